@@ -1,0 +1,275 @@
+"""The HTTP server: MCP endpoints for agents and a JSON control plane for harnesses, in one app.
+
+Agents see only MCP: `/episodes/{id}/mcp` (one endpoint per episode) and `/mcp` (the default
+episode). Harnesses use the control plane to create, inspect and delete episodes; it can be
+protected by a bearer token that the agent never sees. Episode state is keyed on the URL path,
+never on MCP sessions, so both protocol eras and any load balancer reach the right episode.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import structlog
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from mcpsim import __version__
+from mcpsim.episode import Episode
+from mcpsim.manager import EpisodeLimitReached, EpisodeManager
+from mcpsim.mcp_server import build_server, http_security
+from mcpsim.world import World
+
+log = structlog.get_logger("mcpsim.http")
+
+MAX_BODY_BYTES = 64 * 1024
+
+
+class CreateEpisode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    world: str | None = Field(None, max_length=64, description="World name; the server's default world if omitted")
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    scale: str = Field("default", max_length=32)
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, headers
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
+
+
+class _McpDispatch:
+    """ASGI endpoint for `/mcp` and `/episodes/{id}/mcp`: 404 for an unknown episode, otherwise
+    the episode's world server handles the request (an object, so Starlette passes ASGI through)."""
+
+    def __init__(self, manager: EpisodeManager, servers: dict[str, Any]) -> None:
+        self.manager, self.servers = manager, servers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            episode = self.manager.get(scope.get("path_params", {}).get("episode_id"))
+        except LookupError as exc:
+            await _error(404, str(exc))(scope, receive, send)
+            return
+        await self.servers[episode.world.name].session_manager.handle_request(scope, receive, send)
+
+
+def build_app(
+    worlds: list[World],
+    manager: EpisodeManager,
+    *,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    allowed_hosts: list[str] | None = None,
+    allowed_origins: list[str] | None = None,
+    reap_interval: float = 30.0,
+) -> Starlette:
+    """The app for `mcpsim serve --http`. `manager.default` (if set) is served at `/mcp`."""
+    by_name = {w.name: w for w in worlds}
+
+    def lookup(name: str) -> World:
+        try:
+            return by_name[name]
+        except KeyError:
+            raise LookupError(f"unknown world {name!r} (this server has: {', '.join(sorted(by_name))})") from None
+
+    manager.worlds = lookup
+    security = http_security(host, allowed_hosts or [], allowed_origins or [])
+    servers = {w.name: build_server(w, manager.get) for w in worlds}
+    for server in servers.values():
+        # Creates server.session_manager; its own Starlette app is not used.
+        server.streamable_http_app(json_response=True, host=host, transport_security=security)
+
+    mcp_endpoint = _McpDispatch(manager, servers)
+
+    # -- control plane ---------------------------------------------------------------------
+
+    def authorized(request: Request) -> bool:
+        if token is None:
+            return True
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+    def control(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            if not authorized(request):
+                return _error(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+            try:
+                return await handler(request)
+            except HttpError as exc:
+                return _error(exc.status, exc.message, exc.headers)
+
+        return endpoint
+
+    def episode_of(request: Request) -> Episode:
+        try:
+            return manager.get(request.path_params["episode_id"])
+        except LookupError as exc:
+            raise HttpError(404, str(exc)) from None
+
+    def mcp_url(request: Request, episode: Episode) -> str:
+        return f"{str(request.base_url).rstrip('/')}/episodes/{episode.id}/mcp"
+
+    def describe(request: Request, episode: Episode) -> dict[str, Any]:
+        return {
+            "id": episode.id,
+            "mcp_url": mcp_url(request, episode),
+            "world": episode.world.name,
+            "world_version": episode.template_version,
+            "seed": episode.seed,
+            "scale": episode.scale,
+            "calls": episode.calls,
+            "clock": episode.clock().isoformat(),
+            "ended": episode.ended,
+            "flagged": episode.flagged,
+            "flags": episode.flags,
+        }
+
+    async def read_json(request: Request) -> Any:
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                raise HttpError(413, f"request body larger than {MAX_BODY_BYTES} bytes")
+        if not body:
+            return {}
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise HttpError(400, f"request body is not valid JSON: {exc}") from None
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "version": __version__, "episodes": len(manager),
+                             "max_episodes": manager.max_episodes, "worlds": sorted(by_name)})
+
+    @control
+    async def list_worlds(request: Request) -> Response:
+        return JSONResponse([{"name": w.name, "title": w.title, "version": w.version, "tools": len(w.tools),
+                              "scales": sorted(w.scales)} for w in worlds])
+
+    @control
+    async def create_episode(request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise HttpError(400, "request body must be a JSON object such as {\"world\": \"retail\", \"seed\": 0}")
+        try:
+            spec = CreateEpisode.model_validate(body)
+        except ValidationError as exc:
+            return _error(422, "invalid episode request", details=json.loads(exc.json(include_url=False)))
+        world_name = spec.world or (manager.default.world.name if manager.default else None)
+        if world_name is None:
+            raise HttpError(422, "no world given and this server has no default world")
+        try:
+            world = lookup(world_name)
+            world.scale_params(spec.scale)
+        except (LookupError, ValueError) as exc:
+            raise HttpError(422, str(exc).strip("'\"")) from None
+        try:
+            episode = await anyio.to_thread.run_sync(manager.create, world.name, spec.seed, spec.scale)
+        except EpisodeLimitReached as exc:
+            raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
+        return JSONResponse(describe(request, episode), status_code=201)
+
+    @control
+    async def list_episodes(request: Request) -> Response:
+        return JSONResponse([describe(request, e) for e in manager.list()])
+
+    @control
+    async def get_episode(request: Request) -> Response:
+        return JSONResponse(describe(request, episode_of(request)))
+
+    @control
+    async def delete_episode(request: Request) -> Response:
+        episode_id = request.path_params["episode_id"]
+        if not manager.delete(episode_id):
+            raise HttpError(404, f"episode {episode_id} does not exist (it was deleted or expired)")
+        return Response(status_code=204)
+
+    @control
+    async def get_state(request: Request) -> Response:
+        episode = episode_of(request)
+        names = request.query_params.get("tables")
+        wanted = [n for n in names.split(",") if n] if names else None
+        known = {t.name for t in episode.world.metadata.sorted_tables}
+        if wanted and (unknown := sorted(set(wanted) - known)):
+            raise HttpError(422, f"unknown tables {unknown}; this world has {sorted(known)}")
+        limit_text = request.query_params.get("limit")
+        try:
+            limit = int(limit_text) if limit_text is not None else None
+            if limit is not None and limit < 0:
+                raise ValueError
+        except ValueError:
+            raise HttpError(422, "limit must be a non-negative integer") from None
+        tables, state_hash = await anyio.to_thread.run_sync(
+            lambda: (episode.tables(wanted, limit), episode.state_hash())
+        )
+        return JSONResponse({"id": episode.id, "world": episode.world.name, "world_version": episode.template_version,
+                             "state_hash": state_hash, "tables": tables})
+
+    @control
+    async def get_changes(request: Request) -> Response:
+        episode = episode_of(request)
+        return JSONResponse({"id": episode.id, "changes": [c._asdict() for c in episode.changes()]})
+
+    @control
+    async def end_episode(request: Request) -> Response:
+        episode = episode_of(request)
+        episode.end()
+        return JSONResponse(describe(request, episode))
+
+    @control
+    async def fork_episode(request: Request) -> Response:
+        source = episode_of(request)
+        try:
+            episode = manager.add(source.fork())
+        except EpisodeLimitReached as exc:
+            raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
+        return JSONResponse(describe(request, episode), status_code=201)
+
+    async def reaper() -> None:
+        while True:
+            await anyio.sleep(reap_interval)
+            manager.reap()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for server in servers.values():
+                await stack.enter_async_context(server.session_manager.run())
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(reaper)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()
+        manager.close()
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/worlds", list_worlds, methods=["GET"]),
+        Route("/episodes", create_episode, methods=["POST"]),
+        Route("/episodes", list_episodes, methods=["GET"]),
+        Route("/episodes/{episode_id}", get_episode, methods=["GET"]),
+        Route("/episodes/{episode_id}", delete_episode, methods=["DELETE"]),
+        Route("/episodes/{episode_id}/state", get_state, methods=["GET"]),
+        Route("/episodes/{episode_id}/changes", get_changes, methods=["GET"]),
+        Route("/episodes/{episode_id}/end", end_episode, methods=["POST"]),
+        Route("/episodes/{episode_id}/fork", fork_episode, methods=["POST"]),
+        Route("/episodes/{episode_id}/mcp", mcp_endpoint),
+        Route("/mcp", mcp_endpoint),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)

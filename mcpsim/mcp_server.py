@@ -1,0 +1,115 @@
+"""MCP exposure of a world: the only module that imports the MCP SDK's server side.
+
+`build_server(world, resolve)` turns a `World` into an `MCPServer`: one MCP tool per world tool
+(input/output schemas and read-only/destructive/idempotent hints derived from the signature),
+the policy as server instructions and as a resource. Which episode a call acts on is decided per
+request by `resolve`, from the URL path (`/episodes/{id}/mcp`) on HTTP, or the process's single
+episode on stdio and in memory. Nothing depends on MCP sessions, so the stateless 2026-07-28
+protocol and the session-based legacy protocol reach the same episode.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
+
+from mcpsim import __version__
+from mcpsim.episode import Episode
+from mcpsim.world import ToolSpec, World
+
+EPISODE_PATH = re.compile(r"/episodes/([^/]+)/mcp/?$")
+
+EpisodeResolver = Callable[[str | None], Episode]
+"""Given the episode id in the request's URL (None: no URL, or the default `/mcp`), return the
+episode, or raise LookupError if it no longer exists."""
+
+
+def episode_id_of(ctx: Context) -> str | None:
+    request = ctx.request_context.request
+    path = getattr(getattr(request, "url", None), "path", None)
+    if path is None:
+        return None
+    match = EPISODE_PATH.search(path)
+    return match.group(1) if match else None
+
+
+def policy_uri(world: World) -> str:
+    return f"mcpsim://{world.name}/policy"
+
+
+def _mcp_tool(spec: ToolSpec, resolve: EpisodeResolver) -> Callable[..., Any]:
+    """An async function with the world tool's signature, minus its ToolContext plus the MCP
+    Context, so the SDK derives the same schemas the world declared."""
+
+    async def call(mcp_context: Context, **arguments: Any) -> Any:
+        try:
+            episode = resolve(episode_id_of(mcp_context))
+        except LookupError as exc:
+            raise ToolError(str(exc)) from None
+        with structlog.contextvars.bound_contextvars(world=episode.world.name, episode=episode.id):
+            result = episode.run(spec, arguments)
+        if result.is_error:
+            raise ToolError(result.error)
+        return result.value
+
+    parameters = [inspect.Parameter("mcp_context", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
+    parameters += list(spec.parameters)
+    call.__signature__ = inspect.Signature(parameters, return_annotation=spec.return_annotation)  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": spec.return_annotation}
+    call.__name__ = spec.name
+    call.__doc__ = spec.description
+    return call
+
+
+def build_server(world: World, resolve: EpisodeResolver) -> MCPServer:
+    server = MCPServer(
+        name=f"mcpsim-{world.name}",
+        title=world.title,
+        description=world.description,
+        instructions=world.policy,
+        version=__version__,
+    )
+    for spec in world.tools.values():
+        server.add_tool(
+            _mcp_tool(spec, resolve),
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=ToolAnnotations(
+                title=spec.title,
+                read_only_hint=spec.read_only,
+                destructive_hint=spec.destructive,
+                idempotent_hint=spec.idempotent,
+                open_world_hint=False,
+            ),
+        )
+
+    @server.resource(policy_uri(world), name="policy", title=f"{world.title} policy", mime_type="text/markdown",
+                     description="The rules an agent must follow in this world.")
+    def policy() -> str:
+        return world.policy
+
+    return server
+
+
+def serve_stdio(world: World, episode: Episode) -> None:
+    """Serve one episode over stdio until the client closes the stream."""
+    build_server(world, lambda _id: episode).run("stdio")
+
+
+def http_security(host: str, allowed_hosts: list[str], allowed_origins: list[str]) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection. The SDK enables it by itself for loopback hosts; bound elsewhere
+    (0.0.0.0 in a container) it is off unless hosts and origins are listed explicitly."""
+    if not allowed_hosts and not allowed_origins:
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
+    )

@@ -1,0 +1,140 @@
+"""Raw SQLite for episodes: cloning bytes, the bookkeeping tables, row-level change capture and
+the canonical state hash.
+
+Change capture uses triggers, not ORM events: every write is logged, whether a tool went
+through SQLModel or raw SQL. The log and the episode's clock and id counters live in the database
+itself, so cloning or snapshotting the bytes carries all of an episode's state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from sqlalchemy import MetaData, Table
+
+META = "_mcpsim_meta"
+CHANGES = "_mcpsim_changes"
+
+
+class Change(NamedTuple):
+    """One row changed by one call: `key` is the row's primary key as a JSON array;
+    `before`/`after` are the whole row (None for an insert's before or a delete's after)."""
+
+    call_seq: int
+    table: str
+    op: str  # insert | update | delete
+    key: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+def connect(data: bytes | None = None) -> sqlite3.Connection:
+    """A private in-memory database, optionally loaded from serialized bytes (about 1 ms)."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    if data is not None:
+        conn.deserialize(data)
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def world_tables(metadata: MetaData) -> list[Table]:
+    return sorted(metadata.sorted_tables, key=lambda t: t.name)
+
+
+def _pk_columns(table: Table) -> list[str]:
+    cols = [c.name for c in table.primary_key.columns]
+    if not cols:
+        raise ValueError(f"table {table.name} has no primary key; every world table needs one")
+    return cols
+
+
+def _json_row(alias: str, columns: Iterable[str]) -> str:
+    return "json_object(" + ", ".join(f"'{c}', {alias}.\"{c}\"" for c in columns) + ")"
+
+
+def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: dict[str, Any]) -> None:
+    """Create the meta and change-log tables and a trigger per table and operation."""
+    conn.execute(f"CREATE TABLE {META} (key TEXT PRIMARY KEY, value)")
+    conn.execute(
+        f"CREATE TABLE {CHANGES} (seq INTEGER PRIMARY KEY, call_seq INTEGER NOT NULL, tbl TEXT NOT NULL,"
+        " op TEXT NOT NULL, pk TEXT NOT NULL, before TEXT, after TEXT)"
+    )
+    conn.execute(f"CREATE INDEX {CHANGES}_call ON {CHANGES}(call_seq)")
+    write_meta(conn, meta)
+    call_seq = f"(SELECT value FROM {META} WHERE key = 'call_seq')"
+    for table in world_tables(metadata):
+        cols = [c.name for c in table.columns]
+        pk = _pk_columns(table)
+
+        def key(alias: str, pk: list[str] = pk) -> str:
+            return "json_array(" + ", ".join(f'{alias}."{c}"' for c in pk) + ")"
+
+        def log(op: str, key_sql: str, before: str, after: str, name: str = table.name) -> str:
+            return (
+                f"INSERT INTO {CHANGES}(call_seq, tbl, op, pk, before, after) "
+                f"VALUES ({call_seq}, '{name}', '{op}', {key_sql}, {before}, {after});"
+            )
+
+        changed = " OR ".join(f'OLD."{c}" IS NOT NEW."{c}"' for c in cols)
+        t = table.name
+        conn.executescript(
+            f"""
+            CREATE TRIGGER "_mcpsim_{t}_insert" AFTER INSERT ON "{t}" BEGIN
+              {log("insert", key("NEW"), "NULL", _json_row("NEW", cols))}
+            END;
+            CREATE TRIGGER "_mcpsim_{t}_update" AFTER UPDATE ON "{t}" WHEN {changed} BEGIN
+              {log("update", key("NEW"), _json_row("OLD", cols), _json_row("NEW", cols))}
+            END;
+            CREATE TRIGGER "_mcpsim_{t}_delete" AFTER DELETE ON "{t}" BEGIN
+              {log("delete", key("OLD"), _json_row("OLD", cols), "NULL")}
+            END;
+            """
+        )
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
+    return {k: json.loads(v) for k, v in conn.execute(f"SELECT key, value FROM {META}")}
+
+
+def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
+    conn.executemany(
+        f"INSERT INTO {META}(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [(k, json.dumps(v)) for k, v in meta.items()],
+    )
+
+
+def read_changes(conn: sqlite3.Connection, call_seq: int | None = None) -> list[Change]:
+    sql = f"SELECT call_seq, tbl, op, pk, before, after FROM {CHANGES}"
+    rows = conn.execute(sql + " WHERE call_seq = ? ORDER BY seq", (call_seq,)) if call_seq is not None else (
+        conn.execute(sql + " ORDER BY seq")
+    )
+    return [
+        Change(seq, tbl, op, pk, json.loads(b) if b else None, json.loads(a) if a else None)
+        for seq, tbl, op, pk, b, a in rows
+    ]
+
+
+def dump_table(conn: sqlite3.Connection, table: Table, limit: int | None = None) -> list[dict[str, Any]]:
+    order = ", ".join(f'"{c}"' for c in _pk_columns(table))
+    sql = f'SELECT * FROM "{table.name}" ORDER BY {order}' + (f" LIMIT {int(limit)}" if limit is not None else "")
+    cur = conn.execute(sql)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur]
+
+
+def state_hash(conn: sqlite3.Connection, metadata: MetaData) -> str:
+    """sha256 over every world table's rows in primary-key order. Bookkeeping (clock, ids,
+    change log) is left out: two episodes whose tables hold the same rows hash the same."""
+    h = hashlib.sha256()
+    for table in world_tables(metadata):
+        order = ", ".join(f'"{c}"' for c in _pk_columns(table))
+        cur = conn.execute(f'SELECT * FROM "{table.name}" ORDER BY {order}')
+        h.update(json.dumps([table.name, [d[0] for d in cur.description]]).encode())
+        for row in cur:
+            h.update(json.dumps(row, default=str, separators=(",", ":")).encode())
+            h.update(b"\n")
+    return h.hexdigest()

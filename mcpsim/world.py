@@ -1,0 +1,249 @@
+"""The world API: what a simulated tool world declares. It knows nothing about MCP.
+
+A world is one `World` object: its tables (a SQLModel registry of its own), its tools (typed
+functions whose first parameter is a `ToolContext`), a seed function, a policy text and the
+scales it can be built at. `mcpsim.mcp_server` turns it into an MCP server; `mcpsim.episode`
+runs its tools against a private database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import random
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import faker
+from pydantic import BaseModel, ConfigDict, create_model
+from sqlalchemy import MetaData
+from sqlalchemy.schema import CreateIndex, CreateTable
+from sqlmodel import Session
+
+from mcpsim.seeding import IdGenerator, SeedContext
+
+
+class WorldError(Exception):
+    """A business error the agent should see ("order not found", "order already shipped").
+
+    Raising it rolls the call back and returns the message to the agent as a tool error.
+    Anything else raised inside a tool is a simulator bug.
+    """
+
+
+@dataclass
+class ToolContext:
+    """What a tool receives besides its arguments: the call's transaction and deterministic
+    sources. `now` is the episode's virtual time; `rng` is seeded per call."""
+
+    session: Session
+    now: datetime
+    ids: IdGenerator
+    rng: random.Random
+    call_seq: int
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool of a world, with everything derived from its signature and docstring."""
+
+    name: str
+    fn: Callable[..., Any]
+    title: str | None
+    description: str
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    parameters: tuple[inspect.Parameter, ...]  # without the ToolContext, annotations resolved
+    return_annotation: Any
+    args_model: type[BaseModel]
+
+    @property
+    def writes(self) -> bool:
+        return not self.read_only
+
+    def input_schema(self) -> dict[str, Any]:
+        return self.args_model.model_json_schema()
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready summary (CLI listings and the world version hash)."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "read_only": self.read_only,
+            "destructive": self.destructive,
+            "idempotent": self.idempotent,
+            "input_schema": self.input_schema(),
+        }
+
+
+def _tool_spec(
+    fn: Callable[..., Any],
+    *,
+    name: str | None,
+    title: str | None,
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+) -> ToolSpec:
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params = list(inspect.signature(fn).parameters.values())
+    if not params or hints.get(params[0].name) is not ToolContext:
+        raise TypeError(f"tool {fn.__name__}: the first parameter must be annotated ToolContext")
+    resolved: list[inspect.Parameter] = []
+    fields: dict[str, Any] = {}
+    for p in params[1:]:
+        if p.name not in hints:
+            raise TypeError(f"tool {fn.__name__}: parameter {p.name!r} has no type annotation")
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"tool {fn.__name__}: *args and **kwargs are not allowed")
+        resolved.append(p.replace(annotation=hints[p.name]))
+        default = ... if p.default is inspect.Parameter.empty else p.default
+        fields[p.name] = (hints[p.name], default)
+    doc = inspect.getdoc(fn)
+    if not doc:
+        raise TypeError(f"tool {fn.__name__}: a docstring is required (it is the tool's description)")
+    tool_name = name or fn.__name__
+    args_model = create_model(  # type: ignore[call-overload]
+        f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return ToolSpec(
+        name=tool_name,
+        fn=fn,
+        title=title,
+        description=doc,
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=idempotent,
+        parameters=tuple(resolved),
+        return_annotation=hints.get("return", Any),
+        args_model=args_model,
+    )
+
+
+SeedFunction = Callable[[SeedContext], None]
+
+
+class World:
+    """A simulated tool world. Tools and the seed function register on the instance:
+
+        world = World("retail", metadata=RetailTable.metadata, policy=Path(...), scales={...})
+
+        @world.tool(read_only=True)
+        def get_order(ctx: ToolContext, order_id: str) -> OrderView:
+            "Look up an order by its id."
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        title: str,
+        description: str,
+        metadata: MetaData,
+        policy: str | Path,
+        scales: dict[str, dict[str, Any]],
+        epoch: datetime = datetime(2026, 5, 15, 9, 0, tzinfo=timezone.utc),
+        tick: timedelta = timedelta(seconds=30),
+        revision: str = "1",
+    ) -> None:
+        if "default" not in scales:
+            raise ValueError(f"world {name}: scales must include 'default'")
+        self.name = name
+        self.title = title
+        self.description = description
+        self.metadata = metadata
+        self._policy = policy
+        self.scales = scales
+        self.epoch = epoch
+        self.tick = tick
+        self.revision = revision
+        self.tools: dict[str, ToolSpec] = {}
+        self._seed_fn: SeedFunction | None = None
+
+    def __repr__(self) -> str:
+        return f"World({self.name!r}, tools={len(self.tools)})"
+
+    @cached_property
+    def policy(self) -> str:
+        return self._policy.read_text(encoding="utf-8") if isinstance(self._policy, Path) else self._policy
+
+    def tool(
+        self,
+        *,
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        name: str | None = None,
+        title: str | None = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register a tool. Every tool says whether it only reads; writes may be destructive."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            if read_only and destructive:
+                raise TypeError(f"tool {fn.__name__}: a read-only tool cannot be destructive")
+            spec = _tool_spec(
+                fn, name=name, title=title, read_only=read_only, destructive=destructive, idempotent=idempotent
+            )
+            if spec.name in self.tools:
+                raise ValueError(f"world {self.name}: tool {spec.name!r} registered twice")
+            self.tools[spec.name] = spec
+            return fn
+
+        return register
+
+    def seeder(self, fn: SeedFunction) -> SeedFunction:
+        """Register the seed function that fills a fresh database at a given scale."""
+        self._seed_fn = fn
+        return fn
+
+    def seed(self, ctx: SeedContext) -> None:
+        if self._seed_fn is None:
+            raise RuntimeError(f"world {self.name} has no seed function")
+        self._seed_fn(ctx)
+
+    def scale_params(self, scale: str) -> dict[str, Any]:
+        try:
+            return self.scales[scale]
+        except KeyError:
+            raise ValueError(f"world {self.name} has no scale {scale!r}; choose from {sorted(self.scales)}") from None
+
+    @cached_property
+    def schema_sql(self) -> str:
+        """The CREATE statements of the world's tables and indexes, in a stable order."""
+        from sqlalchemy.dialects import sqlite
+
+        dialect = sqlite.dialect()
+        parts: list[str] = []
+        for table in sorted(self.metadata.sorted_tables, key=lambda t: t.name):
+            parts.append(str(CreateTable(table).compile(dialect=dialect)).strip())
+            for index in sorted(table.indexes, key=lambda i: i.name or ""):
+                parts.append(str(CreateIndex(index).compile(dialect=dialect)).strip())
+        return ";\n".join(parts)
+
+    @cached_property
+    def version(self) -> str:
+        """A hash of everything that decides what an agent meets: schema, tool signatures, seed
+        code and its Faker version, policy, scales, clock. Stamped on every episode."""
+        seed_source = inspect.getsource(inspect.getmodule(self._seed_fn)) if self._seed_fn else ""
+        payload = {
+            "name": self.name,
+            "revision": self.revision,
+            "schema": self.schema_sql,
+            "tools": [self.tools[n].describe() for n in sorted(self.tools)],
+            "seed": seed_source,
+            "faker": faker.VERSION,
+            "policy": self.policy,
+            "scales": self.scales,
+            "epoch": self.epoch.isoformat(),
+            "tick": self.tick.total_seconds(),
+        }
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+        return digest[:16]

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from mcpsim.http_app import build_app
+from mcpsim.manager import EpisodeManager
+from mcpsim.templates import TemplateCache
+from mcpsim.world import World
+
+sys.path.insert(0, str(Path(__file__).parent))
+import toyworld  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def templates() -> TemplateCache:
+    """One template cache for the whole run: each (world, seed, scale) is built once."""
+    return TemplateCache()
+
+
+@pytest.fixture
+def ledger() -> World:
+    return toyworld.world
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class LiveServer:
+    url: str
+    manager: EpisodeManager
+    clock: FakeClock
+
+
+def run_uvicorn(app: object, port: int) -> Iterator[None]:
+    """Run a real uvicorn server on 127.0.0.1 in a thread until the generator is closed."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    started = threading.Event()
+    for _ in range(1000):  # readiness is polled, bounded to about 10 s
+        if server.started or not thread.is_alive():
+            started.set()
+            break
+        threading.Event().wait(0.01)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        assert not thread.is_alive(), "uvicorn did not stop"
+
+
+@pytest.fixture
+def serve_http(templates: TemplateCache):
+    """Start an HTTP server for the given worlds; returns a LiveServer. Options go to build_app."""
+    stack: list[Iterator[None]] = []
+
+    def start(worlds: list[World], *, default: World | None = None, max_episodes: int = 50,
+              ttl: float | None = 60.0, **options: object) -> LiveServer:
+        clock = FakeClock()
+        manager = EpisodeManager(templates, max_episodes=max_episodes, ttl_seconds=ttl, clock=clock)
+        if default is not None:
+            manager.set_default(default, 0, "small")
+        port = free_port()
+        gen = run_uvicorn(build_app(worlds, manager, **options), port)
+        next(gen)
+        stack.append(gen)
+        return LiveServer(f"http://127.0.0.1:{port}", manager, clock)
+
+    yield start
+    for gen in reversed(stack):
+        with pytest.raises(StopIteration):
+            next(gen)
