@@ -144,10 +144,11 @@ def build(world: str, seed: int, scale: str, as_json: bool, cache_dir: str | Non
               help="Seconds an idle episode lives (0: forever).")
 @click.option("--max-episodes", default=1000, show_default=True, type=click.IntRange(min=1),
               help="Live episodes allowed at once; more get 503.")
-@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]",
-              help="Accepted Host headers (DNS-rebinding protection; needed when binding 0.0.0.0). Repeatable.")
-@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
-              help="Accepted Origin headers. Repeatable.")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]", envvar="MCPSIM_ALLOWED_HOSTS",
+              help="Accepted Host headers of MCP requests (DNS-rebinding protection; needed when binding "
+                   "0.0.0.0). Repeatable [env MCPSIM_ALLOWED_HOSTS, space-separated].")
+@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN", envvar="MCPSIM_ALLOWED_ORIGINS",
+              help="Accepted Origin headers of MCP requests. Repeatable [env MCPSIM_ALLOWED_ORIGINS].")
 @_apply(cache_options + log_options)
 def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: str, token: str | None, ttl: float,
           max_episodes: int, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...],
@@ -175,14 +176,13 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
 
     import uvicorn
 
-    from mcpsim.http_app import build_app
-    from mcpsim.manager import EpisodeManager
+    from mcpsim.http_app import ServeConfig, create_app
 
-    served = [w] + [load_world(n) for n in world_names() if n != w.name]
-    manager = EpisodeManager(templates, max_episodes=max_episodes, ttl_seconds=ttl or None)
-    manager.set_default(w, seed, scale)
-    app = build_app(served, manager, token=token, host=host, allowed_hosts=list(allowed_hosts),
-                    allowed_origins=list(allowed_origins), reap_interval=min(30.0, ttl / 2) if ttl else 30.0)
+    app = create_app(ServeConfig(
+        world=w.name, seed=seed, scale=scale, token=token, host=host, max_episodes=max_episodes,
+        ttl_seconds=ttl or None, cache_dir=None if no_cache else str(templates.cache_dir),
+        allowed_hosts=list(allowed_hosts), allowed_origins=list(allowed_origins),
+    ))
     print(f"mcpsim: serving {w.name} on http://{host}:{port}/mcp (control plane: http://{host}:{port}/episodes)",
           file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")

@@ -12,6 +12,8 @@ import hmac
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import anyio
@@ -28,6 +30,8 @@ from mcpsim import __version__
 from mcpsim.episode import Episode
 from mcpsim.manager import EpisodeLimitReached, EpisodeManager
 from mcpsim.mcp_server import build_server, http_security
+from mcpsim.registry import load_world, world_names
+from mcpsim.templates import TemplateCache
 from mcpsim.world import World
 
 log = structlog.get_logger("mcpsim.http")
@@ -273,3 +277,50 @@ def build_app(
         Route("/mcp", mcp_endpoint),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+@dataclass
+class ServeConfig:
+    """How `mcpsim serve --http` (and `servers/asgi.py`) run: the world behind `/mcp` and the
+    limits of the control plane. Every installed world can be created over HTTP."""
+
+    world: str = "retail"
+    seed: int = 0
+    scale: str = "default"
+    token: str | None = None
+    host: str = "127.0.0.1"
+    max_episodes: int = 1000
+    ttl_seconds: float | None = 3600.0
+    cache_dir: str | None = None
+    allowed_hosts: list[str] = dataclass_field(default_factory=list)
+    allowed_origins: list[str] = dataclass_field(default_factory=list)
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> ServeConfig:
+        """MCPSIM_WORLD, _SEED, _SCALE, _TOKEN, _HOST, _MAX_EPISODES, _TTL (0: never),
+        _CACHE_DIR, _ALLOWED_HOSTS and _ALLOWED_ORIGINS (space-separated)."""
+        ttl = float(env.get("MCPSIM_TTL", "3600"))
+        return cls(
+            world=env.get("MCPSIM_WORLD", "retail"),
+            seed=int(env.get("MCPSIM_SEED", "0")),
+            scale=env.get("MCPSIM_SCALE", "default"),
+            token=env.get("MCPSIM_TOKEN") or None,
+            host=env.get("MCPSIM_HOST", "127.0.0.1"),
+            max_episodes=int(env.get("MCPSIM_MAX_EPISODES", "1000")),
+            ttl_seconds=ttl or None,
+            cache_dir=env.get("MCPSIM_CACHE_DIR") or None,
+            allowed_hosts=env.get("MCPSIM_ALLOWED_HOSTS", "").split(),
+            allowed_origins=env.get("MCPSIM_ALLOWED_ORIGINS", "").split(),
+        )
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    """Load the worlds, build the default episode, and assemble the app."""
+    default = load_world(config.world)
+    manager = EpisodeManager(TemplateCache(config.cache_dir), max_episodes=config.max_episodes,
+                             ttl_seconds=config.ttl_seconds)
+    manager.set_default(default, config.seed, config.scale)
+    worlds = [default] + [load_world(n) for n in world_names() if n != default.name]
+    interval = min(30.0, config.ttl_seconds / 2) if config.ttl_seconds else 30.0
+    return build_app(worlds, manager, token=config.token, host=config.host, allowed_hosts=config.allowed_hosts,
+                     allowed_origins=config.allowed_origins, reap_interval=interval)

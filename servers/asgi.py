@@ -1,0 +1,20 @@
+"""An ASGI entry point for running mcpsim under any ASGI server, configured from the environment:
+
+    MCPSIM_WORLD=retail uvicorn servers.asgi:app --host 127.0.0.1 --port 8000
+
+The variables (MCPSIM_WORLD, MCPSIM_TOKEN, ...) are listed in `mcpsim.http_app.ServeConfig.from_env`
+and mean what the `mcpsim serve --http` options mean.
+"""
+
+from __future__ import annotations
+
+import os
+
+from mcpsim.http_app import ServeConfig, create_app
+
+
+def __getattr__(name: str):
+    # `app` is built on first access, so importing this module has no side effects.
+    if name == "app":
+        return create_app(ServeConfig.from_env(dict(os.environ)))
+    raise AttributeError(name)

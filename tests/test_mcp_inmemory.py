@@ -1,0 +1,67 @@
+"""The MCP server through the SDK's Client in memory, in both protocol eras."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+
+from mcpsim.episode import Episode
+from mcpsim.mcp_server import build_server, policy_uri
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def episode(ledger, templates) -> Episode:
+    return Episode.create(ledger, seed=1, scale="small", templates=templates)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_tools_carry_schemas_and_hints_and_state_persists_across_calls(ledger, episode, mode):
+    server = build_server(ledger, lambda _id: episode)
+    with anyio.fail_after(10):
+        async with Client(server, mode=mode) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == set(ledger.tools)
+            assert tools["get_account"].annotations.read_only_hint is True
+            assert tools["close_account_buggy"].annotations.destructive_hint is True
+            assert tools["transfer"].input_schema["properties"]["amount"]["exclusiveMinimum"] == 0
+            assert tools["get_account"].output_schema["required"] == ["id", "owner", "balance"]
+            opened = await client.call_tool("open_account", {"owner": "Grace"})
+            got = await client.call_tool("get_account", {"account_id": opened.structured_content["id"]})
+    assert got.structured_content == {"id": opened.structured_content["id"], "owner": "Grace", "balance": 0.0}
+    assert episode.calls == 2
+
+
+async def test_the_policy_is_served_as_instructions_and_as_a_resource(ledger, episode):
+    server = build_server(ledger, lambda _id: episode)
+    with anyio.fail_after(10):
+        async with Client(server, mode="legacy") as client:
+            assert client.instructions == ledger.policy
+            resource = await client.read_resource(policy_uri(ledger))
+    assert resource.contents[0].text == ledger.policy
+
+
+async def test_business_errors_and_bad_arguments_come_back_as_tool_errors(ledger, episode):
+    server = build_server(ledger, lambda _id: episode)
+    before = episode.state_hash()
+    with anyio.fail_after(10):
+        async with Client(server) as client:
+            missing = await client.call_tool("get_account", {"account_id": "acc_000000"})
+            bad = await client.call_tool("transfer", {"from_account": "a", "to_account": "b", "amount": "lots"})
+            huge = await client.call_tool("get_account", {"account_id": "x" * 100_000})
+    assert missing.is_error and "Account acc_000000 not found" in missing.content[0].text
+    assert bad.is_error and "amount" in bad.content[0].text and "valid number" in bad.content[0].text
+    assert huge.is_error and "at most 64 characters" in huge.content[0].text
+    assert episode.state_hash() == before and not episode.flagged
+
+
+async def test_a_call_to_an_episode_that_is_gone_is_a_clear_tool_error(ledger):
+    def gone(_id):
+        raise LookupError("episode abc does not exist (it was deleted or expired)")
+
+    with anyio.fail_after(10):
+        async with Client(build_server(ledger, gone)) as client:
+            r = await client.call_tool("list_accounts", {})
+    assert r.is_error and "does not exist" in r.content[0].text
