@@ -32,6 +32,12 @@ def _templates(cache_dir: str | None, no_cache: bool) -> TemplateCache:
     return TemplateCache(None if no_cache else Path(cache_dir) if cache_dir else DEFAULT_CACHE)
 
 
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    end = flat.find(". ")
+    return flat if end < 0 else flat[: end + 1]
+
+
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
@@ -42,9 +48,10 @@ cache_options = [
     click.option("--no-cache", is_flag=True, help="Build templates in memory only; never read or write the disk."),
 ]
 log_options = [
-    click.option("--log-level", default="INFO", show_default=True,
+    click.option("--log-level", default="INFO", show_default=True, help="Least severe log level shown (on stderr).",
                  type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False)),
-    click.option("--log-format", default="console", show_default=True, type=click.Choice(["console", "json"])),
+    click.option("--log-format", default="console", show_default=True, type=click.Choice(["console", "json"]),
+                 help="Log lines for people or for machines."),
 ]
 
 
@@ -96,14 +103,14 @@ def tools(world: str, as_json: bool) -> None:
     for s in specs:
         kind = "read" if s.read_only else "write, destructive" if s.destructive else "write"
         args = ", ".join(p.name + ("" if p.default is p.empty else "?") for p in s.parameters)
-        table.add_row(s.name, kind, args, s.description.split("\n\n")[0])
+        table.add_row(s.name, kind, args, _first_sentence(s.description))
     Console().print(table)
 
 
 @main.command()
 @click.argument("world")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
-@click.option("--scale", default="default", show_default=True)
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the generated data.")
+@click.option("--scale", default="default", show_default=True, help="Size of the world (see `mcpsim worlds`).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @_apply(cache_options + log_options)
 def build(world: str, seed: int, scale: str, as_json: bool, cache_dir: str | None, no_cache: bool,

@@ -12,6 +12,7 @@ import hashlib
 import inspect
 import json
 import random
+import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -228,17 +229,31 @@ class World:
                 parts.append(str(CreateIndex(index).compile(dialect=dialect)).strip())
         return ";\n".join(parts)
 
+    def source_files(self) -> list[tuple[str, Path]]:
+        """The files that define the world: its whole package folder (code, data, policy,
+        tasks), or the one module when the world is not in a package."""
+        module = inspect.getmodule(self._seed_fn) if self._seed_fn else None
+        if module is None or module.__file__ is None:
+            return []
+        if not module.__package__:
+            return [(Path(module.__file__).name, Path(module.__file__))]
+        root = Path(sys.modules[module.__package__].__file__ or module.__file__).parent
+        return sorted(
+            (p.relative_to(root).as_posix(), p) for p in root.rglob("*")
+            if p.suffix in {".py", ".md", ".yaml", ".yml", ".json"} and "__pycache__" not in p.parts
+        )
+
     @cached_property
     def version(self) -> str:
-        """A hash of everything that decides what an agent meets: schema, tool signatures, seed
-        code and its Faker version, policy, scales, clock. Stamped on every episode."""
-        seed_source = inspect.getsource(inspect.getmodule(self._seed_fn)) if self._seed_fn else ""
+        """A hash of everything that decides what an agent meets: schema, tool signatures, the
+        world's source files (seed code and data, tools, policy), the Faker version, scales and
+        clock. Stamped on every episode."""
         payload = {
             "name": self.name,
             "revision": self.revision,
             "schema": self.schema_sql,
             "tools": [self.tools[n].describe() for n in sorted(self.tools)],
-            "seed": seed_source,
+            "sources": {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in self.source_files()},
             "faker": faker.VERSION,
             "policy": self.policy,
             "scales": self.scales,

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+import httpx
 import pytest
 import uvicorn
 
@@ -19,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import toyworld  # noqa: E402
 
 pytestmark = pytest.mark.anyio
+
+CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("MCPSIM_")}
 
 
 @pytest.fixture
@@ -99,3 +105,32 @@ def serve_http(templates: TemplateCache):
     for gen in reversed(stack):
         with pytest.raises(StopIteration):
             next(gen)
+
+
+@pytest.fixture(scope="session")
+def http_process(tmp_path_factory) -> Iterator[str]:
+    """`mcpsim serve retail --http` as a real process; yields its base URL."""
+    port = free_port()
+    log = (tmp_path_factory.mktemp("server") / "stderr.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpsim", "serve", "retail", "--http", "--port", str(port), "--scale", "small",
+         "--no-cache", "--token", "tok", "--log-level", "WARNING"],
+        env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=log,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):  # readiness is polled, bounded to about 60 s
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, open(log.name).read()
+            anyio.run(anyio.sleep, 0.1)
+        else:
+            pytest.fail("server did not become ready")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()

@@ -1,0 +1,3 @@
+from mcpsim.cli import main
+
+main()
