@@ -1,0 +1,176 @@
+"""Fixtures for the retail world's tests: a fresh small-scale episode per test, and helpers that
+find test data by querying the seeded database instead of hard-coding ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcpsim_worlds.retail import world as retail_world
+
+from mcpsim.episode import CallResult, Episode
+from mcpsim.templates import TemplateCache
+from mcpsim.world import World
+
+
+class Shop:
+    """An episode plus the queries the tests keep needing."""
+
+    def __init__(self, episode: Episode) -> None:
+        self.ep = episode
+
+    def call(self, tool: str, **arguments: Any) -> CallResult:
+        return self.ep.call(tool, arguments)
+
+    def ok(self, tool: str, **arguments: Any) -> Any:
+        result = self.ep.call(tool, arguments)
+        assert not result.is_error, f"{tool} failed: {result.error}"
+        return result.value
+
+    def fails(self, tool: str, message: str, **arguments: Any) -> CallResult:
+        """The call fails with `message` in its error, as a business error, and changes nothing."""
+        before = self.ep.state_hash()
+        result = self.ep.call(tool, arguments)
+        assert result.is_error, f"{tool} succeeded but should fail with {message!r}"
+        assert not result.bug, result.error
+        assert message in result.error, result.error
+        assert result.changes == []
+        assert self.ep.state_hash() == before
+        return result
+
+    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
+        return self.ep.query(sql, params)
+
+    def row(self, sql: str, *params: Any) -> dict[str, Any]:
+        rows = self.rows(sql, *params)
+        assert rows, f"the seeded data has no row for: {sql} {params}"
+        return rows[0]
+
+    def value(self, sql: str, *params: Any) -> Any:
+        return next(iter(self.row(sql, *params).values()))
+
+    def stock(self, variant_id: str) -> int:
+        return self.value("SELECT stock FROM variants WHERE id = ?", variant_id)
+
+    def balance(self, payment_method_id: str) -> int:
+        return self.value("SELECT balance_cents FROM payment_methods WHERE id = ?", payment_method_id)
+
+    def net_paid(self, order_id: str) -> int:
+        return self.value(
+            "SELECT COALESCE(SUM(CASE kind WHEN 'charge' THEN amount_cents ELSE -amount_cents END), 0) "
+            "FROM payments WHERE order_id = ?",
+            order_id,
+        )
+
+    def arrange(self, sql: str, *params: Any) -> None:
+        """Set up a state the seed may not contain (outside any tool call)."""
+        self.ep.conn.execute(sql, params)
+
+    # -- common finds ------------------------------------------------------------------------
+
+    def order_with_status(self, status: str) -> dict[str, Any]:
+        return self.row("SELECT * FROM orders WHERE status = ? ORDER BY id LIMIT 1", status)
+
+    def usable_method(self, customer_id: str, kind: str = "credit_card") -> dict[str, Any]:
+        """A payment method of the customer that can be charged (for cards: not expired)."""
+        return self.row(
+            "SELECT * FROM payment_methods WHERE customer_id = ? AND kind = ? "
+            "AND (kind != 'credit_card' OR exp_year * 100 + exp_month >= 202605) ORDER BY id LIMIT 1",
+            customer_id,
+            kind,
+        )
+
+    def charged_method(self, order_id: str) -> str:
+        return self.value(
+            "SELECT payment_method_id FROM payments WHERE order_id = ? AND kind = 'charge' ORDER BY rowid LIMIT 1",
+            order_id,
+        )
+
+    def in_stock_variant(self, exclude_product: str | None = None, min_stock: int = 5) -> dict[str, Any]:
+        return self.row(
+            "SELECT * FROM variants WHERE available AND stock >= ? AND product_id IS NOT ? ORDER BY id LIMIT 1",
+            min_stock,
+            exclude_product,
+        )
+
+    def sibling(self, variant_id: str, min_stock: int = 1) -> dict[str, Any] | None:
+        """Another available, in-stock variant of the same product."""
+        rows = self.rows(
+            "SELECT s.* FROM variants v JOIN variants s ON s.product_id = v.product_id AND s.id != v.id "
+            "WHERE v.id = ? AND s.available AND s.stock >= ? ORDER BY s.id",
+            variant_id,
+            min_stock,
+        )
+        return rows[0] if rows else None
+
+    def returnable_items(self, within_days: int = 30) -> list[dict[str, Any]]:
+        """Open lines of delivered orders, delivered within `within_days` of the episode's clock."""
+        return self.rows(
+            "SELECT i.*, o.customer_id FROM order_items i JOIN orders o ON o.id = i.order_id "
+            "JOIN shipments s ON s.id = i.shipment_id "
+            "WHERE i.status = 'ordered' AND s.status = 'delivered' AND o.status = 'delivered' "
+            "AND s.delivered_at > datetime('2026-05-15T09:00:00', ?) ORDER BY i.id",
+            f"-{within_days - 1} days",
+        )
+
+    def returnable_item_with_sibling(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        for item in self.returnable_items():
+            other = self.sibling(item["variant_id"], min_stock=item["quantity"])
+            if other is not None:
+                return item, other
+        raise AssertionError("the seeded data has no returnable item whose product has another variant in stock")
+
+    def gift_card_for(self, customer_id: str, balance_cents: int = 0) -> str:
+        """Give the customer a gift card (arranged outside any tool call) and return its id."""
+        self.arrange(
+            "INSERT INTO payment_methods (id, customer_id, kind, gift_card_code, balance_cents, created_at) "
+            "VALUES ('pm_gift_test', ?, 'gift_card', 'GC-TEST-0001', ?, '2026-01-01T00:00:00+00:00')",
+            customer_id,
+            balance_cents,
+        )
+        return "pm_gift_test"
+
+    def delivered_order_with_lines(self, lines: int = 2) -> tuple[str, list[dict[str, Any]]]:
+        """A delivered order, inside the return window, with at least `lines` returnable lines."""
+        by_order: dict[str, list[dict[str, Any]]] = {}
+        for item in self.returnable_items():
+            by_order.setdefault(item["order_id"], []).append(item)
+        order_id = next(o for o, items in by_order.items() if len(items) >= lines)
+        return order_id, by_order[order_id]
+
+    def pending_order(self) -> tuple[str, dict[str, Any]]:
+        """A fresh pending order placed through the tools: (order id, its first item row)."""
+        customer = self.row(
+            "SELECT c.* FROM customers c JOIN payment_methods p ON p.customer_id = c.id "
+            "WHERE p.kind = 'credit_card' AND p.exp_year * 100 + p.exp_month >= 202605 ORDER BY c.id LIMIT 1"
+        )
+        method = self.usable_method(customer["id"])
+        variant = self.in_stock_variant()
+        order = self.ok(
+            "place_order",
+            customer_id=customer["id"],
+            items=[{"variant_id": variant["id"], "quantity": 2}],
+            payment_method_id=method["id"],
+        )
+        item = self.row("SELECT * FROM order_items WHERE order_id = ?", order.order_id)
+        return order.order_id, item
+
+
+@pytest.fixture(scope="session")
+def retail() -> World:
+    return retail_world
+
+
+@pytest.fixture
+def episode(retail: World, templates: TemplateCache) -> Iterator[Episode]:
+    ep = Episode.create(retail, seed=0, scale="small", templates=templates)
+    yield ep
+    # No test may hit a simulator bug: every failure must be a business or validation error.
+    assert ep.flags == [], ep.flags
+    ep.close()
+
+
+@pytest.fixture
+def shop(episode: Episode) -> Shop:
+    return Shop(episode)

@@ -1,0 +1,240 @@
+"""After delivery: returns, exchanges and partial refunds."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from mcpsim.world import ToolContext, WorldError
+
+from . import world
+from .common import AFTER_DELIVERY_STATUSES, CARRIERS, ExchangeReason, RefundReason, ReturnReason, iso, new_id, to_cents
+from .common import tracking_number as new_tracking_number
+from .inputs import ExchangeLine, OptionalPaymentMethodId, OrderId, PaymentMethodId, ReturnLine
+from .ledger import net_by_method, refund, settle_difference
+from .lookups import (
+    get_order,
+    get_payment_method_of,
+    get_variant,
+    item_of_order,
+    order_items,
+    refuse_duplicates,
+    require_delivered_order,
+    require_returnable_item,
+    split_line,
+    status_after_delivery,
+)
+from .render import order_details
+from .tables import Exchange, Order, OrderItem, Return, Shipment
+from .views import OrderDetails
+
+
+def _label(ctx: ToolContext, order: Order, kind: str) -> Shipment:
+    """A parcel not yet handed to the carrier: a prepaid return label or a replacement to send."""
+    carrier = ctx.rng.choice(CARRIERS)
+    shipment = Shipment(
+        id=new_id(ctx.ids, "shipment"),
+        order_id=order.id,
+        kind=kind,
+        carrier=carrier,
+        tracking_number=new_tracking_number(ctx.ids, carrier),
+        status="label_created",
+        created_at=iso(ctx.now),
+    )
+    ctx.session.add(shipment)
+    ctx.session.flush()
+    return shipment
+
+
+def _refresh_status(ctx: ToolContext, order: Order) -> None:
+    order.status = status_after_delivery(item.status for item in order_items(ctx.session, order.id))
+    order.updated_at = iso(ctx.now)
+    ctx.session.add(order)
+
+
+@world.tool(destructive=True)
+def return_delivered_order_items(
+    ctx: ToolContext,
+    order_id: OrderId,
+    items: Annotated[
+        list[ReturnLine], Field(min_length=1, max_length=20, description="The delivered order lines to return.")
+    ],
+    refund_payment_method_id: Annotated[
+        PaymentMethodId,
+        Field(
+            description="Where the refund goes: a payment method that paid for the order, or a gift card of the customer."
+        ),
+    ],
+    reason: Annotated[ReturnReason, Field(description="Why the customer returns the items.")],
+) -> OrderDetails:
+    """Return delivered items, within 30 days of their delivery. Each line can be returned once
+    (give a quantity to return only some of its units). The items' price is refunded at once to
+    refund_payment_method_id, never more than the order still holds; the items go back into stock
+    and a prepaid return label is created (its tracking number is in the order's returns)."""
+    session = ctx.session
+    order = get_order(session, order_id)
+    require_delivered_order(order, "returned")
+    refuse_duplicates([line.item_id for line in items])
+    method = get_payment_method_of(session, refund_payment_method_id, order.customer_id)
+    chosen: list[tuple[OrderItem, int | None]] = []
+    for line in items:
+        item = item_of_order(session, order, line.item_id)
+        require_returnable_item(ctx, item, "returned")
+        if line.quantity is not None and line.quantity > item.quantity:
+            raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot return {line.quantity}")
+        chosen.append((item, line.quantity))
+
+    label = _label(ctx, order, "return")
+    returned = Return(
+        id=new_id(ctx.ids, "return"),
+        order_id=order.id,
+        customer_id=order.customer_id,
+        reason=reason,
+        refund_payment_method_id=method.id,
+        refund_cents=0,
+        shipment_id=label.id,
+        created_at=iso(ctx.now),
+    )
+    session.add(returned)
+    session.flush()  # the lines below refer to the return; without relationships the ORM won't order them
+    value = 0
+    for item, quantity in chosen:
+        part = split_line(ctx, item, quantity)
+        part.status, part.return_id = "returned", returned.id
+        variant = get_variant(session, part.variant_id)
+        variant.stock += part.quantity
+        value += part.unit_price_cents * part.quantity
+        session.add_all([part, variant])
+    session.flush()
+    # After a partial refund the order may hold less than the items' price; never refund more.
+    amount = min(value, sum(net_by_method(session, order.id).values()))
+    if amount > 0:
+        refund(ctx, order, method, amount, "return", return_id=returned.id)
+    returned.refund_cents = max(amount, 0)
+    session.add(returned)
+    _refresh_status(ctx, order)
+    return order_details(session, order)
+
+
+@world.tool(destructive=True)
+def exchange_delivered_order_items(
+    ctx: ToolContext,
+    order_id: OrderId,
+    items: Annotated[
+        list[ExchangeLine],
+        Field(min_length=1, max_length=20, description="The delivered lines to exchange and the variants wanted."),
+    ],
+    reason: Annotated[ExchangeReason, Field(description="Why the customer exchanges the items.")],
+    payment_method_id: OptionalPaymentMethodId = None,
+) -> OrderDetails:
+    """Exchange delivered items, within 30 days of their delivery, for another variant of the same
+    product (another size or color, say). The new variant must be available and in stock. Each line
+    can be exchanged once (give a quantity to exchange only some units). The old items go back into
+    stock and the new ones leave it; a return label and a replacement shipment are created. A price
+    difference is charged to payment_method_id, or refunded to it (an original payment method of
+    the order, or a gift card)."""
+    session = ctx.session
+    order = get_order(session, order_id)
+    require_delivered_order(order, "exchanged")
+    refuse_duplicates([line.item_id for line in items])
+    method = get_payment_method_of(session, payment_method_id, order.customer_id) if payment_method_id else None
+    plan = []
+    demand: dict[str, int] = {}
+    for line in items:
+        item = item_of_order(session, order, line.item_id)
+        require_returnable_item(ctx, item, "exchanged")
+        variant = get_variant(session, line.new_variant_id)
+        if variant.product_id != item.product_id:
+            raise WorldError(
+                f"Variant {variant.id} is not a variant of {item.product_name} ({item.product_id}); an exchange "
+                "keeps the product and only changes the variant"
+            )
+        if variant.id == item.variant_id:
+            raise WorldError(f"Item {item.id} already is variant {variant.id}; an exchange must change the variant")
+        if not variant.available:
+            raise WorldError(f"Variant {variant.id} is discontinued and cannot be exchanged into")
+        quantity = item.quantity if line.quantity is None else line.quantity
+        if quantity > item.quantity:
+            raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot exchange {quantity}")
+        demand[variant.id] = demand.get(variant.id, 0) + quantity
+        if variant.stock < demand[variant.id]:
+            raise WorldError(
+                f"Only {variant.stock} unit(s) of variant {variant.id} are in stock; {demand[variant.id]} needed"
+            )
+        plan.append((item, variant, quantity))
+
+    back = _label(ctx, order, "return")
+    replacement = _label(ctx, order, "replacement")
+    exchange = Exchange(
+        id=new_id(ctx.ids, "exchange"),
+        order_id=order.id,
+        customer_id=order.customer_id,
+        reason=reason,
+        price_difference_cents=0,
+        return_shipment_id=back.id,
+        replacement_shipment_id=replacement.id,
+        created_at=iso(ctx.now),
+    )
+    session.add(exchange)
+    session.flush()  # the lines below refer to the exchange and its shipments
+    difference = 0
+    for item, variant, quantity in plan:
+        part = split_line(ctx, item, quantity)
+        part.status, part.exchange_id = "exchanged", exchange.id
+        old = get_variant(session, part.variant_id)
+        old.stock += quantity
+        variant.stock -= quantity
+        difference += (variant.price_cents - part.unit_price_cents) * quantity
+        new_line = OrderItem(
+            id=new_id(ctx.ids, "item"),
+            order_id=order.id,
+            product_id=variant.product_id,
+            variant_id=variant.id,
+            product_name=part.product_name,
+            options=dict(variant.options),
+            quantity=quantity,
+            unit_price_cents=variant.price_cents,
+            status="ordered",
+            shipment_id=replacement.id,
+            exchange_id=exchange.id,
+            replaces_item_id=part.id,
+        )
+        session.add_all([part, old, variant, new_line])
+    exchange.price_difference_cents = difference
+    exchange.payment_method_id = method.id if method and difference else None
+    session.add(exchange)
+    session.flush()
+    settle_difference(ctx, order, method, difference, "exchange price difference", exchange_id=exchange.id)
+    _refresh_status(ctx, order)
+    return order_details(session, order)
+
+
+@world.tool(destructive=True)
+def issue_partial_refund(
+    ctx: ToolContext,
+    order_id: OrderId,
+    amount: Annotated[float, Field(gt=0, le=100_000, description="The refund in dollars, such as 12.50.")],
+    payment_method_id: Annotated[
+        PaymentMethodId,
+        Field(
+            description="Where the refund goes: a payment method that paid for the order, or a gift card of the customer."
+        ),
+    ],
+    reason: Annotated[RefundReason, Field(description="Why the refund is given.")],
+) -> OrderDetails:
+    """Refund part of what a shipped or delivered order cost, without returning anything (an item
+    arrived damaged, a parcel came late...). A refund never exceeds what the order still holds
+    (paid minus already refunded), nor what a card or PayPal account paid for the order. Pending
+    and processing orders are changed or cancelled instead."""
+    session = ctx.session
+    order = get_order(session, order_id)
+    if order.status not in ("shipped", *AFTER_DELIVERY_STATUSES):
+        raise WorldError(
+            f"Order {order.id} has status '{order.status}'; only shipped or delivered orders can get a partial refund"
+        )
+    method = get_payment_method_of(session, payment_method_id, order.customer_id)
+    refund(ctx, order, method, to_cents(amount), f"partial refund: {reason}")
+    order.updated_at = iso(ctx.now)
+    session.add(order)
+    return order_details(session, order)

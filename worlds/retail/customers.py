@@ -1,0 +1,146 @@
+"""Customer tools: finding and authenticating a customer, their profile, addresses and gift cards."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+from sqlmodel import select
+
+from mcpsim.world import ToolContext, WorldError
+
+from . import world
+from .common import iso, new_id
+from .inputs import City, CustomerId, Line1, Line2, State, Zip
+from .lookups import get_customer
+from .render import address_view, customer_details, payment_method_view
+from .tables import Address, Customer, PaymentMethod
+from .views import AddressView, CustomerDetails, CustomerRef, PaymentMethodView
+
+Name = Annotated[str, Field(min_length=1, max_length=60)]
+
+
+def _ref(customer: Customer) -> CustomerRef:
+    return CustomerRef(
+        customer_id=customer.id, first_name=customer.first_name, last_name=customer.last_name, email=customer.email
+    )
+
+
+@world.tool(read_only=True, idempotent=True)
+def find_customer_by_email(
+    ctx: ToolContext,
+    email: Annotated[str, Field(description="The customer's email address.", min_length=3, max_length=254)],
+) -> CustomerRef:
+    """Find a customer by email address (case does not matter). Use it to authenticate the customer
+    before looking at or changing anything of theirs."""
+    customer = ctx.session.exec(select(Customer).where(Customer.email == email.strip().lower())).first()
+    if customer is None:
+        raise WorldError(f"No customer has the email address {email}")
+    return _ref(customer)
+
+
+@world.tool(read_only=True, idempotent=True)
+def find_customer_by_name_zip(
+    ctx: ToolContext,
+    first_name: Annotated[Name, Field(description="The customer's first name.")],
+    last_name: Annotated[Name, Field(description="The customer's last name.")],
+    zip: Annotated[Zip, Field(description="The five-digit ZIP code of one of the customer's addresses.")],
+) -> CustomerRef:
+    """Find a customer by first name, last name and the ZIP code of one of their addresses (case
+    does not matter). Use it to authenticate a customer who cannot give their email address."""
+    rows = ctx.session.exec(
+        select(Customer).join(Address, Address.customer_id == Customer.id).where(Address.zip == zip)
+    ).all()
+    first, last = first_name.strip().lower(), last_name.strip().lower()
+    matches = {c.id: c for c in rows if c.first_name.lower() == first and c.last_name.lower() == last}
+    if not matches:
+        raise WorldError(f"No customer named {first_name} {last_name} has an address with ZIP code {zip}")
+    if len(matches) > 1:
+        raise WorldError(
+            f"{len(matches)} customers named {first_name} {last_name} have an address with ZIP code {zip}; "
+            "ask for the email address instead"
+        )
+    return _ref(next(iter(matches.values())))
+
+
+@world.tool(read_only=True, idempotent=True)
+def get_customer_details(ctx: ToolContext, customer_id: CustomerId) -> CustomerDetails:
+    """A customer's profile: contact details, address book (with the default address), payment
+    methods (with gift card balances and whether a card has expired), how many orders they have
+    and the ids of the 20 most recent ones (newest first; list_customer_orders pages through all)."""
+    return customer_details(ctx.session, get_customer(ctx.session, customer_id), ctx.now)
+
+
+@world.tool()
+def add_customer_address(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    line1: Line1,
+    city: City,
+    state: State,
+    zip: Zip,
+    line2: Line2 = "",
+    make_default: Annotated[bool, Field(description="Also make it the default address.")] = False,
+) -> AddressView:
+    """Add a US address to the customer's address book, optionally making it their default
+    address (used for new orders). Existing orders keep the address they were placed with; use
+    update_order_shipping_address to change where an open order goes."""
+    customer = get_customer(ctx.session, customer_id)
+    fields = {"line1": line1.strip(), "line2": line2.strip(), "city": city.strip(), "state": state, "zip": zip}
+    existing = ctx.session.exec(select(Address).where(Address.customer_id == customer.id, Address.zip == zip)).all()
+    for address in existing:
+        if all(str(getattr(address, k)).lower() == v.lower() for k, v in fields.items()):
+            raise WorldError(
+                f"This address is already in the address book as {address.id}; "
+                "use set_default_address to make it the default"
+            )
+    address = Address(id=new_id(ctx.ids, "address"), customer_id=customer.id, country="US", **fields)
+    ctx.session.add(address)
+    if make_default:
+        customer.default_address_id = address.id
+        ctx.session.add(customer)
+    ctx.session.flush()
+    return address_view(address, customer.default_address_id)
+
+
+@world.tool(idempotent=True)
+def set_default_address(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    address_id: Annotated[str, Field(description="An address id from the customer's address book.", max_length=40)],
+) -> AddressView:
+    """Make one of the customer's saved addresses their default address."""
+    customer = get_customer(ctx.session, customer_id)
+    address = ctx.session.get(Address, address_id.strip())
+    if address is None:
+        raise WorldError(f"Address {address_id} not found")
+    if address.customer_id != customer.id:
+        raise WorldError(f"Address {address_id} does not belong to customer {customer.id}")
+    customer.default_address_id = address.id
+    ctx.session.add(customer)
+    return address_view(address, customer.default_address_id)
+
+
+@world.tool()
+def redeem_gift_card(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    gift_card_code: Annotated[
+        str, Field(description="The code printed on the gift card, such as 'GC-1234-5678-9012'.", max_length=40)
+    ],
+) -> PaymentMethodView:
+    """Add a gift card the customer holds to their account by its code, so it can pay for orders
+    and receive refunds. A gift card can be redeemed once, by one customer."""
+    customer = get_customer(ctx.session, customer_id)
+    code = gift_card_code.strip().upper()
+    card = ctx.session.exec(select(PaymentMethod).where(PaymentMethod.gift_card_code == code)).first()
+    if card is None:
+        raise WorldError(f"Gift card code {gift_card_code} is not valid")
+    if card.customer_id == customer.id:
+        raise WorldError(f"Gift card {code} is already on this customer's account as {card.id}")
+    if card.customer_id is not None:
+        raise WorldError(f"Gift card {code} has already been redeemed by another account")
+    card.customer_id = customer.id
+    card.created_at = iso(ctx.now)
+    ctx.session.add(card)
+    return payment_method_view(card, ctx.now)

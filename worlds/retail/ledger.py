@@ -1,0 +1,187 @@
+"""Money on orders: charges and refunds, and the rules that keep them honest.
+
+A refund never exceeds what the order's payments still hold (charges minus refunds). It goes back
+to a payment method that paid for the order (up to what that method paid) or, as store credit,
+to any gift card of the customer. A charge needs a card that has not expired or a gift card whose
+balance covers it; gift cards are debited and credited at once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import literal_column
+from sqlmodel import Session, select
+
+from mcpsim.world import ToolContext, WorldError
+
+from .common import iso, money, new_id
+from .tables import Order, Payment, PaymentMethod
+
+
+def method_label(method: PaymentMethod) -> str:
+    if method.kind == "credit_card":
+        return f"{method.brand} ending in {method.last4}"
+    if method.kind == "paypal":
+        return f"PayPal ({method.paypal_email})"
+    code = method.gift_card_code or ""
+    return f"Gift card ending in {code[-4:]}"
+
+
+def card_expired(method: PaymentMethod, now: datetime) -> bool:
+    if method.kind != "credit_card" or method.exp_year is None or method.exp_month is None:
+        return False
+    return (method.exp_year, method.exp_month) < (now.year, now.month)
+
+
+def order_payments(session: Session, order_id: str) -> list[Payment]:
+    query = select(Payment).where(Payment.order_id == order_id).order_by(literal_column("rowid"))
+    return list(session.exec(query))
+
+
+def net_by_method(session: Session, order_id: str) -> dict[str, int]:
+    """What each payment method has paid for the order and not yet had back, by first charge."""
+    net: dict[str, int] = {}
+    for payment in order_payments(session, order_id):
+        sign = 1 if payment.kind == "charge" else -1
+        net[payment.payment_method_id] = net.get(payment.payment_method_id, 0) + sign * payment.amount_cents
+    return net
+
+
+def check_can_pay(method: PaymentMethod, amount_cents: int, now: datetime) -> None:
+    if card_expired(method, now):
+        raise WorldError(
+            f"{method_label(method)} ({method.id}) expired in {method.exp_month:02d}/{method.exp_year} "
+            "and cannot be charged"
+        )
+    if method.kind == "gift_card" and (method.balance_cents or 0) < amount_cents:
+        raise WorldError(
+            f"Gift card {method.id} has a balance of {money(method.balance_cents or 0)}, "
+            f"less than the {money(amount_cents)} to pay"
+        )
+
+
+def charge(
+    ctx: ToolContext,
+    order: Order,
+    method: PaymentMethod,
+    amount_cents: int,
+    reason: str,
+    *,
+    exchange_id: str | None = None,
+) -> Payment:
+    if method.customer_id != order.customer_id:
+        raise WorldError(f"Payment method {method.id} does not belong to customer {order.customer_id}")
+    if amount_cents <= 0:
+        raise WorldError("A charge must be for a positive amount")
+    check_can_pay(method, amount_cents, ctx.now)
+    if method.kind == "gift_card":
+        method.balance_cents = (method.balance_cents or 0) - amount_cents
+        ctx.session.add(method)
+    payment = Payment(
+        id=new_id(ctx.ids, "payment"),
+        order_id=order.id,
+        payment_method_id=method.id,
+        kind="charge",
+        amount_cents=amount_cents,
+        status="captured",
+        reason=reason,
+        created_at=iso(ctx.now),
+        exchange_id=exchange_id,
+    )
+    ctx.session.add(payment)
+    ctx.session.flush()
+    return payment
+
+
+def refund(
+    ctx: ToolContext,
+    order: Order,
+    method: PaymentMethod,
+    amount_cents: int,
+    reason: str,
+    *,
+    return_id: str | None = None,
+    exchange_id: str | None = None,
+) -> Payment:
+    if method.customer_id != order.customer_id:
+        raise WorldError(f"Payment method {method.id} does not belong to customer {order.customer_id}")
+    if amount_cents <= 0:
+        raise WorldError("A refund must be for a positive amount")
+    net = net_by_method(ctx.session, order.id)
+    refundable = sum(net.values())
+    if amount_cents > refundable:
+        raise WorldError(
+            f"A refund of {money(amount_cents)} exceeds what remains refundable on order {order.id}: "
+            f"{money(max(refundable, 0))}"
+        )
+    if method.kind != "gift_card":
+        if method.id not in net:
+            raise WorldError(
+                f"{method_label(method)} ({method.id}) did not pay for order {order.id}; refunds go to a payment "
+                "method used for the order or to a gift card"
+            )
+        if amount_cents > net[method.id]:
+            raise WorldError(
+                f"Only {money(max(net[method.id], 0))} paid with {method_label(method)} ({method.id}) remains "
+                f"refundable on order {order.id}"
+            )
+    if method.kind == "gift_card":
+        method.balance_cents = (method.balance_cents or 0) + amount_cents
+        ctx.session.add(method)
+    payment = Payment(
+        id=new_id(ctx.ids, "payment"),
+        order_id=order.id,
+        payment_method_id=method.id,
+        kind="refund",
+        amount_cents=amount_cents,
+        # Gift card credit lands at once; banks and PayPal take 5-7 business days.
+        status="completed" if method.kind == "gift_card" else "pending",
+        reason=reason,
+        created_at=iso(ctx.now),
+        return_id=return_id,
+        exchange_id=exchange_id,
+    )
+    ctx.session.add(payment)
+    ctx.session.flush()
+    return payment
+
+
+def refund_everything(ctx: ToolContext, order: Order, reason: str) -> list[Payment]:
+    """Give every payment method back what it paid for the order and has not had back."""
+    refunds = []
+    for method_id, cents in net_by_method(ctx.session, order.id).items():
+        if cents > 0:
+            method = ctx.session.get(PaymentMethod, method_id)
+            assert method is not None, f"payment {method_id} of {order.id} has no payment method"
+            refunds.append(refund(ctx, order, method, cents, reason))
+    return refunds
+
+
+def settle_difference(
+    ctx: ToolContext,
+    order: Order,
+    method: PaymentMethod | None,
+    difference_cents: int,
+    reason: str,
+    *,
+    exchange_id: str | None = None,
+) -> Payment | None:
+    """Charge a positive price difference or refund a negative one (capped at what remains paid)."""
+    if difference_cents == 0:
+        return None
+    if method is None:
+        if difference_cents > 0:
+            raise WorldError(
+                f"The new items cost {money(difference_cents)} more; give a payment_method_id to pay the difference"
+            )
+        raise WorldError(
+            f"The new items cost {money(-difference_cents)} less; give a payment_method_id to receive the difference"
+        )
+    if difference_cents > 0:
+        return charge(ctx, order, method, difference_cents, reason, exchange_id=exchange_id)
+    refundable = sum(net_by_method(ctx.session, order.id).values())
+    amount = min(-difference_cents, refundable)
+    if amount <= 0:
+        return None
+    return refund(ctx, order, method, amount, reason, exchange_id=exchange_id)

@@ -1,0 +1,145 @@
+"""Changing an order before it ships: cancelling it, switching item variants, switching payment."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from mcpsim.world import ToolContext, WorldError
+
+from . import world
+from .common import OPEN_STATUSES, CancelReason, iso
+from .inputs import ItemChange, OptionalPaymentMethodId, OrderId, PaymentMethodId
+from .ledger import charge, check_can_pay, method_label, net_by_method, refund, refund_everything, settle_difference
+from .lookups import (
+    get_order,
+    get_payment_method_of,
+    get_variant,
+    item_of_order,
+    order_items,
+    refuse_duplicates,
+)
+from .render import order_details
+from .tables import PaymentMethod
+from .views import OrderDetails
+
+
+@world.tool(destructive=True)
+def cancel_order(
+    ctx: ToolContext,
+    order_id: OrderId,
+    reason: Annotated[CancelReason, Field(description="Why the customer cancels.")],
+) -> OrderDetails:
+    """Cancel a pending or processing order. An order that has shipped or been delivered cannot be
+    cancelled (offer a return after delivery instead). Everything paid is refunded to the payment
+    methods that paid it (gift cards at once, cards and PayPal in 5-7 business days) and the
+    items go back into stock."""
+    session = ctx.session
+    order = get_order(session, order_id)
+    if order.status == "cancelled":
+        raise WorldError(f"Order {order.id} is already cancelled")
+    if order.status not in OPEN_STATUSES:
+        raise WorldError(
+            f"Order {order.id} has status '{order.status}'; only pending or processing orders can be cancelled"
+        )
+    for item in order_items(session, order.id):
+        if item.status != "ordered":
+            continue
+        variant = get_variant(session, item.variant_id)
+        variant.stock += item.quantity
+        item.status = "cancelled"
+        session.add_all([variant, item])
+    refund_everything(ctx, order, "cancellation")
+    order.status = "cancelled"
+    order.cancelled_at = order.updated_at = iso(ctx.now)
+    order.cancel_reason = reason
+    session.add(order)
+    return order_details(session, order)
+
+
+@world.tool()
+def modify_pending_order_items(
+    ctx: ToolContext,
+    order_id: OrderId,
+    changes: Annotated[
+        list[ItemChange],
+        Field(min_length=1, max_length=10, description="Which order lines change to which variant."),
+    ],
+    payment_method_id: OptionalPaymentMethodId = None,
+) -> OrderDetails:
+    """Switch items of a pending order to another variant of the same product (another size or
+    color, say). The new variant must be available and in stock; stock moves from the new variant
+    to the old one. If the new variants cost more, the difference is charged to payment_method_id;
+    if less, it is refunded to it (an original payment method of the order, or a gift card).
+    Processing orders can no longer be changed."""
+    session = ctx.session
+    order = get_order(session, order_id)
+    if order.status != "pending":
+        raise WorldError(f"Order {order.id} has status '{order.status}'; only pending orders can have items changed")
+    refuse_duplicates([change.item_id for change in changes])
+    plan = []
+    demand: dict[str, int] = {}
+    for change in changes:
+        item = item_of_order(session, order, change.item_id)
+        variant = get_variant(session, change.new_variant_id)
+        if variant.product_id != item.product_id:
+            raise WorldError(
+                f"Variant {variant.id} is not a variant of {item.product_name} ({item.product_id}); an item can "
+                "only change to another variant of the same product"
+            )
+        if variant.id == item.variant_id:
+            raise WorldError(f"Item {item.id} already is variant {variant.id}")
+        if not variant.available:
+            raise WorldError(f"Variant {variant.id} is discontinued and cannot be ordered")
+        demand[variant.id] = demand.get(variant.id, 0) + item.quantity
+        if variant.stock < demand[variant.id]:
+            raise WorldError(
+                f"Only {variant.stock} unit(s) of variant {variant.id} are in stock; {demand[variant.id]} needed"
+            )
+        plan.append((item, variant))
+
+    difference = 0
+    for item, variant in plan:
+        old = get_variant(session, item.variant_id)
+        old.stock += item.quantity
+        variant.stock -= item.quantity
+        difference += (variant.price_cents - item.unit_price_cents) * item.quantity
+        item.variant_id, item.options, item.unit_price_cents = variant.id, dict(variant.options), variant.price_cents
+        session.add_all([old, variant, item])
+    method = get_payment_method_of(session, payment_method_id, order.customer_id) if payment_method_id else None
+    settle_difference(ctx, order, method, difference, "item change")
+    order.updated_at = iso(ctx.now)
+    session.add(order)
+    return order_details(session, order)
+
+
+@world.tool()
+def modify_pending_order_payment(
+    ctx: ToolContext,
+    order_id: OrderId,
+    payment_method_id: Annotated[
+        PaymentMethodId, Field(description="The customer's payment method to pay with instead.")
+    ],
+) -> OrderDetails:
+    """Pay for a pending order with another of the customer's payment methods: the new method is
+    charged what the order holds and the old ones are refunded in full. A gift card must cover the
+    whole amount; an expired card cannot be used."""
+    session = ctx.session
+    order = get_order(session, order_id)
+    if order.status != "pending":
+        raise WorldError(f"Order {order.id} has status '{order.status}'; only pending orders can change payment method")
+    method = get_payment_method_of(session, payment_method_id, order.customer_id)
+    others = {m: cents for m, cents in net_by_method(session, order.id).items() if cents > 0 and m != method.id}
+    if not others:
+        raise WorldError(f"Order {order.id} is already paid in full with {method_label(method)} ({method.id})")
+    moving = sum(others.values())
+    check_can_pay(method, moving, ctx.now)
+    charge(ctx, order, method, moving, "payment change")
+    for method_id, cents in others.items():
+        old = session.get(PaymentMethod, method_id)
+        assert old is not None, f"payment method {method_id} of order {order.id} is missing"
+        refund(ctx, order, old, cents, "payment change")
+    order.updated_at = iso(ctx.now)
+    session.add(order)
+    return order_details(session, order)

@@ -1,0 +1,196 @@
+"""Order tools: looking orders up, tracking parcels, placing an order and changing where it goes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+from sqlalchemy import func
+from sqlmodel import col, select
+
+from mcpsim.world import ToolContext, WorldError
+
+from . import world
+from .common import MAX_ORDER_LINES, OPEN_STATUSES, iso, new_id
+from .inputs import City, CustomerId, ItemQuantity, Line1, Line2, OrderId, PaymentMethodId, State, Zip
+from .ledger import charge, check_can_pay
+from .lookups import get_customer, get_order, get_payment_method_of, get_variant, refuse_duplicates
+from .render import order_details, order_summary, shipment_view
+from .tables import Address, Order, OrderItem, Product, Shipment
+from .views import OrderDetails, OrderList, ShipmentTracking
+
+StatusFilter = Literal[
+    "pending", "processing", "shipped", "delivered", "cancelled", "returned", "partially_returned", "exchanged"
+]
+
+
+@world.tool(read_only=True, idempotent=True)
+def get_order_details(ctx: ToolContext, order_id: OrderId) -> OrderDetails:
+    """Everything about one order: status, shipping address, items (each with its item id, variant,
+    options, unit price and status), payments and refunds, shipments with tracking numbers,
+    returns and exchanges."""
+    return order_details(ctx.session, get_order(ctx.session, order_id))
+
+
+@world.tool(read_only=True, idempotent=True)
+def list_customer_orders(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    status: Annotated[StatusFilter | None, Field(description="Only orders with this status.")] = None,
+    limit: Annotated[int, Field(ge=1, le=50, description="At most this many orders (1-50).")] = 10,
+    offset: Annotated[int, Field(ge=0, le=100_000, description="Skip this many orders (for paging).")] = 0,
+) -> OrderList:
+    """A customer's orders, newest first, one page at a time, optionally only those with one status."""
+    customer = get_customer(ctx.session, customer_id)
+    where = [Order.customer_id == customer.id]
+    if status is not None:
+        where.append(Order.status == status)
+    total = ctx.session.exec(select(func.count()).select_from(Order).where(*where)).one()
+    orders = ctx.session.exec(
+        select(Order)
+        .where(*where)
+        .order_by(col(Order.placed_at).desc(), col(Order.id).desc())
+        .offset(offset)
+        .limit(limit)
+    ).all()
+    items: dict[str, list[OrderItem]] = {o.id: [] for o in orders}
+    if orders:
+        for item in ctx.session.exec(select(OrderItem).where(col(OrderItem.order_id).in_(list(items)))):
+            items[item.order_id].append(item)
+    return OrderList(
+        customer_id=customer.id,
+        status=status,
+        total_count=total,
+        offset=offset,
+        orders=[order_summary(o, items[o.id]) for o in orders],
+    )
+
+
+@world.tool(read_only=True, idempotent=True)
+def track_shipment(
+    ctx: ToolContext,
+    tracking_number: Annotated[str, Field(description="The carrier's tracking number.", max_length=40)],
+) -> ShipmentTracking:
+    """Where a parcel is: carrier, status (label_created, in_transit, out_for_delivery, delivered),
+    ship date, estimated delivery date, delivery time, and which order lines it carries."""
+    shipment = ctx.session.exec(select(Shipment).where(Shipment.tracking_number == tracking_number.strip())).first()
+    if shipment is None:
+        raise WorldError(f"No shipment has tracking number {tracking_number}")
+    item_ids = ctx.session.exec(select(OrderItem.id).where(OrderItem.shipment_id == shipment.id)).all()
+    return ShipmentTracking(shipment=shipment_view(shipment), item_ids=list(item_ids))
+
+
+@world.tool()
+def place_order(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    items: Annotated[
+        list[ItemQuantity],
+        Field(min_length=1, max_length=MAX_ORDER_LINES, description="What to buy: variant ids and quantities."),
+    ],
+    payment_method_id: Annotated[
+        PaymentMethodId, Field(description="The customer's payment method that pays the whole order.")
+    ],
+    address_id: Annotated[
+        str | None,
+        Field(
+            description="An address from the customer's address book to ship to; the default address if omitted.",
+            max_length=40,
+        ),
+    ] = None,
+) -> OrderDetails:
+    """Place a new order for a customer. Every variant must be available (not discontinued) and in
+    stock in the quantity asked; the stock is reserved at once. One payment method pays the whole
+    order: a credit card that has not expired, PayPal, or a gift card whose balance covers the total
+    (the balance is debited). Prices are the current variant prices; shipping is free."""
+    session = ctx.session
+    customer = get_customer(session, customer_id)
+    refuse_duplicates([line.variant_id for line in items], "Variant")
+    method = get_payment_method_of(session, payment_method_id, customer.id)
+    address_key = address_id.strip() if address_id else customer.default_address_id
+    address = session.get(Address, address_key) if address_key else None
+    if address is None:
+        raise WorldError(
+            f"Address {address_id} not found" if address_id else f"Customer {customer.id} has no default address"
+        )
+    if address.customer_id != customer.id:
+        raise WorldError(f"Address {address_id} does not belong to customer {customer.id}")
+
+    chosen = []
+    for line in items:
+        variant = get_variant(session, line.variant_id)
+        if not variant.available:
+            raise WorldError(f"Variant {variant.id} is discontinued and cannot be ordered")
+        if variant.stock < line.quantity:
+            raise WorldError(
+                f"Only {variant.stock} unit(s) of variant {variant.id} are in stock; {line.quantity} asked"
+            )
+        chosen.append((variant, line.quantity))
+    total = sum(v.price_cents * q for v, q in chosen)
+    check_can_pay(method, total, ctx.now)
+
+    order = Order(
+        id=new_id(ctx.ids, "order"),
+        customer_id=customer.id,
+        status="pending",
+        placed_at=iso(ctx.now),
+        updated_at=iso(ctx.now),
+        ship_name=f"{customer.first_name} {customer.last_name}",
+        ship_line1=address.line1,
+        ship_line2=address.line2,
+        ship_city=address.city,
+        ship_state=address.state,
+        ship_zip=address.zip,
+        ship_country=address.country,
+    )
+    session.add(order)
+    session.flush()  # before its lines: without relationships the ORM does not order inserts by foreign key
+    for variant, quantity in chosen:
+        product = session.get(Product, variant.product_id)
+        assert product is not None, f"variant {variant.id} has no product"
+        session.add(
+            OrderItem(
+                id=new_id(ctx.ids, "item"),
+                order_id=order.id,
+                product_id=product.id,
+                variant_id=variant.id,
+                product_name=product.name,
+                options=dict(variant.options),
+                quantity=quantity,
+                unit_price_cents=variant.price_cents,
+                status="ordered",
+            )
+        )
+        variant.stock -= quantity
+        session.add(variant)
+    session.flush()
+    charge(ctx, order, method, total, "purchase")
+    return order_details(session, order)
+
+
+@world.tool(idempotent=True)
+def update_order_shipping_address(
+    ctx: ToolContext,
+    order_id: OrderId,
+    line1: Line1,
+    city: City,
+    state: State,
+    zip: Zip,
+    line2: Line2 = "",
+) -> OrderDetails:
+    """Change where a pending or processing order will be shipped (a US address). Orders that have
+    shipped cannot be redirected. The customer's address book is not changed."""
+    order = get_order(ctx.session, order_id)
+    if order.status not in OPEN_STATUSES:
+        raise WorldError(
+            f"Order {order.id} has status '{order.status}'; only pending or processing orders can have their "
+            "shipping address changed"
+        )
+    new = (line1.strip(), line2.strip(), city.strip(), state, zip, "US")
+    old = (order.ship_line1, order.ship_line2, order.ship_city, order.ship_state, order.ship_zip, order.ship_country)
+    if new != old:  # the same address again changes nothing, not even the update time
+        (order.ship_line1, order.ship_line2, order.ship_city, order.ship_state, order.ship_zip,
+         order.ship_country) = new  # fmt: skip
+        order.updated_at = iso(ctx.now)
+        ctx.session.add(order)
+    return order_details(ctx.session, order)
