@@ -18,6 +18,7 @@ from typing import Any
 
 import structlog
 from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
 from sqlmodel import Session
 
 from mcpsim import sqlite
@@ -91,18 +92,29 @@ class Episode:
         spec = self.world.tools.get(tool)
         if spec is None:
             known = ", ".join(sorted(self.world.tools))
-            return CallResult(tool, error=f"Unknown tool {tool!r}. Available tools: {known}")
+            return self.refuse(tool, arguments, f"Unknown tool {tool!r}. Available tools: {known}")
         try:
             args = spec.args_model.model_validate(arguments or {})
         except ValidationError as exc:
-            return CallResult(tool, error=f"Invalid arguments for {tool}: {exc}")
+            return self.refuse(tool, arguments, f"Invalid arguments for {tool}: {exc}")
         return self.run(spec, {name: getattr(args, name) for name in type(args).model_fields})
+
+    def refuse(self, tool: str, arguments: Any, error: str) -> CallResult:
+        """Record a call that never ran (unknown tool, invalid arguments) and return its error."""
+        spec = self.world.tools.get(tool)
+        with self._lock:
+            clock = sqlite.read_meta(self.conn)["clock"]
+            sqlite.record_call(self.conn, None, tool, to_jsonable_python(arguments, fallback=str), ok=False,
+                               error=error, bug=False, result=None, clock=clock, writes=bool(spec and spec.writes))
+        return CallResult(tool, error=error)
 
     def run(self, spec: ToolSpec, kwargs: dict[str, Any]) -> CallResult:
         """Run a tool with already-validated arguments in one transaction."""
         with self._lock:
             if self.ended and spec.writes:
-                return CallResult(spec.name, error="This episode has ended; its state is frozen and no longer changes.")
+                error = "This episode has ended; its state is frozen and no longer changes."
+                self._record_failure(spec, kwargs, error, bug=False)
+                return CallResult(spec.name, error=error)
             with Session(self.engine, expire_on_commit=False) as session:
                 db = session.connection()  # BEGIN: the bookkeeping below is part of the call
                 meta = {k: v for k, v in sqlite.read_meta(self.conn).items() if k in ("call_seq", "clock", "ids")}
@@ -117,20 +129,33 @@ class Episode:
                 try:
                     value = spec.fn(ctx, **kwargs)
                     session.flush()
+                    result = to_jsonable_python(value)
                 except WorldError as exc:
                     session.rollback()
+                    self._record_failure(spec, kwargs, str(exc), bug=False)
                     return CallResult(spec.name, error=str(exc), call_seq=call_seq)
                 except Exception as exc:  # a bug in the simulator, never the agent's fault
                     session.rollback()
                     reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
                     self.flags.append(reason)
                     self.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
-                    return CallResult(spec.name, error=BUG_MESSAGE.format(tool=spec.name), bug=True, call_seq=call_seq)
+                    error = BUG_MESSAGE.format(tool=spec.name)
+                    self._record_failure(spec, kwargs, error, bug=True)
+                    return CallResult(spec.name, error=error, bug=True, call_seq=call_seq)
                 sqlite.write_meta(self.conn, {"clock": now.isoformat(), "ids": ids.counters})
+                sqlite.record_call(self.conn, call_seq, spec.name, to_jsonable_python(kwargs), ok=True, error=None,
+                                   bug=False, result=result, clock=now.isoformat(), writes=spec.writes)
                 changes = sqlite.read_changes(self.conn, call_seq)
                 del db
                 session.commit()
         return CallResult(spec.name, value=value, changes=changes, call_seq=call_seq)
+
+    def _record_failure(self, spec: ToolSpec, kwargs: dict[str, Any], error: str, *, bug: bool) -> None:
+        """Log a call that changed nothing in the transcript, outside its rolled-back transaction
+        (it consumed no call number)."""
+        clock = sqlite.read_meta(self.conn)["clock"]
+        sqlite.record_call(self.conn, None, spec.name, to_jsonable_python(kwargs, fallback=str), ok=False,
+                           error=error, bug=bug, result=None, clock=clock, writes=spec.writes)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -168,6 +193,11 @@ class Episode:
                 for t in sqlite.world_tables(self.world.metadata)
                 if names is None or t.name in names
             }
+
+    def transcript(self) -> list[sqlite.CallRecord]:
+        """Every call this episode saw, in order, refused and failed ones included."""
+        with self._lock:
+            return sqlite.read_calls(self.conn)
 
     def changes(self) -> list[sqlite.Change]:
         with self._lock:

@@ -10,16 +10,18 @@ protocol and the session-based legacy protocol reach the same episode.
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import re
 from collections.abc import Callable
 from typing import Any
 
 import structlog
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 
 from mcpsim import __version__
 from mcpsim.episode import Episode
@@ -32,13 +34,55 @@ EpisodeResolver = Callable[[str | None], Episode]
 episode, or raise LookupError if it no longer exists."""
 
 
-def episode_id_of(ctx: Context) -> str | None:
-    request = ctx.request_context.request
+# Set by the middleware for each tools/call; the tool wrapper marks it when the call reaches an episode.
+_reached: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("mcpsim_reached", default=None)
+
+
+def _episode_id(request: Any) -> str | None:
     path = getattr(getattr(request, "url", None), "path", None)
     if path is None:
         return None
     match = EPISODE_PATH.search(path)
     return match.group(1) if match else None
+
+
+def episode_id_of(ctx: Context) -> str | None:
+    return _episode_id(ctx.request_context.request)
+
+
+class _RecordRejectedCalls:
+    """Server middleware: a tools/call that the SDK answered without reaching the episode
+    (unknown tool, arguments failing the input schema) is still written to the episode's
+    transcript, so a transcript holds every call whoever the client is."""
+
+    def __init__(self, resolve: EpisodeResolver) -> None:
+        self.resolve = resolve
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        reached: list[bool] = []
+        token = _reached.set(reached)
+        try:
+            result = await call_next(ctx)
+        finally:
+            _reached.reset(token)
+        if reached:
+            return result
+        match result:  # the model, or its wire form
+            case CallToolResult(is_error=True, content=content):
+                text = " ".join(getattr(block, "text", "") for block in content)
+            case {"isError": True, "content": list(content)}:
+                text = " ".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
+            case _:
+                return result
+        params = ctx.params or {}
+        try:
+            episode = self.resolve(_episode_id(ctx.request))
+        except LookupError:
+            return result
+        episode.refuse(str(params.get("name")), params.get("arguments"), text)
+        return result
 
 
 def policy_uri(world: World) -> str:
@@ -50,6 +94,8 @@ def _mcp_tool(spec: ToolSpec, resolve: EpisodeResolver) -> Callable[..., Any]:
     Context, so the SDK derives the same schemas the world declared."""
 
     async def call(mcp_context: Context, **arguments: Any) -> Any:
+        if (reached := _reached.get()) is not None:
+            reached.append(True)
         try:
             episode = resolve(episode_id_of(mcp_context))
         except LookupError as exc:
@@ -76,6 +122,7 @@ def build_server(world: World, resolve: EpisodeResolver) -> MCPServer:
         description=world.description,
         instructions=world.policy,
         version=__version__,
+        middleware=[_RecordRejectedCalls(resolve)],
     )
     for spec in world.tools.values():
         server.add_tool(

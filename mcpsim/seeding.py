@@ -22,28 +22,55 @@ def derive_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-class IdGenerator:
-    """Seeded, collision-free ids per namespace.
+class _KeyedPermutation:
+    """A seeded bijection of [0, 10**digits): a 4-round Feistel network over the smallest even
+    number of bits that covers the range, with cycle-walking back into it. Consecutive inputs
+    give unrelated outputs, so ids reveal neither their order nor their neighbours."""
 
-    The n-th id of a namespace is `(a * n + b) mod 10**digits`, with `a` coprime to 10: a
-    bijection, so ids never repeat within 10**digits draws, yet look random. `a` and `b` come
-    from the seed, so two worlds with different seeds hand out different ids.
-    """
+    def __init__(self, key: int, digits: int) -> None:
+        self.modulus = 10**digits
+        bits = max(2, (self.modulus - 1).bit_length())
+        self.half = (bits + 1) // 2
+        self.mask = (1 << self.half) - 1
+        rng = random.Random(key)
+        self.round_keys = [rng.getrandbits(32) | 1 for _ in range(4)]
+
+    def _round(self, value: int, key: int) -> int:
+        return (((value * 0x9E3779B1) ^ key) * 0x85EBCA6B >> 7) & self.mask
+
+    def _encrypt(self, x: int) -> int:
+        left, right = x >> self.half, x & self.mask
+        for key in self.round_keys:
+            left, right = right, left ^ self._round(right, key)
+        return (left << self.half) | right
+
+    def __call__(self, n: int) -> int:
+        x = self._encrypt(n)
+        while x >= self.modulus:  # the walk ends: x's cycle contains n, which is < modulus
+            x = self._encrypt(x)
+        return x
+
+
+class IdGenerator:
+    """Seeded, collision-free ids per namespace: the n-th id of a namespace is a keyed
+    permutation of n, so ids never repeat within 10**digits draws and look random. The key
+    comes from the seed and the namespace; the counters are the only state (kept in the
+    episode's database)."""
 
     def __init__(self, seed: int, counters: dict[str, int] | None = None) -> None:
         self.seed = seed
         self.counters: dict[str, int] = dict(counters or {})
+        self._permutations: dict[tuple[str, int], _KeyedPermutation] = {}
 
     def number(self, namespace: str, digits: int = 7) -> int:
         n = self.counters.get(namespace, 0)
+        if n >= 10**digits:
+            raise OverflowError(f"id namespace {namespace!r} is exhausted ({10**digits} ids of {digits} digits)")
         self.counters[namespace] = n + 1
-        modulus = 10**digits
-        rng = random.Random(derive_seed(self.seed, namespace, digits))
-        a = rng.randrange(1, modulus)
-        while a % 2 == 0 or a % 5 == 0:
-            a += 1
-        b = rng.randrange(modulus)
-        return (a * n + b) % modulus
+        key = (namespace, digits)
+        if (perm := self._permutations.get(key)) is None:
+            perm = self._permutations[key] = _KeyedPermutation(derive_seed(self.seed, namespace, digits), digits)
+        return perm(n)
 
     def code(self, namespace: str, prefix: str = "", digits: int = 7) -> str:
         """An id such as `#W0382915`: prefix plus a zero-padded seeded number."""

@@ -18,6 +18,24 @@ from sqlalchemy import MetaData, Table
 
 META = "_mcpsim_meta"
 CHANGES = "_mcpsim_changes"
+CALLS = "_mcpsim_calls"
+FORMAT = 2  # bump when the bookkeeping tables change: cached templates of another format are rebuilt
+
+
+class CallRecord(NamedTuple):
+    """One tool call as the episode saw it: committed (`call_seq` set, `ok`) or refused/rolled
+    back (`call_seq` None). `arguments` are as sent; `result` is the JSON the agent got."""
+
+    seq: int
+    call_seq: int | None
+    tool: str
+    arguments: Any
+    ok: bool
+    error: str | None
+    bug: bool
+    result: Any
+    clock: str
+    writes: bool
 
 
 class Change(NamedTuple):
@@ -64,6 +82,11 @@ def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: dict
         " op TEXT NOT NULL, pk TEXT NOT NULL, before TEXT, after TEXT)"
     )
     conn.execute(f"CREATE INDEX {CHANGES}_call ON {CHANGES}(call_seq)")
+    conn.execute(
+        f"CREATE TABLE {CALLS} (seq INTEGER PRIMARY KEY, call_seq INTEGER, tool TEXT NOT NULL, arguments TEXT,"
+        " ok INTEGER NOT NULL, error TEXT, bug INTEGER NOT NULL, result TEXT, clock TEXT NOT NULL,"
+        " writes INTEGER NOT NULL)"
+    )
     write_meta(conn, meta)
     call_seq = f"(SELECT value FROM {META} WHERE key = 'call_seq')"
     for table in world_tables(metadata):
@@ -105,6 +128,33 @@ def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
         f"INSERT INTO {META}(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [(k, json.dumps(v)) for k, v in meta.items()],
     )
+
+
+def record_call(conn: sqlite3.Connection, call_seq: int | None, tool: str, arguments: Any, *, ok: bool,
+                error: str | None, bug: bool, result: Any, clock: str, writes: bool) -> None:
+    conn.execute(
+        f"INSERT INTO {CALLS}(call_seq, tool, arguments, ok, error, bug, result, clock, writes)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (call_seq, tool, json.dumps(arguments, default=str), ok, error, bug,
+         None if result is None else json.dumps(result, default=str), clock, writes),
+    )
+
+
+def read_calls(conn: sqlite3.Connection) -> list[CallRecord]:
+    rows = conn.execute(
+        f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes FROM {CALLS} ORDER BY seq"
+    )
+    return [
+        CallRecord(seq, cs, tool, json.loads(a) if a else None, bool(ok), err, bool(bug),
+                   json.loads(r) if r is not None else None, clock, bool(w))
+        for seq, cs, tool, a, ok, err, bug, r, clock, w in rows
+    ]
+
+
+def clear_log(conn: sqlite3.Connection) -> None:
+    """Forget the change log and transcript (after a task's setup: they belong to the author)."""
+    conn.execute(f"DELETE FROM {CHANGES}")
+    conn.execute(f"DELETE FROM {CALLS}")
 
 
 def read_changes(conn: sqlite3.Connection, call_seq: int | None = None) -> list[Change]:

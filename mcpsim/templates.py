@@ -86,7 +86,7 @@ class TemplateCache:
     def _path(self, world: World, seed: int, scale: str) -> Path | None:
         if self.cache_dir is None:
             return None
-        return self.cache_dir / f"{world.name}-{world.version}-{scale}-{seed}.sqlite"
+        return self.cache_dir / f"{world.name}-{world.version}-f{sqlite.FORMAT}-{scale}-{seed}.sqlite"
 
     def _load_or_build(self, world: World, seed: int, scale: str) -> bytes:
         path = self._path(world, seed, scale)

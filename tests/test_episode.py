@@ -161,3 +161,27 @@ def test_a_database_of_another_world_is_refused(ledger, templates):
                   scales={"default": {}})
     with pytest.raises(ValueError, match="belongs to world 'ledger'"):
         Episode.restore(other, Episode.create(ledger, 1, "small", templates=templates).snapshot())
+
+
+def test_the_transcript_records_every_call_in_order_with_results_and_errors(episode):
+    a = accounts(episode)[0]["id"]
+    episode.call("get_account", {"account_id": a})
+    episode.call("get_account", {"account_id": "nope"})
+    episode.call("transfer", {"from_account": a, "to_account": a, "amount": -1})
+    episode.call("teleport", {"to": "mars"})
+    episode.call("close_account_buggy", {"account_id": a})
+    t = episode.transcript()
+    assert [c.tool for c in t] == ["get_account", "get_account", "transfer", "teleport", "close_account_buggy"]
+    assert t[0].ok and t[0].call_seq == 1 and t[0].result["id"] == a and not t[0].writes
+    assert not t[1].ok and t[1].call_seq is None and "not found" in t[1].error
+    assert "greater than 0" in t[2].error and t[2].writes and t[2].arguments["amount"] == -1
+    assert "Unknown tool" in t[3].error and t[3].arguments == {"to": "mars"}
+    assert t[4].bug and "Internal error" in t[4].error
+    assert [c.clock for c in t] == sorted(c.clock for c in t)
+
+
+def test_a_write_refused_after_the_end_is_in_the_transcript(episode):
+    episode.end()
+    episode.call("open_account", {"owner": "late"})
+    (record,) = episode.transcript()
+    assert record.tool == "open_account" and not record.ok and "ended" in record.error

@@ -65,3 +65,20 @@ async def test_a_call_to_an_episode_that_is_gone_is_a_clear_tool_error(ledger):
         async with Client(build_server(ledger, gone)) as client:
             r = await client.call_tool("list_accounts", {})
     assert r.is_error and "does not exist" in r.content[0].text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_calls_the_sdk_rejects_still_reach_the_transcript(ledger, episode, mode):
+    server = build_server(ledger, lambda _id: episode)
+    with anyio.fail_after(10):
+        async with Client(server, mode=mode) as client:
+            await client.call_tool("list_accounts", {})
+            await client.call_tool("transfer", {"from_account": "a", "to_account": "b", "amount": "lots"})
+            await client.call_tool("warp_drive", {"speed": 9})
+            await client.call_tool("get_account", {"account_id": "missing"})
+    t = episode.transcript()
+    assert [c.tool for c in t] == ["list_accounts", "transfer", "warp_drive", "get_account"]
+    assert [c.ok for c in t] == [True, False, False, False]
+    assert t[1].arguments == {"from_account": "a", "to_account": "b", "amount": "lots"} and "amount" in t[1].error
+    assert "warp_drive" in t[2].error
+    assert "missing not found" in t[3].error  # reached the episode: recorded once, not twice
