@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
+from sqlalchemy import Table
 from sqlmodel import Session
 
 from mcpsim import sqlite
@@ -62,6 +63,7 @@ class Episode:
         self.seed: int = meta["seed"]
         self.scale: str = meta["scale"]
         self.template_version: str = meta["version"]
+        self.task_id: str | None = meta.get("task")
         self.flags: list[str] = []  # why this episode must not be graded as a pass
         self.ended = False
         self.last_used = 0.0  # set by the EpisodeManager that hosts it (its own clock)
@@ -211,6 +213,33 @@ class Episode:
     def calls(self) -> int:
         with self._lock:
             return sqlite.read_meta(self.conn)["call_seq"]
+
+    def table(self, name: str) -> Table:
+        try:
+            return self.world.metadata.tables[name]
+        except KeyError:
+            raise ValueError(f"world {self.world.name} has no table {name!r}") from None
+
+    def select(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        """Rows of `table` matching `where` (see `sqlite.where_sql`)."""
+        clause, params = sqlite.where_sql(self.table(table), where)
+        return self.query(f'SELECT * FROM "{table}" WHERE {clause}', tuple(params))
+
+    def edit(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> int:
+        """Run one write statement outside any tool (task setup, never an agent's path); returns
+        the number of rows it changed. Logged like a call's changes, under call number 0."""
+        with self._lock:
+            saved = sqlite.read_meta(self.conn)["call_seq"]
+            self.conn.execute("BEGIN")
+            try:
+                sqlite.write_meta(self.conn, {"call_seq": 0})
+                count = self.conn.execute(sql, tuple(params)).rowcount
+                sqlite.write_meta(self.conn, {"call_seq": saved})
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+            return count
 
     def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Read-only SQL over the episode's database (tests, graders, debugging)."""

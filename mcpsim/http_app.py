@@ -31,6 +31,8 @@ from mcpsim.episode import Episode
 from mcpsim.manager import EpisodeLimitReached, EpisodeManager
 from mcpsim.mcp_server import build_server, http_security
 from mcpsim.registry import load_world, world_names
+from mcpsim.scenario import GoldActionError, TaskSetupError
+from mcpsim.tasks import TaskFileError
 from mcpsim.templates import TemplateCache
 from mcpsim.world import World
 
@@ -42,8 +44,14 @@ MAX_BODY_BYTES = 64 * 1024
 class CreateEpisode(BaseModel):
     model_config = ConfigDict(extra="forbid")
     world: str | None = Field(None, max_length=64, description="World name; the server's default world if omitted")
-    seed: int = Field(0, ge=0, le=2**63 - 1)
-    scale: str = Field("default", max_length=32)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="Default 0; a task brings its own")
+    scale: str | None = Field(None, max_length=32, description="Default 'default'; a task brings its own")
+    task: str | None = Field(None, max_length=100, description="A task id: its seed, scale and setup are used")
+
+
+class VerifyEpisode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: str | None = Field(None, max_length=100_000, description="The agent's final answer to the user")
 
 
 class HttpError(Exception):
@@ -136,6 +144,7 @@ def build_app(
             "world_version": episode.template_version,
             "seed": episode.seed,
             "scale": episode.scale,
+            "task": episode.task_id,
             "calls": episode.calls,
             "clock": episode.clock().isoformat(),
             "ended": episode.ended,
@@ -179,13 +188,22 @@ def build_app(
             raise HttpError(422, "no world given and this server has no default world")
         try:
             world = lookup(world_name)
-            world.scale_params(spec.scale)
-        except (LookupError, ValueError) as exc:
+            if spec.task is not None:
+                task = manager.verifier(world.name).tasks.get(spec.task)
+                for name, given, own in (("seed", spec.seed, task.seed), ("scale", spec.scale, task.scale)):
+                    if given is not None and given != own:
+                        raise ValueError(f"task {task.id} runs at {name} {own!r}; leave {name} out or give {own!r}")
+            else:
+                world.scale_params(spec.scale or "default")
+        except (LookupError, ValueError, TaskFileError) as exc:
             raise HttpError(422, str(exc).strip("'\"")) from None
         try:
-            episode = await anyio.to_thread.run_sync(manager.create, world.name, spec.seed, spec.scale)
+            episode = await anyio.to_thread.run_sync(
+                manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task)
         except EpisodeLimitReached as exc:
             raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
+        except (TaskSetupError, GoldActionError) as exc:
+            raise HttpError(500, f"the task is broken: {exc}") from None
         return JSONResponse(describe(request, episode), status_code=201)
 
     @control
@@ -236,6 +254,28 @@ def build_app(
         return JSONResponse(describe(request, episode))
 
     @control
+    async def verify_episode(request: Request) -> Response:
+        episode = episode_of(request)
+        body = await read_json(request)
+        try:
+            spec = VerifyEpisode.model_validate(body)
+        except ValidationError as exc:
+            return _error(422, "invalid verify request", details=json.loads(exc.json(include_url=False)))
+        if episode.task_id is None:
+            raise HttpError(422, "this episode was not created for a task (POST /episodes with \"task\"); "
+                                 "there is no rubric to grade it against")
+        verifier = manager.verifier(episode.world.name)
+        verdict = await anyio.to_thread.run_sync(verifier.grade, episode, episode.task_id, spec.answer)
+        return JSONResponse(verdict.model_dump(mode="json"))
+
+    @control
+    async def snapshot_episode(request: Request) -> Response:
+        episode = episode_of(request)
+        data = await anyio.to_thread.run_sync(episode.snapshot)
+        return Response(data, media_type="application/vnd.sqlite3",
+                        headers={"Content-Disposition": f'attachment; filename="{episode.id}.sqlite"'})
+
+    @control
     async def fork_episode(request: Request) -> Response:
         source = episode_of(request)
         try:
@@ -273,6 +313,8 @@ def build_app(
         Route("/episodes/{episode_id}/changes", get_changes, methods=["GET"]),
         Route("/episodes/{episode_id}/end", end_episode, methods=["POST"]),
         Route("/episodes/{episode_id}/fork", fork_episode, methods=["POST"]),
+        Route("/episodes/{episode_id}/verify", verify_episode, methods=["POST"]),
+        Route("/episodes/{episode_id}/snapshot", snapshot_episode, methods=["GET"]),
         Route("/episodes/{episode_id}/mcp", mcp_endpoint),
         Route("/mcp", mcp_endpoint),
     ]

@@ -11,7 +11,10 @@ import structlog
 
 from mcpsim.episode import Episode
 from mcpsim.registry import load_world
+from mcpsim.scenario import task_episode
+from mcpsim.tasks import TaskSet, load_tasks
 from mcpsim.templates import TemplateCache
+from mcpsim.verifier import Verifier
 from mcpsim.world import World
 
 log = structlog.get_logger("mcpsim.manager")
@@ -34,13 +37,16 @@ class EpisodeManager:
         max_episodes: int = 1000,
         ttl_seconds: float | None = 3600.0,
         worlds: Callable[[str], World] = load_world,
+        tasks: Callable[[str], TaskSet] = load_tasks,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.templates = templates
         self.max_episodes = max_episodes
         self.ttl_seconds = ttl_seconds
         self.worlds = worlds
+        self.tasks = tasks
         self.clock = clock
+        self._verifiers: dict[str, Verifier] = {}
         self._episodes: dict[str, Episode] = {}
         self._lock = threading.Lock()
         self.default: Episode | None = None
@@ -52,21 +58,36 @@ class EpisodeManager:
         self.default = Episode.create(world, seed, scale, id=DEFAULT_ID, templates=self.templates)
         return self.default
 
-    def create(self, world_name: str, seed: int = 0, scale: str = "default") -> Episode:
-        """Clone a new episode (builds the template first if this process has not yet)."""
+    def verifier(self, world_name: str) -> Verifier:
+        """The verifier of a world's tasks (tasks loaded once)."""
+        with self._lock:
+            if world_name not in self._verifiers:
+                self._verifiers[world_name] = Verifier(self.worlds(world_name), self.tasks(world_name),
+                                                       templates=self.templates)
+            return self._verifiers[world_name]
+
+    def create(self, world_name: str, seed: int = 0, scale: str = "default", task: str | None = None) -> Episode:
+        """Clone a new episode (builds the template first if this process has not yet). With a
+        task, the task's seed, scale and initial-state setup are used."""
         world = self.worlds(world_name)
-        world.scale_params(scale)
+        task_spec = self.verifier(world_name).tasks.get(task) if task is not None else None
+        if task_spec is None:
+            world.scale_params(scale)
         self.reap()
         with self._lock:
             self._check_room()
-        data = self.templates.get(world, seed, scale)  # slow only the first time: outside the lock
-        with self._lock:
-            self._check_room()
-            episode_id = secrets.token_urlsafe(16)  # 128 random bits
-            episode = Episode.restore(world, data, id=episode_id)
-            episode.last_used = self.clock()
-            self._episodes[episode_id] = episode
-        log.info("episode created", world=world.name, episode=episode_id, seed=seed, scale=scale)
+        # Slow only the first time (template build, task setup): outside the lock.
+        if task_spec is not None:
+            episode = task_episode(world, task_spec, templates=self.templates)
+        else:
+            episode = Episode.restore(world, self.templates.get(world, seed, scale))
+        try:
+            self.add(episode)
+        except EpisodeLimitReached:
+            episode.close()
+            raise
+        log.info("episode created", world=world.name, episode=episode.id, seed=episode.seed, scale=episode.scale,
+                 task=task)
         return episode
 
     def _check_room(self) -> None:

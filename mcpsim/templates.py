@@ -7,6 +7,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -66,20 +67,25 @@ class TemplateCache:
     def __init__(self, cache_dir: Path | str | None = None) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.builds = 0  # how many templates this cache generated (not loaded from disk)
-        self._bytes: dict[tuple[str, str, int, str], bytes] = {}
-        self._locks: dict[tuple[str, str, int, str], threading.Lock] = {}
+        self._bytes: dict[tuple[object, ...], bytes] = {}
+        self._locks: dict[tuple[object, ...], threading.Lock] = {}
         self._guard = threading.Lock()
 
     def get(self, world: World, seed: int, scale: str) -> bytes:
         world.scale_params(scale)  # a clear error for an unknown scale, before any lock
-        key = (world.name, world.version, seed, scale)
+        return self.get_or_build(("world", world.name, world.version, seed, scale),
+                                 lambda: self._load_or_build(world, seed, scale))
+
+    def get_or_build(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
+        """Database bytes under `key`, built by `build` at most once per process, even when
+        many threads ask at once (task templates use this too)."""
         if (data := self._bytes.get(key)) is not None:
             return data
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
             if (data := self._bytes.get(key)) is None:
-                data = self._load_or_build(world, seed, scale)
+                data = build()
                 self._bytes[key] = data
         return data
 

@@ -167,6 +167,7 @@ class World:
         self.tick = tick
         self.revision = revision
         self.tools: dict[str, ToolSpec] = {}
+        self.checks: dict[str, Callable[..., Any]] = {}
         self._seed_fn: SeedFunction | None = None
 
     def __repr__(self) -> str:
@@ -196,6 +197,19 @@ class World:
             if spec.name in self.tools:
                 raise ValueError(f"world {self.name}: tool {spec.name!r} registered twice")
             self.tools[spec.name] = spec
+            return fn
+
+        return register
+
+    def check(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register a custom rubric check, for what the built-in checks cannot say. It is called
+        as `fn(ctx, **params)` with a `mcpsim.verifier.GradingContext` and returns a bool or
+        `(passed, reason)`."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            if name in self.checks:
+                raise ValueError(f"world {self.name}: check {name!r} registered twice")
+            self.checks[name] = fn
             return fn
 
         return register

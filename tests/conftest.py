@@ -90,9 +90,10 @@ def serve_http(templates: TemplateCache):
     stack: list[Iterator[None]] = []
 
     def start(worlds: list[World], *, default: World | None = None, max_episodes: int = 50,
-              ttl: float | None = 60.0, **options: object) -> LiveServer:
+              ttl: float | None = 60.0, tasks: dict | None = None, **options: object) -> LiveServer:
         clock = FakeClock()
-        manager = EpisodeManager(templates, max_episodes=max_episodes, ttl_seconds=ttl, clock=clock)
+        manager = EpisodeManager(templates, max_episodes=max_episodes, ttl_seconds=ttl, clock=clock,
+                                 tasks=lambda name: (tasks or {})[name])
         if default is not None:
             manager.set_default(default, 0, "small")
         port = free_port()

@@ -81,6 +81,8 @@ def transfer(
     amount: Annotated[float, Field(gt=0, description="Dollars")],
 ) -> list[AccountView]:
     """Move money between accounts. The payer's balance may not go negative."""
+    if from_account == to_account:
+        raise WorldError("An account cannot transfer money to itself")
     src, dst = _account(ctx, from_account), _account(ctx, to_account)
     cents = round(amount * 100)
     dst.balance_cents += cents  # written first on purpose: the rollback must undo it
@@ -107,3 +109,23 @@ def close_account_buggy(ctx: ToolContext, account_id: str) -> str:
     ctx.session.delete(_account(ctx, account_id))
     ctx.session.flush()
     raise KeyError("deliberate bug")
+
+
+@world.check("balances_conserved")
+def balances_conserved(ctx, total_cents: int) -> tuple[bool, str]:
+    """Money moved, but none was created or destroyed."""
+    (row,) = ctx.episode.query("SELECT sum(balance_cents) AS s FROM account")
+    return row["s"] == total_cents, f"total is {row['s']} cents, expected {total_cents}"
+
+
+@world.check("slow")
+def slow(ctx, seconds: float) -> bool:
+    import time
+
+    time.sleep(seconds)
+    return True
+
+
+@world.check("broken")
+def broken(ctx) -> bool:
+    raise ZeroDivisionError("a bug in a custom check")

@@ -1,0 +1,97 @@
+"""Episodes for tasks: the world at the task's seed and scale, plus its initial-state setup
+(cached, so setup runs once per process), and the replay of a task's gold actions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from mcpsim import sqlite
+from mcpsim.episode import Episode
+from mcpsim.tasks import Action, SetupCall, SetupDelete, SetupInsert, SetupStep, SetupUpdate, Task
+from mcpsim.templates import TemplateCache, process_templates
+from mcpsim.world import World
+
+
+class TaskSetupError(RuntimeError):
+    pass
+
+
+class GoldActionError(RuntimeError):
+    pass
+
+
+def task_episode(world: World, task: Task, *, templates: TemplateCache | None = None, id: str = "default") -> Episode:
+    """A fresh episode of `task`: cloned from the task's cached template (world + setup)."""
+    templates = templates or process_templates()
+    data = templates.get_or_build(("task", world.name, world.version, task.id),
+                                  lambda: _build_task_template(world, task, templates))
+    return Episode.restore(world, data, id=id)
+
+
+def _build_task_template(world: World, task: Task, templates: TemplateCache) -> bytes:
+    episode = Episode.restore(world, templates.get(world, task.seed, task.scale))
+    try:
+        for number, step in enumerate(task.setup, 1):
+            try:
+                apply_step(episode, step)
+            except (ValueError, TaskSetupError, sqlite3.Error) as exc:
+                raise TaskSetupError(f"task {task.id}: setup step {number}: {exc}") from None
+        with episode._lock:
+            sqlite.clear_log(episode.conn)  # the setup's changes are the author's, not the agent's
+            sqlite.write_meta(episode.conn, {"task": task.id})
+        return episode.snapshot()
+    finally:
+        episode.close()
+
+
+def apply_step(episode: Episode, step: SetupStep) -> None:
+    match step:
+        case SetupCall(call=tool, args=args):
+            result = episode.call(tool, args)
+            if result.is_error:
+                raise TaskSetupError(f"{tool} failed: {result.error}")
+        case SetupUpdate(update=table, where=where, set=values):
+            t = episode.table(table)
+            unknown = sorted(set(values) - set(t.columns.keys()))
+            if unknown or not values:
+                raise TaskSetupError(f"table {table} has no columns {unknown}" if unknown else "nothing to set")
+            clause, params = sqlite.where_sql(t, where)
+            assignments = ", ".join(f'"{c}" = ?' for c in values)
+            if episode.edit(f'UPDATE "{table}" SET {assignments} WHERE {clause}', [*values.values(), *params]) == 0:
+                raise TaskSetupError(f"no row of {table} matches {where}")
+        case SetupInsert(insert=table, row=row):
+            t = episode.table(table)
+            unknown = sorted(set(row) - set(t.columns.keys()))
+            if unknown:
+                raise TaskSetupError(f"table {table} has no columns {unknown}")
+            columns = ", ".join(f'"{c}"' for c in row)
+            marks = ", ".join("?" * len(row))
+            episode.edit(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))
+        case SetupDelete(delete=table, where=where):
+            clause, params = sqlite.where_sql(episode.table(table), where)
+            if episode.edit(f'DELETE FROM "{table}" WHERE {clause}', params) == 0:
+                raise TaskSetupError(f"no row of {table} matches {where}")
+
+
+def run_actions(episode: Episode, actions: list[Action]) -> None:
+    """Replay actions (a task's gold solution); every one must succeed."""
+    for number, action in enumerate(actions, 1):
+        result = episode.call(action.tool, action.args)
+        if result.is_error:
+            raise GoldActionError(f"gold action {number} ({action.tool}) failed: {result.error}")
+
+
+def oracle_answer(task: Task) -> str:
+    """A final answer that states every fact of the task (what a perfect agent would say)."""
+    from mcpsim.tasks import AnyFact, NumberFact
+
+    parts = []
+    for fact in task.answer:
+        match fact:
+            case NumberFact(number=number):
+                parts.append(f"{number:.2f}")
+            case AnyFact(any=phrases):
+                parts.append(phrases[0])
+            case str():
+                parts.append(fact)
+    return "; ".join(parts) if parts else "Done."

@@ -1,0 +1,319 @@
+"""Task files: what an episode should achieve, and the rubric that decides whether it did.
+
+A world keeps its tasks in `worlds/<name>/tasks/*.yaml`. They are plain data validated by the
+models below, loadable without importing the world's code (`load_tasks("retail")`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+CANARY_PREFIX = "MCPSIM-CANARY"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- initial state ------------------------------------------------------------------------------
+
+
+class SetupCall(Strict):
+    """Call a world tool (it must succeed)."""
+
+    call: str
+    args: dict[str, Any] = {}
+
+
+class SetupUpdate(Strict):
+    """Set columns on the rows of `update` (a table) matching `where` (at least one must match)."""
+
+    update: str
+    where: dict[str, Any]
+    set: dict[str, Any]
+
+
+class SetupInsert(Strict):
+    insert: str
+    row: dict[str, Any]
+
+
+class SetupDelete(Strict):
+    delete: str
+    where: dict[str, Any]
+
+
+SetupStep = SetupCall | SetupUpdate | SetupInsert | SetupDelete
+
+
+class Action(Strict):
+    """One tool call of the gold solution."""
+
+    tool: str
+    args: dict[str, Any] = {}
+
+
+# -- facts the final answer must state ---------------------------------------------------------
+
+
+class NumberFact(Strict):
+    number: float
+    tolerance: float = Field(0.005, ge=0)
+
+
+class AnyFact(Strict):
+    """At least one of these phrases."""
+
+    any: list[str] = Field(min_length=1)
+
+
+Fact = str | NumberFact | AnyFact
+
+# -- rubric checks ------------------------------------------------------------------------------
+
+Where = dict[str, Any]
+"""Column conditions, all of which must hold: `{"status": "cancelled"}`, or with an operator:
+`{"amount_cents": {"gte": 100}}` (eq, ne, gt, gte, lt, lte, in, not_in, like, is_null)."""
+
+
+class CheckBase(Strict):
+    requirement: str = Field(min_length=5, description="The requirement as a sentence a person can check.")
+    weight: float = Field(1.0, gt=0, le=100)
+    noop_passes: bool = Field(description="Whether an agent that does nothing should pass this check.")
+
+
+class RowExists(CheckBase):
+    type: Literal["row_exists"]
+    table: str
+    where: Where
+
+
+class RowAbsent(CheckBase):
+    type: Literal["row_absent"]
+    table: str
+    where: Where
+
+
+class FieldEquals(CheckBase):
+    """Exactly one row matches `where`, and its `values` are as given."""
+
+    type: Literal["field_equals"]
+    table: str
+    where: Where
+    values: dict[str, Any] = Field(min_length=1)
+
+
+class RowCount(CheckBase):
+    type: Literal["row_count"]
+    table: str
+    where: Where = {}
+    equals: int = Field(ge=0)
+
+
+class ColumnSum(CheckBase):
+    type: Literal["column_sum"]
+    table: str
+    column: str
+    where: Where = {}
+    equals: float
+    tolerance: float = Field(0.005, ge=0)
+
+
+class GoldState(CheckBase):
+    """The final state equals the state reached by replaying the gold actions on a fresh episode
+    of this task, ignoring volatile columns (`table.column` patterns, plus the file's)."""
+
+    type: Literal["gold_state"]
+    volatile: list[str] = []
+
+
+class AllowRule(Strict):
+    table: str
+    where: Where = {}
+    ops: list[Literal["insert", "update", "delete"]] = ["insert", "update", "delete"]
+
+
+class AllowedChanges(CheckBase):
+    """Only these rows may change; any other change is collateral damage. Without `allow`, the
+    rows the gold actions changed are the allowed ones."""
+
+    type: Literal["allowed_changes"]
+    allow: list[AllowRule] | None = None
+
+
+class AnswerFacts(CheckBase):
+    """The final answer states every fact of the task's `answer` list."""
+
+    type: Literal["answer_facts"]
+
+
+class ToolCalled(CheckBase):
+    """A successful call of `tool` whose arguments include `args`, at least `min_times` times."""
+
+    type: Literal["tool_called"]
+    tool: str
+    args: dict[str, Any] = {}
+    min_times: int = Field(1, ge=1)
+
+
+class ToolNotCalled(CheckBase):
+    """No call (attempted or successful) of a tool matching any pattern (`delete_*`)."""
+
+    type: Literal["tool_not_called"]
+    tools: list[str] = Field(min_length=1)
+
+
+class CallOrder(CheckBase):
+    """Every successful call matching `then` (tool patterns, or "writes") comes after a
+    successful call matching `first`."""
+
+    type: Literal["call_order"]
+    first: list[str] = Field(min_length=1)
+    then: list[str] | Literal["writes"] = "writes"
+
+
+class Custom(CheckBase):
+    """A check written in Python in the world's folder (`@world.check(name)`)."""
+
+    type: Literal["custom"]
+    name: str
+    params: dict[str, Any] = {}
+
+
+Check = Annotated[
+    RowExists | RowAbsent | FieldEquals | RowCount | ColumnSum | GoldState | AllowedChanges | AnswerFacts
+    | ToolCalled | ToolNotCalled | CallOrder | Custom,
+    Field(discriminator="type"),
+]
+
+# -- tasks -----------------------------------------------------------------------------------
+
+
+class UserSpec(Strict):
+    """The simulated user of multi-turn runs: who they are, what they know, what they want,
+    and optionally scripted turns."""
+
+    persona: str = ""
+    knows: dict[str, Any] = {}
+    wants: str = ""
+    turns: list[str] = []
+
+
+class Task(Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,80}$")
+    instruction: str = Field(min_length=10, description="What the agent is asked, as the user would say it.")
+    user: UserSpec = UserSpec()
+    seed: int = Field(0, ge=0)
+    scale: str = "default"
+    setup: list[SetupStep] = []
+    gold: list[Action]
+    answer: list[Fact] = []
+    rubric: list[Check] = Field(min_length=1)
+    volatile: list[str] = []
+    tags: list[str] = []
+    difficulty: Literal["easy", "medium", "hard"]
+    split: Literal["train", "dev", "test"]
+
+    @model_validator(mode="after")
+    def _answer_checked_only_if_given(self) -> Task:
+        if any(isinstance(c, AnswerFacts) for c in self.rubric) and not self.answer:
+            raise ValueError("the rubric checks answer facts but the task lists none under 'answer'")
+        return self
+
+
+class TaskFile(Strict):
+    world: str
+    canary: str = Field(description="A unique string that must never appear in anything an agent sees.")
+    volatile: list[str] = Field([], description="table.column patterns every gold_state check ignores.")
+    tasks: list[Task]
+
+    @field_validator("canary")
+    @classmethod
+    def _canary_format(cls, value: str) -> str:
+        if not value.startswith(CANARY_PREFIX) or len(value) < len(CANARY_PREFIX) + 16:
+            raise ValueError(f"a canary starts with {CANARY_PREFIX!r} and carries at least 16 random characters")
+        return value
+
+
+class TaskSet(BaseModel):
+    """All the tasks of a world, from one or more files."""
+
+    world: str
+    files: list[TaskFile]
+
+    @property
+    def tasks(self) -> list[Task]:
+        return [t for f in self.files for t in f.tasks]
+
+    @property
+    def canaries(self) -> set[str]:
+        return {f.canary for f in self.files}
+
+    def file_of(self, task_id: str) -> TaskFile:
+        for f in self.files:
+            if any(t.id == task_id for t in f.tasks):
+                return f
+        raise KeyError(task_id)
+
+    def get(self, task_id: str) -> Task:
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        raise UnknownTask(task_id, [t.id for t in self.tasks])
+
+    def volatile_for(self, task: Task) -> list[str]:
+        return [*self.file_of(task.id).volatile, *task.volatile]
+
+
+class UnknownTask(LookupError):
+    def __init__(self, task_id: str, known: list[str]) -> None:
+        hint = f" (known: {', '.join(known[:8])}{', ...' if len(known) > 8 else ''})" if known else " (none)"
+        super().__init__(f"unknown task {task_id!r}{hint}")
+
+
+class TaskFileError(ValueError):
+    pass
+
+
+def load_task_file(path: Path) -> TaskFile:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return TaskFile.model_validate(data)
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise TaskFileError(f"{path}: {exc}") from None
+
+
+def load_task_dir(world: str, folder: Path) -> TaskSet:
+    files: list[TaskFile] = []
+    seen: dict[str, Path] = {}
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        f = load_task_file(path)
+        if f.world != world:
+            raise TaskFileError(f"{path}: declares world {f.world!r}, but lies in {world!r}'s folder")
+        for t in f.tasks:
+            if t.id in seen:
+                raise TaskFileError(f"{path}: task id {t.id!r} also in {seen[t.id]}")
+            seen[t.id] = path
+        files.append(f)
+    return TaskSet(world=world, files=files)
+
+
+def task_folder(world: str) -> Path:
+    """`<world package>/tasks`, found from the world's entry point without importing the world."""
+    for ep in entry_points(group="mcpsim.worlds"):
+        if ep.name == world:
+            spec = importlib.util.find_spec(ep.module)
+            if spec is None or not spec.submodule_search_locations:
+                raise TaskFileError(f"world {world!r} ({ep.module}) is not a package; it has no task folder")
+            return Path(next(iter(spec.submodule_search_locations))) / "tasks"
+    raise LookupError(f"unknown world {world!r}")
+
+
+def load_tasks(world: str) -> TaskSet:
+    return load_task_dir(world, task_folder(world))

@@ -1,0 +1,238 @@
+"""One evaluator per rubric check type. Each returns (passed, reason); the reason says what was
+found, so a failed check explains itself."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+from mcpsim import sqlite
+from mcpsim.episode import Episode
+from mcpsim.sqlite import CallRecord
+from mcpsim.tasks import (
+    AllowedChanges,
+    AnswerFacts,
+    AnyFact,
+    CallOrder,
+    Check,
+    ColumnSum,
+    Custom,
+    Fact,
+    FieldEquals,
+    GoldState,
+    NumberFact,
+    RowAbsent,
+    RowCount,
+    RowExists,
+    Task,
+    ToolCalled,
+    ToolNotCalled,
+)
+from mcpsim.verifier.diff import NetChanges, compare_with_gold, diff_entries, show_key
+
+Outcome = tuple[bool, str]
+
+
+@dataclass
+class GradingContext:
+    """What a check sees: the ended episode, its net changes and transcript, the agent's final
+    answer, and (computed on first use) the gold solution's net changes."""
+
+    task: Task
+    episode: Episode
+    answer: str | None
+    transcript: list[CallRecord]
+    changes: NetChanges
+    volatile: list[str]
+    gold_changes: Callable[[], NetChanges]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.episode.select(table, where)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def row_exists(ctx: GradingContext, check: RowExists) -> Outcome:
+    n = len(ctx.rows(check.table, check.where))
+    return n > 0, f"{_plural(n, 'row')} of {check.table} match {check.where}"
+
+
+def row_absent(ctx: GradingContext, check: RowAbsent) -> Outcome:
+    n = len(ctx.rows(check.table, check.where))
+    return n == 0, f"{_plural(n, 'row')} of {check.table} match {check.where}"
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return math.isclose(a, b, rel_tol=0, abs_tol=1e-9)
+    return a == b
+
+
+def field_equals(ctx: GradingContext, check: FieldEquals) -> Outcome:
+    rows = ctx.rows(check.table, check.where)
+    if len(rows) != 1:
+        return False, f"expected exactly one row of {check.table} matching {check.where}, found {len(rows)}"
+    row = rows[0]
+    unknown = [c for c in check.values if c not in row]
+    if unknown:
+        raise ValueError(f"table {check.table} has no columns {unknown}")
+    wrong = [f"{c}: expected {v!r}, got {row[c]!r}" for c, v in check.values.items() if not _same(row[c], v)]
+    return not wrong, "; ".join(wrong) or f"{', '.join(f'{c}={v!r}' for c, v in check.values.items())}"
+
+
+def row_count(ctx: GradingContext, check: RowCount) -> Outcome:
+    n = len(ctx.rows(check.table, check.where))
+    return n == check.equals, f"{_plural(n, 'row')} of {check.table} match {check.where}, expected {check.equals}"
+
+
+def column_sum(ctx: GradingContext, check: ColumnSum) -> Outcome:
+    table = ctx.episode.table(check.table)
+    if check.column not in table.columns:
+        raise ValueError(f"table {check.table} has no column {check.column!r}")
+    clause, params = sqlite.where_sql(table, check.where)
+    (row,) = ctx.episode.query(f'SELECT total("{check.column}") AS s FROM "{check.table}" WHERE {clause}',
+                               tuple(params))
+    total = row["s"]
+    return abs(total - check.equals) <= check.tolerance + 1e-9, f"sum of {check.table}.{check.column} is {total:g}, expected {check.equals:g}"
+
+
+def gold_state(ctx: GradingContext, check: GoldState) -> Outcome:
+    problems = compare_with_gold(ctx.changes, ctx.gold_changes(), [*ctx.volatile, *check.volatile])
+    if not problems:
+        return True, "the final state equals the gold solution's"
+    more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
+    return False, "; ".join(problems[:8]) + more
+
+
+def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
+    if check.allow is None:
+        allowed = set(ctx.gold_changes())
+        permitted = lambda key, change: key in allowed  # noqa: E731
+    else:
+        rules = check.allow
+
+        def permitted(key: tuple[str, str], change: Any) -> bool:
+            return any(
+                r.table == change.table and change.op in r.ops
+                and any(row is not None and sqlite.row_matches(row, r.where) for row in (change.before, change.after))
+                for r in rules
+            )
+
+    collateral = {k: c for k, c in ctx.changes.items() if not permitted(k, c)}
+    if not collateral:
+        return True, f"{_plural(len(ctx.changes), 'row')} changed, all allowed"
+    shown = [str(d) for d in diff_entries(collateral)][:8]
+    return False, "collateral changes: " + "; ".join(shown)
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?")
+
+
+def normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = re.sub(r"[\u2018\u2019\u201c\u201d`]", "'", text)
+    return " ".join(re.sub(r"[^\w$%.'#-]+", " ", text).split())
+
+
+def numbers_in(text: str) -> list[float]:
+    return [float(m.replace("$", "").replace(",", "")) for m in _NUMBER.findall(text)]
+
+
+def fact_stated(fact: Fact, answer: str) -> bool:
+    normal = normalize(answer)
+
+    def phrase(p: str) -> bool:
+        return re.search(rf"(?<!\w){re.escape(normalize(p))}(?!\w)", normal) is not None
+
+    match fact:
+        case NumberFact(number=number, tolerance=tolerance):
+            return any(abs(n - number) <= tolerance + 1e-9 for n in numbers_in(answer))  # float slack
+        case AnyFact(any=phrases):
+            return any(phrase(p) for p in phrases)
+        case str():
+            return phrase(fact)
+    raise TypeError(fact)
+
+
+def describe_fact(fact: Fact) -> str:
+    match fact:
+        case NumberFact(number=number):
+            return f"{number:g}"
+        case AnyFact(any=phrases):
+            return " or ".join(repr(p) for p in phrases)
+    return repr(fact)
+
+
+def answer_facts(ctx: GradingContext, check: AnswerFacts) -> Outcome:
+    if not ctx.answer:
+        return False, "no final answer was given"
+    missing = [describe_fact(f) for f in ctx.task.answer if not fact_stated(f, ctx.answer)]
+    return not missing, ("missing: " + ", ".join(missing)) if missing else f"all {len(ctx.task.answer)} facts stated"
+
+
+def _subset(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(k in actual and _subset(v, actual[k]) for k, v in expected.items())
+    return _same(expected, actual)
+
+
+def tool_called(ctx: GradingContext, check: ToolCalled) -> Outcome:
+    n = sum(1 for c in ctx.transcript if c.ok and c.tool == check.tool and _subset(check.args, c.arguments))
+    args = f" with {check.args}" if check.args else ""
+    return n >= check.min_times, f"{check.tool}{args} succeeded {_plural(n, 'time')}"
+
+
+def _matches(tool: str, patterns: list[str]) -> bool:
+    return any(fnmatchcase(tool, p) for p in patterns)
+
+
+def tool_not_called(ctx: GradingContext, check: ToolNotCalled) -> Outcome:
+    hits = [c for c in ctx.transcript if _matches(c.tool, check.tools)]
+    if not hits:
+        return True, f"no call of {', '.join(check.tools)}"
+    return False, f"called {', '.join(sorted({c.tool for c in hits}))} ({_plural(len(hits), 'time')})"
+
+
+def call_order(ctx: GradingContext, check: CallOrder) -> Outcome:
+    seen_first = False
+    for c in ctx.transcript:
+        if not c.ok:
+            continue
+        if _matches(c.tool, check.first):
+            seen_first = True
+        elif (c.writes if check.then == "writes" else _matches(c.tool, check.then)) and not seen_first:
+            return False, f"{c.tool} (call {c.call_seq}) came before any of {', '.join(check.first)}"
+    return True, f"every {'write' if check.then == 'writes' else ' / '.join(check.then)} came after {' / '.join(check.first)}"
+
+
+def custom(ctx: GradingContext, check: Custom) -> Outcome:
+    fn = ctx.episode.world.checks.get(check.name)
+    if fn is None:
+        raise ValueError(f"world {ctx.episode.world.name} has no custom check {check.name!r}")
+    result = fn(ctx, **check.params)
+    if isinstance(result, bool):
+        return result, "custom check " + ("passed" if result else "failed")
+    passed, reason = result
+    return bool(passed), str(reason)
+
+
+EVALUATORS: dict[type, Callable[[GradingContext, Any], Outcome]] = {
+    RowExists: row_exists, RowAbsent: row_absent, FieldEquals: field_equals, RowCount: row_count,
+    ColumnSum: column_sum, GoldState: gold_state, AllowedChanges: allowed_changes, AnswerFacts: answer_facts,
+    ToolCalled: tool_called, ToolNotCalled: tool_not_called, CallOrder: call_order, Custom: custom,
+}
+
+
+def evaluate(ctx: GradingContext, check: Check) -> Outcome:
+    return EVALUATORS[type(check)](ctx, check)
+
+
+__all__ = ["EVALUATORS", "GradingContext", "evaluate", "fact_stated", "normalize", "show_key"]

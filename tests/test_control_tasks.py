@@ -1,0 +1,85 @@
+"""Task episodes over the control plane: create with a task, verify, snapshot."""
+
+from __future__ import annotations
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from mcpsim.episode import Episode
+from tests.verifier_fixtures import CANARY, ledger_tasks
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def live(serve_http, ledger, templates):
+    return serve_http([ledger], tasks={"ledger": ledger_tasks(ledger, templates)})
+
+
+async def test_a_task_episode_is_driven_over_mcp_then_verified_and_frozen(live, ledger, templates):
+    task = ledger_tasks(ledger, templates).get("pay-and-open")
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        ep = (await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})).json()
+        assert (ep["task"], ep["seed"], ep["scale"]) == ("pay-and-open", 1, "small")
+        with anyio.fail_after(20):
+            async with Client(ep["mcp_url"]) as client:
+                for action in task.gold:
+                    assert not (await client.call_tool(action.tool, action.args)).is_error
+        verdict = (await http.post(f"/episodes/{ep['id']}/verify", json={"answer": "Sent $20.00; Zoe is set up."})).json()
+        assert verdict["passed"] and verdict["reward"] == 1.0 and verdict["task_id"] == "pay-and-open"
+        assert verdict["world_version"] == ledger.version and verdict["diff"]
+        assert CANARY not in str(verdict)  # verdicts go to harnesses, but still carry no canary
+        assert (await http.get(f"/episodes/{ep['id']}")).json()["ended"] is True
+        with anyio.fail_after(20):
+            async with Client(ep["mcp_url"]) as client:
+                late = await client.call_tool("open_account", {"owner": "After The End"})
+        assert late.is_error and "ended" in late.content[0].text
+
+
+async def test_a_do_nothing_episode_verifies_as_a_failure_with_reasons(live):
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        ep = (await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})).json()
+        verdict = (await http.post(f"/episodes/{ep['id']}/verify")).json()
+    assert verdict["passed"] is False and verdict["reward"] == 0.0
+    failed = [c for c in verdict["checks"] if not c["passed"]]
+    assert failed and all(c["reason"] for c in failed)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "fragment"),
+    [
+        ({"world": "ledger", "task": "no-such-task"}, 422, "unknown task 'no-such-task'"),
+        ({"world": "ledger", "task": "pay-and-open", "seed": 2}, 422, "runs at seed 1"),
+        ({"world": "ledger", "task": "pay-and-open", "scale": "default"}, 422, "runs at scale 'small'"),
+        ({"world": "ledger", "task": 7}, 422, "valid string"),
+    ],
+)
+async def test_bad_task_requests_get_a_4xx_with_the_reason(live, body, status, fragment):
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        r = await http.post("/episodes", json=body)
+    assert r.status_code == status and fragment in r.text
+
+
+async def test_verify_refuses_an_episode_without_a_task_and_a_malformed_body(live):
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        plain = (await http.post("/episodes", json={"world": "ledger", "scale": "small"})).json()
+        r = await http.post(f"/episodes/{plain['id']}/verify", json={"answer": "hi"})
+        assert r.status_code == 422 and "not created for a task" in r.text
+        task_ep = (await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})).json()
+        r = await http.post(f"/episodes/{task_ep['id']}/verify", json={"answer": 42})
+        assert r.status_code == 422
+        r = await http.post(f"/episodes/{task_ep['id']}/verify", json={"answer": "x" * 200_000})
+        assert r.status_code == 413
+        assert (await http.get(f"/episodes/{task_ep['id']}")).json()["ended"] is False
+
+
+async def test_a_snapshot_downloads_the_episode_database(live, ledger):
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        ep = (await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})).json()
+        state = (await http.get(f"/episodes/{ep['id']}/state")).json()
+        r = await http.get(f"/episodes/{ep['id']}/snapshot")
+    assert r.headers["content-type"] == "application/vnd.sqlite3"
+    restored = Episode.restore(ledger, r.content)
+    assert restored.state_hash() == state["state_hash"] and restored.task_id == "pay-and-open"
