@@ -49,6 +49,20 @@ class CallResult:
         return self.error is not None
 
 
+def snapshot_world(data: bytes) -> str:
+    """The world name recorded in a snapshot's bytes (ValueError if they are not an episode)."""
+    conn = sqlite.connect(data)
+    try:
+        world = sqlite.read_meta(conn).get("world")
+    except sqlite3.Error as exc:
+        raise ValueError(f"not an mcpsim episode database ({exc})") from None
+    finally:
+        conn.close()
+    if not isinstance(world, str):
+        raise ValueError("not an mcpsim episode database (no world recorded)")
+    return world
+
+
 class Episode:
     """One world instance. Create with `Episode.create(world, seed, scale)`."""
 
@@ -65,6 +79,7 @@ class Episode:
         self.template_version: str = meta["version"]
         self.task_id: str | None = meta.get("task")
         self.flags: list[str] = []  # why this episode must not be graded as a pass
+        self.verdict: dict[str, Any] | None = None  # the last verdict, once graded
         self.ended = False
         self.last_used = 0.0  # set by the EpisodeManager that hosts it (its own clock)
         self._lock = threading.Lock()

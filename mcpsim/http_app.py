@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
@@ -27,9 +28,10 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from mcpsim import __version__
-from mcpsim.episode import Episode
+from mcpsim.episode import Episode, snapshot_world
 from mcpsim.manager import EpisodeLimitReached, EpisodeManager
 from mcpsim.mcp_server import build_server, http_security
+from mcpsim.recording import Recorder, episode_trajectory
 from mcpsim.registry import load_world, world_names
 from mcpsim.scenario import GoldActionError, TaskSetupError
 from mcpsim.tasks import TaskFileError
@@ -39,6 +41,7 @@ from mcpsim.world import World
 log = structlog.get_logger("mcpsim.http")
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024
 
 
 class CreateEpisode(BaseModel):
@@ -276,6 +279,35 @@ def build_app(
                         headers={"Content-Disposition": f'attachment; filename="{episode.id}.sqlite"'})
 
     @control
+    async def episode_trajectory_route(request: Request) -> Response:
+        episode = episode_of(request)
+        trajectory = await anyio.to_thread.run_sync(lambda: episode_trajectory(episode, verdict=episode.verdict))
+        return JSONResponse(trajectory.model_dump(mode="json"))
+
+    @control
+    async def restore_episode(request: Request) -> Response:
+        """A new episode from a snapshot's bytes (GET /episodes/{id}/snapshot), e.g. to resume a
+        partial rollout."""
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/vnd.sqlite3":
+            raise HttpError(415, "send the snapshot's bytes with Content-Type: application/vnd.sqlite3")
+        data = b""
+        async for chunk in request.stream():
+            data += chunk
+            if len(data) > MAX_SNAPSHOT_BYTES:
+                raise HttpError(413, f"snapshot larger than {MAX_SNAPSHOT_BYTES} bytes")
+        try:
+            world_name = snapshot_world(data)
+            episode = Episode.restore(lookup(world_name), data)
+        except (ValueError, LookupError, sqlite3.Error) as exc:
+            raise HttpError(422, f"not an mcpsim episode of a world this server has: {exc}") from None
+        try:
+            manager.add(episode)
+        except EpisodeLimitReached as exc:
+            episode.close()
+            raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
+        return JSONResponse(describe(request, episode), status_code=201)
+
+    @control
     async def fork_episode(request: Request) -> Response:
         source = episode_of(request)
         try:
@@ -307,6 +339,7 @@ def build_app(
         Route("/worlds", list_worlds, methods=["GET"]),
         Route("/episodes", create_episode, methods=["POST"]),
         Route("/episodes", list_episodes, methods=["GET"]),
+        Route("/episodes/restore", restore_episode, methods=["POST"]),
         Route("/episodes/{episode_id}", get_episode, methods=["GET"]),
         Route("/episodes/{episode_id}", delete_episode, methods=["DELETE"]),
         Route("/episodes/{episode_id}/state", get_state, methods=["GET"]),
@@ -315,6 +348,7 @@ def build_app(
         Route("/episodes/{episode_id}/fork", fork_episode, methods=["POST"]),
         Route("/episodes/{episode_id}/verify", verify_episode, methods=["POST"]),
         Route("/episodes/{episode_id}/snapshot", snapshot_episode, methods=["GET"]),
+        Route("/episodes/{episode_id}/trajectory", episode_trajectory_route, methods=["GET"]),
         Route("/episodes/{episode_id}/mcp", mcp_endpoint),
         Route("/mcp", mcp_endpoint),
     ]
@@ -336,11 +370,12 @@ class ServeConfig:
     cache_dir: str | None = None
     allowed_hosts: list[str] = dataclass_field(default_factory=list)
     allowed_origins: list[str] = dataclass_field(default_factory=list)
+    record_dir: str | None = None  # write every episode's trajectory there when it ends
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> ServeConfig:
         """MCPSIM_WORLD, _SEED, _SCALE, _TOKEN, _HOST, _MAX_EPISODES, _TTL (0: never),
-        _CACHE_DIR, _ALLOWED_HOSTS and _ALLOWED_ORIGINS (space-separated)."""
+        _CACHE_DIR, _ALLOWED_HOSTS and _ALLOWED_ORIGINS (space-separated), _RECORD_DIR."""
         ttl = float(env.get("MCPSIM_TTL", "3600"))
         return cls(
             world=env.get("MCPSIM_WORLD", "retail"),
@@ -353,16 +388,50 @@ class ServeConfig:
             cache_dir=env.get("MCPSIM_CACHE_DIR") or None,
             allowed_hosts=env.get("MCPSIM_ALLOWED_HOSTS", "").split(),
             allowed_origins=env.get("MCPSIM_ALLOWED_ORIGINS", "").split(),
+            record_dir=env.get("MCPSIM_RECORD_DIR") or None,
         )
 
 
 def create_app(config: ServeConfig) -> Starlette:
     """Load the worlds, build the default episode, and assemble the app."""
     default = load_world(config.world)
-    manager = EpisodeManager(TemplateCache(config.cache_dir), max_episodes=config.max_episodes,
-                             ttl_seconds=config.ttl_seconds)
+    recorder = Recorder(config.record_dir) if config.record_dir else None
+    manager = EpisodeManager(
+        TemplateCache(config.cache_dir), max_episodes=config.max_episodes, ttl_seconds=config.ttl_seconds,
+        on_retire=recorder.record if recorder else None,
+    )
     manager.set_default(default, config.seed, config.scale)
     worlds = [default] + [load_world(n) for n in world_names() if n != default.name]
     interval = min(30.0, config.ttl_seconds / 2) if config.ttl_seconds else 30.0
     return build_app(worlds, manager, token=config.token, host=config.host, allowed_hosts=config.allowed_hosts,
                      allowed_origins=config.allowed_origins, reap_interval=interval)
+
+
+@contextmanager
+def serve_in_thread(app: Starlette, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Run `app` with uvicorn in a background thread (its own event loop) until the block ends;
+    yields the base URL. Port 0 picks a free port."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    if port == 0:
+        with socket.socket() as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="on"))
+    thread = threading.Thread(target=server.run, name="mcpsim-http", daemon=True)
+    thread.start()
+    ready = threading.Event()
+    for _ in range(2000):  # polled, bounded to about 20 s
+        if server.started or not thread.is_alive():
+            break
+        ready.wait(0.01)
+    if not server.started:
+        raise RuntimeError(f"the HTTP server did not start on {host}:{port}")
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

@@ -39,6 +39,7 @@ class EpisodeManager:
         worlds: Callable[[str], World] = load_world,
         tasks: Callable[[str], TaskSet] = load_tasks,
         clock: Callable[[], float] = time.monotonic,
+        on_retire: Callable[[Episode], None] | None = None,
     ) -> None:
         self.templates = templates
         self.max_episodes = max_episodes
@@ -46,6 +47,7 @@ class EpisodeManager:
         self.worlds = worlds
         self.tasks = tasks
         self.clock = clock
+        self.on_retire = on_retire  # called with each episode before it is closed (recording)
         self._verifiers: dict[str, Verifier] = {}
         self._episodes: dict[str, Episode] = {}
         self._lock = threading.Lock()
@@ -128,9 +130,18 @@ class EpisodeManager:
             episode = self._episodes.pop(episode_id, None)
         if episode is None:
             return False
-        episode.close()
+        self._retire(episode)
         log.info("episode deleted", world=episode.world.name, episode=episode_id)
         return True
+
+    def _retire(self, episode: Episode) -> None:
+        try:
+            if self.on_retire is not None:
+                self.on_retire(episode)
+        except Exception:
+            log.exception("recording an episode failed", episode=episode.id)
+        finally:
+            episode.close()
 
     def list(self) -> list[Episode]:
         with self._lock:
@@ -152,4 +163,4 @@ class EpisodeManager:
         for episode_id in list(self._episodes):
             self.delete(episode_id)
         if self.default is not None:
-            self.default.close()
+            self._retire(self.default)

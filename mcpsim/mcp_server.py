@@ -46,8 +46,20 @@ def _episode_id(request: Any) -> str | None:
     return match.group(1) if match else None
 
 
+META_EPISODE = "mcpsim/episode"
+"""Request `_meta` key naming the episode, for transports without URLs (the in-process runner
+drives many episodes through one in-memory server). Ignored on HTTP, where the URL decides."""
+
+
+def _request_episode(request: Any, meta: Any) -> str | None:
+    if request is not None:
+        return _episode_id(request)
+    value = meta.get(META_EPISODE) if isinstance(meta, dict) else getattr(meta, META_EPISODE, None)
+    return value if isinstance(value, str) else None
+
+
 def episode_id_of(ctx: Context) -> str | None:
-    return _episode_id(ctx.request_context.request)
+    return _request_episode(ctx.request_context.request, ctx.request_context.meta)
 
 
 class _RecordRejectedCalls:
@@ -78,7 +90,7 @@ class _RecordRejectedCalls:
                 return result
         params = ctx.params or {}
         try:
-            episode = self.resolve(_episode_id(ctx.request))
+            episode = self.resolve(_request_episode(ctx.request, ctx.meta))
         except LookupError:
             return result
         episode.refuse(str(params.get("name")), params.get("arguments"), text)

@@ -81,17 +81,6 @@ def run_actions(episode: Episode, actions: list[Action]) -> None:
             raise GoldActionError(f"gold action {number} ({action.tool}) failed: {result.error}")
 
 
-def oracle_answer(task: Task) -> str:
-    """A final answer that states every fact of the task (what a perfect agent would say)."""
-    from mcpsim.tasks import AnyFact, NumberFact
 
-    parts = []
-    for fact in task.answer:
-        match fact:
-            case NumberFact(number=number):
-                parts.append(f"{number:.2f}")
-            case AnyFact(any=phrases):
-                parts.append(phrases[0])
-            case str():
-                parts.append(fact)
-    return "; ".join(parts) if parts else "Done."
+def oracle_answer(task: Task) -> str:
+    return task.oracle_answer()

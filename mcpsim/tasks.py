@@ -220,6 +220,19 @@ class Task(Strict):
     difficulty: Literal["easy", "medium", "hard"]
     split: Literal["train", "dev", "test"]
 
+    def oracle_answer(self) -> str:
+        """A final answer that states every fact (what a perfect agent would say)."""
+        parts = []
+        for fact in self.answer:
+            match fact:
+                case NumberFact(number=number):
+                    parts.append(f"{number:.2f}")
+                case AnyFact(any=phrases):
+                    parts.append(phrases[0])
+                case str():
+                    parts.append(fact)
+        return "; ".join(parts) if parts else "Done."
+
     @model_validator(mode="after")
     def _answer_checked_only_if_given(self) -> Task:
         if any(isinstance(c, AnswerFacts) for c in self.rubric) and not self.answer:

@@ -4,17 +4,16 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import httpx
 import pytest
-import uvicorn
 
-from mcpsim.http_app import build_app
+from mcpsim.http_app import build_app, serve_in_thread
 from mcpsim.manager import EpisodeManager
 from mcpsim.templates import TemplateCache
 from mcpsim.world import World
@@ -64,31 +63,9 @@ class LiveServer:
     clock: FakeClock
 
 
-def run_uvicorn(app: object, port: int) -> Iterator[None]:
-    """Run a real uvicorn server on 127.0.0.1 in a thread until the generator is closed."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    started = threading.Event()
-    for _ in range(1000):  # readiness is polled, bounded to about 10 s
-        if server.started or not thread.is_alive():
-            started.set()
-            break
-        threading.Event().wait(0.01)
-    assert server.started, "uvicorn did not start"
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        assert not thread.is_alive(), "uvicorn did not stop"
-
-
 @pytest.fixture
 def serve_http(templates: TemplateCache):
     """Start an HTTP server for the given worlds; returns a LiveServer. Options go to build_app."""
-    stack: list[Iterator[None]] = []
-
     def start(worlds: list[World], *, default: World | None = None, max_episodes: int = 50,
               ttl: float | None = 60.0, tasks: dict | None = None, **options: object) -> LiveServer:
         clock = FakeClock()
@@ -96,16 +73,11 @@ def serve_http(templates: TemplateCache):
                                  tasks=lambda name: (tasks or {})[name])
         if default is not None:
             manager.set_default(default, 0, "small")
-        port = free_port()
-        gen = run_uvicorn(build_app(worlds, manager, **options), port)
-        next(gen)
-        stack.append(gen)
-        return LiveServer(f"http://127.0.0.1:{port}", manager, clock)
+        url = stack.enter_context(serve_in_thread(build_app(worlds, manager, **options)))
+        return LiveServer(url, manager, clock)
 
-    yield start
-    for gen in reversed(stack):
-        with pytest.raises(StopIteration):
-            next(gen)
+    with ExitStack() as stack:
+        yield start
 
 
 @pytest.fixture(scope="session")

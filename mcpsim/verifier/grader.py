@@ -72,11 +72,14 @@ class Verifier:
         total = sum(c.weight for c in checks)
         partial = sum(c.weight for c in checks if c.passed) / total if total else 0.0
         passed = failure is None and bool(checks) and all(c.passed for c in checks)
-        return Verdict(
+        verdict = Verdict(
             task_id=task.id, world=self.world.name, world_version=self.world.version, episode_id=episode.id,
             passed=passed, reward=1.0 if passed else 0.0, partial_reward=0.0 if failure else round(partial, 6),
             failure=failure, checks=checks, diff=diff, answer=answer, calls=episode.calls,
+            state_hash=episode.state_hash(),
         )
+        episode.verdict = verdict.model_dump(mode="json")
+        return verdict
 
     def _refusal(self, episode: Episode, task: Task) -> str | None:
         """A reason to fail closed that needs no checks, or None."""

@@ -46,6 +46,7 @@ class Verdict(BaseModel):
     diff: list[DiffEntry] = []
     answer: str | None = None
     calls: int = 0
+    state_hash: str | None = None  # of the graded (frozen) state
 
     def report(self) -> str:
         """A few lines a person can read."""

@@ -1,0 +1,278 @@
+"""Where episodes live while an agent acts: in this process (the default; MCP in memory), on an
+mcpsim HTTP server (the control plane plus the episode's own MCP URL), or in one `mcpsim serve`
+subprocess per episode over stdio. Agents only ever talk MCP; the backend does the rest."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import anyio.to_thread
+import httpx
+from mcp import Client, StdioServerParameters
+
+from mcpsim.tasks import Task
+from mcpsim.trajectory import Trajectory
+
+
+class BackendError(RuntimeError):
+    pass
+
+
+@dataclass
+class Outcome:
+    verdict: dict[str, Any]
+    record: Trajectory  # the server's view: every call with its row changes
+
+
+class LiveEpisode(Protocol):
+    id: str
+
+    async def policy(self) -> str: ...
+
+    async def list_tools(self) -> list[Any]: ...
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...
+
+    async def finish(self, answer: str | None) -> Outcome:
+        """End the episode, grade it, and return the verdict and the server's record."""
+        ...
+
+    async def suspend(self) -> bytes:
+        """Stop here and return the episode's snapshot, to resume in a later run."""
+        ...
+
+
+class Backend(Protocol):
+    name: str
+
+    def episode(self, world: str, task: Task, snapshot: bytes | None) -> AbstractAsyncContextManager[LiveEpisode]: ...
+
+
+async def _policy(client: Client, world: str) -> str:
+    if client.instructions:
+        return client.instructions
+    result = await client.read_resource(f"mcpsim://{world}/policy")
+    return "".join(getattr(c, "text", "") for c in result.contents)
+
+
+# -- in process ---------------------------------------------------------------------------------
+
+
+class InProcessBackend:
+    """Episodes in this process's EpisodeManager, one in-memory MCP server per world; each call
+    names its episode in the request's `_meta`."""
+
+    name = "in-process"
+
+    def __init__(self, manager: Any) -> None:
+        from mcpsim.mcp_server import build_server
+
+        self.manager = manager
+        self._servers: dict[str, Any] = {}
+        self._build_server = build_server
+
+    def _server(self, world: str) -> Any:
+        if world not in self._servers:
+            self._servers[world] = self._build_server(self.manager.worlds(world), self.manager.get)
+        return self._servers[world]
+
+    @asynccontextmanager
+    async def episode(self, world: str, task: Task, snapshot: bytes | None) -> AsyncIterator[LiveEpisode]:
+        from mcpsim.episode import Episode
+
+        if snapshot is None:
+            episode = await anyio.to_thread.run_sync(self.manager.create, world, task.seed, task.scale, task.id)
+        else:
+            episode = self.manager.add(Episode.restore(self.manager.worlds(world), snapshot))
+        try:
+            async with Client(self._server(world)) as client:
+                yield _InProcessEpisode(self.manager, episode, client, world)
+        finally:
+            self.manager.delete(episode.id)
+
+
+@dataclass
+class _InProcessEpisode:
+    manager: Any
+    episode: Any
+    client: Client
+    world: str
+
+    @property
+    def id(self) -> str:
+        return self.episode.id
+
+    async def policy(self) -> str:
+        return await _policy(self.client, self.world)
+
+    async def list_tools(self) -> list[Any]:
+        return (await self.client.list_tools()).tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        from mcpsim.mcp_server import META_EPISODE
+
+        return await self.client.call_tool(name, arguments, meta={META_EPISODE: self.episode.id})
+
+    async def finish(self, answer: str | None) -> Outcome:
+        from mcpsim.recording import episode_trajectory
+
+        verifier = self.manager.verifier(self.world)
+        verdict = await anyio.to_thread.run_sync(verifier.grade, self.episode, self.episode.task_id, answer)
+        record = await anyio.to_thread.run_sync(lambda: episode_trajectory(self.episode, verdict=self.episode.verdict))
+        return Outcome(verdict.model_dump(mode="json"), record)
+
+    async def suspend(self) -> bytes:
+        return await anyio.to_thread.run_sync(self.episode.snapshot)
+
+
+# -- HTTP ---------------------------------------------------------------------------------------
+
+
+class HttpBackend:
+    """An mcpsim HTTP server: episodes through its control plane, tools through their MCP URLs."""
+
+    name = "http"
+
+    def __init__(self, base_url: str, token: str | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=120)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def _json(self, method: str, path: str, **kw: Any) -> Any:
+        try:
+            response = await self.http.request(method, path, **kw)
+        except httpx.TransportError as exc:
+            raise BackendError(f"{method} {self.base_url}{path}: {exc}") from exc
+        if response.status_code >= 400:
+            raise BackendError(f"{method} {path}: HTTP {response.status_code}: {response.text[:300]}")
+        return response.json() if response.content and response.headers.get("content-type", "").startswith(
+            "application/json") else response.content
+
+    @asynccontextmanager
+    async def episode(self, world: str, task: Task, snapshot: bytes | None) -> AsyncIterator[LiveEpisode]:
+        if snapshot is None:
+            info = await self._json("POST", "/episodes", json={"world": world, "task": task.id})
+        else:
+            info = await self._json("POST", "/episodes/restore", content=snapshot,
+                                    headers={"Content-Type": "application/vnd.sqlite3"})
+        try:
+            async with Client(info["mcp_url"]) as client:
+                yield _HttpEpisode(self, info["id"], client, world)
+        finally:
+            try:
+                await self.http.delete(f"/episodes/{info['id']}")
+            except httpx.TransportError:
+                pass
+
+
+@dataclass
+class _HttpEpisode:
+    backend: HttpBackend
+    id: str
+    client: Client
+    world: str
+
+    async def policy(self) -> str:
+        return await _policy(self.client, self.world)
+
+    async def list_tools(self) -> list[Any]:
+        return (await self.client.list_tools()).tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return await self.client.call_tool(name, arguments)
+
+    async def finish(self, answer: str | None) -> Outcome:
+        verdict = await self.backend._json("POST", f"/episodes/{self.id}/verify", json={"answer": answer})
+        record = await self.backend._json("GET", f"/episodes/{self.id}/trajectory")
+        return Outcome(verdict, Trajectory.model_validate(record))
+
+    async def suspend(self) -> bytes:
+        return await self.backend._json("GET", f"/episodes/{self.id}/snapshot")
+
+
+# -- stdio --------------------------------------------------------------------------------------
+
+
+class StdioBackend:
+    """One `mcpsim serve WORLD --task ID` subprocess per episode, as a desktop client would run
+    it; when the client hangs up, the server writes its database, which `mcpsim verify` grades."""
+
+    name = "stdio"
+
+    def __init__(self, command: list[str] | None = None) -> None:
+        self.command = command or [sys.executable, "-m", "mcpsim"]
+
+    @asynccontextmanager
+    async def episode(self, world: str, task: Task, snapshot: bytes | None) -> AsyncIterator[LiveEpisode]:
+        with tempfile.TemporaryDirectory(prefix="mcpsim-stdio-") as tmp:
+            folder = Path(tmp)
+            args = ["serve", world, "--task", task.id, "--exit-snapshot", str(folder / "final.sqlite"),
+                    "--log-level", "WARNING"]
+            if snapshot is not None:
+                (folder / "start.sqlite").write_bytes(snapshot)
+                args += ["--snapshot", str(folder / "start.sqlite")]
+            live = _StdioEpisode(self, world, task, folder, args)
+            try:
+                yield live
+            finally:
+                await live.close()
+
+
+class _StdioEpisode:
+    def __init__(self, backend: StdioBackend, world: str, task: Task, folder: Path, args: list[str]) -> None:
+        self.backend, self.world, self.task, self.folder = backend, world, task, folder
+        self.id = f"stdio-{task.id}"
+        params = StdioServerParameters(command=backend.command[0], args=[*backend.command[1:], *args])
+        self._cm: Any = Client(params)
+        self._client: Client | None = None
+
+    async def _open(self) -> Client:
+        if self._client is None:
+            self._client = await self._cm.__aenter__()
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            self._client = None
+            await self._cm.__aexit__(None, None, None)
+
+    async def policy(self) -> str:
+        return await _policy(await self._open(), self.world)
+
+    async def list_tools(self) -> list[Any]:
+        return (await (await self._open()).list_tools()).tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return await (await self._open()).call_tool(name, arguments)
+
+    async def _final_snapshot(self) -> Path:
+        await self._open()
+        await self.close()  # the server writes its database as it exits
+        path = self.folder / "final.sqlite"
+        if not path.exists():
+            raise BackendError("the stdio server exited without writing its database")
+        return path
+
+    async def finish(self, answer: str | None) -> Outcome:
+        path = await self._final_snapshot()
+        record_path = self.folder / "record.json"
+        command = [*self.backend.command, "verify", self.world, "--task", self.task.id, "--snapshot", str(path),
+                   "--answer-file", "-", "--json", "--record", str(record_path)]
+        result = await anyio.run_process(command, input=(answer or "").encode(), check=False)
+        if result.returncode not in (0, 1):
+            raise BackendError(f"mcpsim verify failed: {result.stderr.decode()[-500:]}")
+        return Outcome(json.loads(result.stdout), Trajectory.model_validate_json(record_path.read_text()))
+
+    async def suspend(self) -> bytes:
+        return (await self._final_snapshot()).read_bytes()

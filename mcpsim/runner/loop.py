@@ -1,0 +1,163 @@
+"""One rollout: the conversation between an agent, a world (over MCP) and a simulated user."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+import structlog
+
+from mcpsim.runner.agents import Agent, Turn
+from mcpsim.runner.backends import LiveEpisode
+from mcpsim.runner.llm import ModelError
+from mcpsim.runner.users import User
+from mcpsim.seeding import derive_seed
+from mcpsim.tasks import Task
+from mcpsim.trajectory import CallLog, Message, ToolDef, Trajectory, Usage
+
+log = structlog.get_logger("mcpsim.runner")
+
+
+@dataclass
+class Resume:
+    """Where a cancelled rollout stopped: its messages, calls and usage (the world's state is
+    in the snapshot the backend restores)."""
+
+    messages: list[Message]
+    calls: list[CallLog]
+    usage: Usage
+    snapshot: bytes
+
+
+@dataclass
+class RolloutSettings:
+    max_steps: int = 30
+    timeout: float = 300.0
+    run_id: str | None = None
+    seed: int = 0
+
+
+@dataclass
+class _State:
+    messages: list[Message]
+    calls: list[CallLog]
+    usage: Usage
+    sent: list[int] = field(default_factory=list)  # indexes of calls that reached the server
+
+
+def mcp_tools_as_functions(tools: list[Any]) -> list[ToolDef]:
+    """MCP tools as OpenAI functions, sorted by name: a stable prefix keeps a model's KV cache warm."""
+    return [ToolDef(function={"name": t.name, "description": t.description or "", "parameters": t.input_schema})
+            for t in sorted(tools, key=lambda t: t.name)]
+
+
+def result_text(result: Any) -> str:
+    if result.structured_content is not None:
+        return json.dumps(result.structured_content)
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def final_answer(messages: list[Message]) -> str:
+    """Everything the agent told the user, in order (facts may be spread over several turns)."""
+    return "\n".join(m.content for m in messages if m.role == "assistant" and m.content)
+
+
+async def _call(live: LiveEpisode, state: _State, call_id: str, name: str, raw: str) -> None:
+    index = len(state.calls)
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+        if not isinstance(arguments, dict):
+            raise ValueError("arguments must be a JSON object")
+    except ValueError as exc:
+        error = f"the arguments of {name} are not a valid JSON object ({exc}); nothing was done"
+        state.calls.append(CallLog(index=index, tool=name, arguments=raw, ok=False, error=error, tool_call_id=call_id))
+        state.messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=f"Error: {error}"))
+        return
+    started = time.perf_counter()
+    result = await live.call_tool(name, arguments)
+    elapsed = (time.perf_counter() - started) * 1000
+    text = result_text(result)
+    state.sent.append(index)
+    state.calls.append(CallLog(
+        index=index, tool=name, arguments=arguments, ok=not result.is_error,
+        result=result.structured_content if not result.is_error else None,
+        error=text if result.is_error else None, duration_ms=round(elapsed, 3), tool_call_id=call_id))
+    state.messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=text))
+
+
+async def rollout(
+    agent: Agent, live: LiveEpisode, task: Task, user: User, *, world: str, trial: int,
+    settings: RolloutSettings, stop: anyio.Event, resume: Resume | None = None,
+) -> tuple[Trajectory, bytes | None]:
+    """Run one episode to its end (or until `stop` is set: then it is suspended and its
+    snapshot returned). Returns the trajectory and, for a suspended one, the snapshot."""
+    started = time.perf_counter()
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")  # for people only
+    tools = mcp_tools_as_functions(await live.list_tools())
+    if resume is not None:
+        state = _State(list(resume.messages), list(resume.calls), resume.usage)
+    else:
+        state = _State([Message(role="system", content=await live.policy()),
+                        Message(role="user", content=task.instruction)], [], Usage())
+    agent_seed = derive_seed(settings.seed, task.id, trial)
+    termination = "step_limit"
+    error: str | None = None
+    suspended = False
+    with anyio.move_on_after(settings.timeout) as deadline:
+        try:
+            while True:
+                if stop.is_set():
+                    suspended = True
+                    break
+                steps = sum(1 for m in state.messages if m.role == "assistant")
+                if steps >= settings.max_steps:
+                    termination = "step_limit"
+                    break
+                turn = Turn(messages=list(state.messages), tools=tools, step=steps, seed=agent_seed,
+                            usage=state.usage, task=task if agent.needs_task else None)
+                message = await agent.respond(turn)
+                state.messages.append(message)
+                if message.tool_calls:
+                    for call in message.tool_calls:
+                        await _call(live, state, call.id, call.function.name, call.function.arguments)
+                    continue
+                said = await user.reply(state.messages, state.usage)
+                if said is None:
+                    termination = "answered"
+                    break
+                state.messages.append(Message(role="user", content=said))
+        except ModelError as exc:
+            termination, error = "model_error", str(exc)
+        except Exception as exc:  # a custom agent's bug ends its episode, not the run
+            log.exception("agent error", task=task.id, trial=trial)
+            termination, error = "agent_error", f"{type(exc).__name__}: {exc}"
+    if deadline.cancelled_caught:
+        termination = "timeout"
+
+    base = dict(run_id=settings.run_id, episode_id=live.id, world=world, task_id=task.id, trial=trial,
+                seed=settings.seed, agent=agent.name, messages=state.messages, tools=tools, calls=state.calls,
+                usage=state.usage, started_at=started_at, error=error)
+    if suspended:
+        snapshot = await live.suspend()
+        trajectory = Trajectory(**base, world_version="", status="cancelled", termination="cancelled",
+                                duration_s=round(time.perf_counter() - started, 3))
+        return trajectory, snapshot
+
+    outcome = await live.finish(final_answer(state.messages))
+    # The server's record holds each call's row changes; match them to our calls in order.
+    for index, server_call in zip(state.sent, outcome.record.calls, strict=False):
+        state.calls[index].call_seq = server_call.call_seq
+        state.calls[index].changes = server_call.changes
+    verdict = outcome.verdict
+    trajectory = Trajectory(
+        **base, world_version=verdict.get("world_version", ""),
+        status="error" if termination in ("model_error", "agent_error") else "completed",
+        termination=termination, verdict=verdict, reward=verdict.get("reward"),
+        partial_reward=verdict.get("partial_reward"), state_hash=verdict.get("state_hash"),
+        duration_s=round(time.perf_counter() - started, 3),
+    )
+    return trajectory, None

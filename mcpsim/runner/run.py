@@ -1,0 +1,162 @@
+"""Many rollouts: bounded concurrency, one flushed JSONL line per finished episode, --resume,
+and --keep-first (stop once M episodes are done; snapshot the rest for a later run)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import structlog
+
+from mcpsim.runner.agents import Agent
+from mcpsim.runner.backends import Backend, BackendError
+from mcpsim.runner.loop import Resume, RolloutSettings, rollout
+from mcpsim.runner.metrics import Summary, latest, summarize
+from mcpsim.runner.users import User
+from mcpsim.tasks import Task
+from mcpsim.trajectory import Trajectory
+
+log = structlog.get_logger("mcpsim.runner")
+
+
+class RunError(RuntimeError):
+    pass
+
+
+class TrajectoryLog:
+    """`<out>/trajectories.jsonl`: appended one line per episode, flushed and fsynced, so a
+    crash loses no finished episode. A line cut short by a crash is dropped on reopening."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / "trajectories.jsonl"
+        out.mkdir(parents=True, exist_ok=True)
+        self._lock = anyio.Lock()
+
+    def read(self) -> list[Trajectory]:
+        if not self.path.exists():
+            return []
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):  # a line cut short by a crash: drop it
+            keep = data.rfind(b"\n") + 1
+            log.warning("dropping an incomplete last line", path=str(self.path), bytes=len(data) - keep)
+            with self.path.open("r+b") as f:
+                f.truncate(keep)
+            data = data[:keep]
+        out = []
+        for number, line in enumerate(data.decode().splitlines(), 1):
+            try:
+                out.append(Trajectory.model_validate_json(line))
+            except ValueError as exc:
+                raise RunError(f"{self.path}:{number} is not a trajectory: {exc}") from None
+        return out
+
+    async def append(self, trajectory: Trajectory) -> None:
+        line = trajectory.model_dump_json() + "\n"
+        async with self._lock:
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+
+
+@dataclass
+class RunConfig:
+    world: str
+    tasks: list[Task]
+    out: Path
+    trials: int = 1
+    concurrency: int = 8
+    seed: int = 0
+    resume: bool = False
+    keep_first: int | None = None
+    settings: RolloutSettings = field(default_factory=RolloutSettings)
+
+
+@dataclass
+class RunResult:
+    summary: Summary
+    ran: int  # episodes finished in this run
+    skipped: int  # already finished in an earlier run
+    cancelled: int  # suspended by --keep-first in this run
+    not_started: int  # never launched because --keep-first was reached first
+
+
+async def run_episodes(
+    config: RunConfig, backend: Backend, make_agent: Callable[[], Agent], make_user: Callable[[Task], User],
+    *, on_progress: Callable[[Trajectory], None] | None = None,
+) -> RunResult:
+    journal = TrajectoryLog(config.out)
+    previous = latest(journal.read())
+    if previous and not config.resume:
+        raise RunError(f"{journal.path} already holds {len(previous)} episodes: pass --resume to finish the run, "
+                       "or choose another --out")
+    partial_dir = config.out / "partial"
+    run_id = secrets.token_hex(6)
+    settings = RolloutSettings(max_steps=config.settings.max_steps, timeout=config.settings.timeout,
+                               run_id=run_id, seed=config.seed)
+    jobs: list[tuple[Task, int, Trajectory | None]] = []
+    skipped = 0
+    for task in config.tasks:
+        for trial in range(config.trials):
+            before = previous.get(f"{task.id}#{trial}")
+            if before is not None and before.status == "completed":
+                skipped += 1
+                continue
+            jobs.append((task, trial, before if before is not None and before.status == "cancelled" else None))
+
+    stop = anyio.Event()
+    limiter = anyio.CapacityLimiter(config.concurrency)
+    counts = {"ran": 0, "cancelled": 0, "not_started": 0}
+
+    async def job(task: Task, trial: int, cancelled: Trajectory | None) -> None:
+        async with limiter:
+            if stop.is_set():
+                counts["not_started"] += 1
+                return
+            resume = None
+            if cancelled is not None and cancelled.snapshot and Path(cancelled.snapshot).exists():
+                resume = Resume(cancelled.messages, cancelled.calls, cancelled.usage,
+                                Path(cancelled.snapshot).read_bytes())
+            agent, user = make_agent(), make_user(task)
+            try:
+                async with backend.episode(config.world, task, resume.snapshot if resume else None) as live:
+                    trajectory, snapshot = await rollout(agent, live, task, user, world=config.world, trial=trial,
+                                                         settings=settings, stop=stop, resume=resume)
+            except (BackendError, OSError) as exc:
+                trajectory, snapshot = _failed(config.world, task, trial, agent.name, run_id, exc), None
+            except Exception as exc:  # the MCP client or server failed: record it, keep running the rest
+                if isinstance(exc, anyio.get_cancelled_exc_class()):
+                    raise
+                log.exception("episode failed", task=task.id, trial=trial)
+                trajectory, snapshot = _failed(config.world, task, trial, agent.name, run_id, exc), None
+            finally:
+                await agent.aclose()
+                await user.aclose()
+            if snapshot is not None:
+                partial_dir.mkdir(parents=True, exist_ok=True)
+                path = partial_dir / f"{task.id}#{trial}.sqlite"
+                path.write_bytes(snapshot)
+                trajectory.snapshot = str(path)
+                counts["cancelled"] += 1
+            else:
+                counts["ran"] += 1
+                if config.keep_first is not None and counts["ran"] >= config.keep_first:
+                    stop.set()
+            await journal.append(trajectory)
+            if on_progress is not None:
+                on_progress(trajectory)
+
+    async with anyio.create_task_group() as tg:
+        for task, trial, cancelled in jobs:
+            tg.start_soon(job, task, trial, cancelled)
+    return RunResult(summarize(journal.read()), counts["ran"], skipped, counts["cancelled"], counts["not_started"])
+
+
+def _failed(world: str, task: Task, trial: int, agent: str, run_id: str, exc: BaseException) -> Trajectory:
+    return Trajectory(run_id=run_id, world=world, world_version="", task_id=task.id, trial=trial, agent=agent,
+                      status="error", termination="server_error", error=f"{type(exc).__name__}: {exc}",
+                      reward=0.0, partial_reward=0.0)

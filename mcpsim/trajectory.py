@@ -1,0 +1,117 @@
+"""The trajectory record: one JSON line per episode, the same schema whoever drove it (mcpsim's
+runner, or any MCP client recorded server-side). Messages are in OpenAI chat format."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class FunctionCall(BaseModel):
+    name: str
+    arguments: str  # a JSON string, as OpenAI sends it (it may be invalid JSON from a model)
+
+
+class ToolCall(BaseModel):
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None  # on tool messages: which call this answers
+    name: str | None = None  # on tool messages: the tool's name
+
+
+class ToolDef(BaseModel):
+    """An OpenAI function-tool definition, converted from the MCP tools/list."""
+
+    type: Literal["function"] = "function"
+    function: dict[str, Any]  # {"name", "description", "parameters"}
+
+
+class RowChange(BaseModel):
+    table: str
+    op: str
+    key: str
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+
+class CallLog(BaseModel):
+    """One tool call: what was asked, what came back, how long it took, what rows it changed."""
+
+    index: int
+    tool: str
+    arguments: Any
+    ok: bool
+    result: Any = None  # the structured result the tool returned (None on errors)
+    error: str | None = None
+    duration_ms: float | None = None
+    call_seq: int | None = None  # the episode's call number (committed calls only)
+    tool_call_id: str | None = None
+    changes: list[RowChange] = []
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    model_calls: int = 0
+
+    def add(self, other: dict[str, Any] | None) -> None:
+        if other:
+            self.prompt_tokens += int(other.get("prompt_tokens") or 0)
+            self.completion_tokens += int(other.get("completion_tokens") or 0)
+            self.total_tokens += int(other.get("total_tokens") or 0)
+        self.model_calls += 1
+
+
+Termination = Literal[
+    "answered",  # the agent gave its final answer
+    "user_stop",  # the simulated user ended the conversation
+    "step_limit",  # the agent used all its steps
+    "timeout",  # the episode ran past its time limit
+    "model_error",  # the model endpoint kept failing
+    "agent_error",  # the agent itself raised
+    "cancelled",  # stopped early by --keep-first; snapshotted for a later run
+    "recorded",  # recorded server-side from an outside client
+    "server_error",  # the world server failed or could not be reached
+]
+
+
+class Trajectory(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    run_id: str | None = None
+    episode_id: str | None = None
+    world: str
+    world_version: str
+    task_id: str | None = None
+    trial: int = 0
+    seed: int | None = None
+    agent: str
+    status: Literal["completed", "cancelled", "error"]
+    termination: Termination
+    messages: list[Message] = []
+    tools: list[ToolDef] = []
+    calls: list[CallLog] = []
+    verdict: dict[str, Any] | None = None
+    reward: float | None = None
+    partial_reward: float | None = None
+    state_hash: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    started_at: str | None = None  # wall-clock, for people; never part of a world's state
+    duration_s: float | None = None
+    error: str | None = None
+    snapshot: str | None = None  # cancelled episodes: where their resumable snapshot lies
+
+    @property
+    def key(self) -> str:
+        return f"{self.task_id}#{self.trial}"

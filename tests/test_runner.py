@@ -1,0 +1,184 @@
+"""The runner: agents over real MCP, trajectories, resume and partial rollouts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from click.testing import CliRunner
+
+from mcpsim.cli import main
+from mcpsim.manager import EpisodeManager
+from mcpsim.registry import load_world
+from mcpsim.runner.agents import OracleAgent, Turn
+from mcpsim.runner.backends import InProcessBackend
+from mcpsim.runner.run import RunConfig, run_episodes
+from mcpsim.runner.users import ScriptedUser
+from mcpsim.tasks import load_tasks
+from mcpsim.trajectory import Trajectory
+from tests.conftest import CLEAN_ENV
+
+
+@pytest.fixture(scope="module")
+def task_set():
+    return load_tasks("retail")
+
+
+def lines(out: Path) -> list[Trajectory]:
+    return [Trajectory.model_validate_json(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["run", "retail", *args])
+    return result.exit_code, result.output
+
+
+def test_the_oracle_scores_every_task_1_and_noop_scores_every_task_0(tmp_path, task_set):
+    code, output = run_cli("--agent", "oracle", "--tasks", "all", "--out", str(tmp_path / "oracle"))
+    assert code == 0, output
+    oracle = lines(tmp_path / "oracle")
+    assert len(oracle) == len(task_set.tasks) and all(t.reward == 1.0 for t in oracle)
+    code, output = run_cli("--agent", "noop", "--tasks", "all", "--out", str(tmp_path / "noop"))
+    assert code == 0, output
+    noop = lines(tmp_path / "noop")
+    assert len(noop) == len(task_set.tasks) and all(t.reward == 0.0 for t in noop)
+    summary = json.loads((tmp_path / "oracle" / "summary.json").read_text())
+    assert summary["pass_at_1"] == 1.0 and summary["pass_hat_k"] == {"1": 1.0}
+
+
+def test_a_trajectory_holds_messages_tools_calls_with_row_changes_and_the_verdict(tmp_path, task_set):
+    world = load_world("retail")
+    task = next(t for t in task_set.tasks if any(world.tools[a.tool].writes for a in t.gold))
+    code, output = run_cli("--agent", "oracle", "--tasks", task.id, "--out", str(tmp_path))
+    assert code == 0, output
+    (t,) = lines(tmp_path)
+    assert t.world == "retail" and t.world_version == world.version and t.task_id == task.id and t.agent == "oracle"
+    assert [m.role for m in t.messages[:2]] == ["system", "user"] and t.messages[1].content == task.instruction
+    assert t.messages[0].content == world.policy
+    assert [d.function["name"] for d in t.tools] == sorted(world.tools)
+    calls = [m.tool_calls[0] for m in t.messages if m.tool_calls]
+    assert [c.function.name for c in calls] == [a.tool for a in task.gold]
+    assert all(json.loads(c.function.arguments) == a.args for c, a in zip(calls, task.gold, strict=True))
+    tool_msgs = [m for m in t.messages if m.role == "tool"]
+    assert [m.tool_call_id for m in tool_msgs] == [c.id for c in calls]
+    writes = [c for c in t.calls if world.tools[c.tool].writes]
+    assert writes and all(c.changes and c.call_seq for c in writes)
+    assert all(not c.changes for c in t.calls if not world.tools[c.tool].writes)
+    assert all(c.duration_ms is not None for c in t.calls)
+    assert t.verdict["passed"] and t.state_hash == t.verdict["state_hash"] and t.termination == "answered"
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_the_same_run_over_http_and_stdio_gives_the_same_rewards_and_state_hashes(tmp_path, task_set, transport):
+    world = load_world("retail")
+    sample = ",".join(t.id for t in [t for t in task_set.tasks if any(world.tools[a.tool].writes for a in t.gold)][:3])
+    for name, extra in (("inprocess", []), (transport, ["--transport", transport])):
+        code, output = run_cli("--agent", "oracle", "--tasks", sample, "--out", str(tmp_path / name),
+                               "--concurrency", "3", *extra)
+        assert code == 0, output
+    got = {t.task_id: (t.reward, t.state_hash) for t in lines(tmp_path / transport)}
+    want = {t.task_id: (t.reward, t.state_hash) for t in lines(tmp_path / "inprocess")}
+    assert got == want and len(got) == 3 and all(r == 1.0 and h for r, h in got.values())
+
+
+def test_a_run_killed_midway_resumes_without_redoing_finished_episodes(tmp_path, task_set):
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "mcpsim", "run", "retail", "--agent", "oracle", "--tasks", "all",
+               "--concurrency", "1", "--out", str(out)]
+    proc = subprocess.Popen(command, env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = out / "trajectories.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not journal.exists() or journal.read_text().count("\n") < 3):
+        assert proc.poll() is None, "the run ended before it could be killed"
+        time.sleep(0.05)  # polling the file a subprocess writes; bounded above
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    with journal.open("a") as f:
+        f.write('{"schema_version": 1, "world": "ret')  # as if the kill cut a line short
+    done_before = {t.task_id for t in lines_until_valid(journal)}
+    assert 3 <= len(done_before) < len(task_set.tasks)
+    code, output = run_cli("--agent", "oracle", "--tasks", "all", "--concurrency", "4", "--out", str(out), "--resume")
+    assert code == 0, output
+    final = lines(out)  # every line parses: the cut line was dropped
+    keys = [t.key for t in final]
+    assert len(keys) == len(set(keys)) == len(task_set.tasks)
+    assert f"{len(done_before)} already done" in output
+    assert all(t.reward == 1.0 for t in final)
+    code, output = run_cli("--agent", "oracle", "--tasks", "all", "--out", str(out))
+    assert code == 1 and "--resume" in output
+
+
+def lines_until_valid(path: Path) -> list[Trajectory]:
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(Trajectory.model_validate_json(line))
+        except ValueError:
+            break
+    return out
+
+
+class GatedOracle(OracleAgent):
+    """The oracle, but episodes with long gold solutions wait after their first call until two
+    episodes have finished, so --keep-first cuts them mid-way, deterministically."""
+
+    def __init__(self, release: anyio.Event) -> None:
+        super().__init__()
+        self.release = release
+
+    async def respond(self, turn: Turn) -> object:
+        if turn.task is not None and len(turn.task.gold) >= 3 and turn.step == 1:
+            await self.release.wait()
+        return await super().respond(turn)
+
+
+@pytest.mark.anyio
+async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight_through_state(tmp_path, task_set):
+    world = load_world("retail")
+    short = [t for t in task_set.tasks if len(t.gold) <= 2][:2]
+    long = [t for t in task_set.tasks if len(t.gold) >= 3 and any(world.tools[a.tool].writes for a in t.gold)][:3]
+    assert len(short) == 2 and len(long) == 3
+    tasks = short + long
+    backend = InProcessBackend(EpisodeManager(__import__("mcpsim").TemplateCache(), ttl_seconds=None))
+    straight = await run_episodes(RunConfig(world="retail", tasks=tasks, out=tmp_path / "straight", concurrency=5),
+                                  backend, OracleAgent, ScriptedUser)
+    assert straight.ran == 5
+    release = anyio.Event()
+    finished: list[str] = []
+
+    def progress(t: Trajectory) -> None:
+        finished.append(t.task_id)
+        if len(finished) >= 2:
+            release.set()
+
+    with anyio.fail_after(60):
+        first = await run_episodes(
+            RunConfig(world="retail", tasks=tasks, out=tmp_path / "partial", concurrency=5, keep_first=2),
+            backend, lambda: GatedOracle(release), ScriptedUser, on_progress=progress)
+    assert (first.ran, first.cancelled) == (2, 3)
+    cancelled = [t for t in lines(tmp_path / "partial") if t.status == "cancelled"]
+    assert {t.task_id for t in cancelled} == {t.id for t in long}
+    gold_length = {t.id: len(t.gold) for t in long}
+    # Suspended part-way: the step in flight when the stop came finished, the rest is left to do.
+    assert all(t.snapshot and Path(t.snapshot).exists() and 1 <= len(t.calls) < gold_length[t.task_id]
+               for t in cancelled)
+    assert first.summary.cancelled == 3 and first.summary.episodes == 2
+    with anyio.fail_after(60):
+        resumed = await run_episodes(
+            RunConfig(world="retail", tasks=tasks, out=tmp_path / "partial", concurrency=5, resume=True),
+            backend, OracleAgent, ScriptedUser)
+    assert (resumed.ran, resumed.skipped) == (3, 2)
+    want = {t.task_id: t.state_hash for t in lines(tmp_path / "straight")}
+    done = {t.task_id: t for t in lines(tmp_path / "partial") if t.status == "completed"}
+    assert {k: t.state_hash for k, t in done.items()} == want
+    assert all(t.reward == 1.0 for t in done.values())
+    for task in long:  # the resumed rollout carries its whole conversation, first call included
+        assert [c.tool for c in done[task.id].calls] == [a.tool for a in task.gold]
+    assert resumed.summary.episodes == 5 and resumed.summary.cancelled == 0
