@@ -555,3 +555,25 @@ def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_ca
     console.print("The oracle replays each task's gold actions and passes; the do-nothing agent fails every task "
                   "(its partial reward is the share of checks a do-nothing agent should pass). Next: "
                   "`mcpsim run retail --agent openai:MODEL --base-url URL`.")
+
+
+@main.command()
+@click.argument("run_path", metavar="RUN", type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", required=True, type=click.Choice(["openai", "trl", "verifiers", "parquet"]),
+              help="openai: chat fine-tuning JSONL (arguments as JSON strings); trl: arguments as objects; "
+                   "verifiers: its rollout records; parquet: one row per episode.")
+@click.option("--out", "dest", type=click.Path(dir_okay=False, path_type=Path),
+              help="The file to write [default: RUN/export.FORMAT.jsonl, or RUN/export.parquet].")
+@click.option("--min-reward", type=float, help="Only episodes with at least this reward (1.0: passed only).")
+def export(run_path: Path, fmt: str, dest: Path | None, min_reward: float | None) -> None:
+    """Export a run's completed episodes (RUN: a run directory or a trajectories .jsonl) for training."""
+    from mcpsim import export as exporting
+
+    folder = run_path if run_path.is_dir() else run_path.parent
+    logs.configure("WARNING")
+    dest = dest or folder / ("export.parquet" if fmt == "parquet" else f"export.{fmt}.jsonl")
+    try:
+        report = exporting.export(run_path, fmt, dest, min_reward=min_reward)  # type: ignore[arg-type]
+    except exporting.ExportError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(report.summary())

@@ -24,7 +24,7 @@ def configure(level: str = "INFO", fmt: str = "console") -> None:
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        cache_logger_on_first_use=False,  # so tests can capture logs after a CLI call reconfigured them
     )
     root = logging.getLogger()
     root.handlers = [logging.StreamHandler(sys.stderr)]

@@ -34,9 +34,14 @@ def test_a_plain_install_ships_the_library_every_world_and_their_data(wheel):
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = wheel.read(entry_points).decode()
     assert "mcpsim = mcpsim.cli:main" in text and "retail = mcpsim_worlds.retail:world" in text
+    for init in (ROOT / "mcpsim").rglob("__init__.py"):  # every subpackage ships, with every module
+        for module in init.parent.glob("*.py"):
+            assert module.relative_to(ROOT).as_posix() in names, module
     for world in (ROOT / "worlds").iterdir():  # every world folder is packaged and registered
         if (world / "__init__.py").exists():
             assert f"mcpsim_worlds/{world.name}/__init__.py" in names
+            for data in [*world.glob("*.md"), *world.glob("tasks/*.yaml")]:
+                assert f"mcpsim_worlds/{world.name}/{data.relative_to(world).as_posix()}" in names, data
             assert f"{world.name} = mcpsim_worlds.{world.name}:world" in text
 
 

@@ -182,3 +182,26 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
     for task in long:  # the resumed rollout carries its whole conversation, first call included
         assert [c.tool for c in done[task.id].calls] == [a.tool for a in task.gold]
     assert resumed.summary.episodes == 5 and resumed.summary.cancelled == 0
+
+
+def test_every_export_format_of_a_real_run_loads_back(tmp_path):
+    import pyarrow.parquet as pq
+
+    code, output = run_cli("--agent", "oracle", "--tasks", "train", "--out", str(tmp_path))
+    assert code == 0, output
+    episodes = len(lines(tmp_path))
+    runner = CliRunner()
+    for fmt in ("openai", "trl", "verifiers"):
+        result = runner.invoke(main, ["export", str(tmp_path), "--format", fmt])
+        assert result.exit_code == 0 and f"wrote {episodes} episodes" in result.output, result.output
+        rows = [json.loads(line) for line in (tmp_path / f"export.{fmt}.jsonl").read_text().splitlines()]
+        assert len(rows) == episodes
+    openai_rows = [json.loads(x) for x in (tmp_path / "export.openai.jsonl").read_text().splitlines()]
+    calls = [c for r in openai_rows for m in r["messages"] for c in m.get("tool_calls", [])]
+    assert calls and all(isinstance(c["function"]["arguments"], str) for c in calls)
+    trl_rows = [json.loads(x) for x in (tmp_path / "export.trl.jsonl").read_text().splitlines()]
+    assert all(isinstance(c["function"]["arguments"], dict)
+               for r in trl_rows for m in r["messages"] for c in m.get("tool_calls") or [])
+    result = runner.invoke(main, ["export", str(tmp_path), "--format", "parquet", "--min-reward", "1"])
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(tmp_path / "export.parquet").num_rows == episodes
