@@ -205,3 +205,13 @@ def test_every_export_format_of_a_real_run_loads_back(tmp_path):
     result = runner.invoke(main, ["export", str(tmp_path), "--format", "parquet", "--min-reward", "1"])
     assert result.exit_code == 0, result.output
     assert pq.read_table(tmp_path / "export.parquet").num_rows == episodes
+
+
+def test_the_demo_runs_oracle_and_noop_over_http_and_writes_trajectories(tmp_path):
+    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path), "--tasks", "3", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    oracle, noop = lines(tmp_path / "oracle"), lines(tmp_path / "noop")
+    assert len(oracle) == len(noop) == 3
+    assert all(t.reward == 1.0 for t in oracle) and all(t.reward == 0.0 for t in noop)
+    assert "pass@1 1.000" in result.output and "pass@1 0.000" in result.output
+    assert all(t.episode_id and len(t.episode_id) >= 22 for t in oracle)  # HTTP episodes, not in-process
