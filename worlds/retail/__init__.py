@@ -44,3 +44,5 @@ from .seed import seed
 world.seeder(seed)
 
 __all__ = ["world"]
+
+from . import checks  # noqa: E402, F401  (custom rubric checks register on the world)

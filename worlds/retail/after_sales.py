@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from mcpsim.seeding import derive_seed
 from mcpsim.world import ToolContext, WorldError
 
 from . import world
@@ -31,10 +32,13 @@ from .views import OrderDetails
 
 
 def _label(ctx: ToolContext, order: Order, kind: str) -> Shipment:
-    """A parcel not yet handed to the carrier: a prepaid return label or a replacement to send."""
-    carrier = ctx.rng.choice(CARRIERS)
+    """A parcel not yet handed to the carrier: a prepaid return label or a replacement to send.
+    The carrier follows from the shipment's id, not from the call's random draw, so how many
+    calls came before does not change it."""
+    shipment_id = new_id(ctx.ids, "shipment")
+    carrier = CARRIERS[derive_seed(shipment_id) % len(CARRIERS)]
     shipment = Shipment(
-        id=new_id(ctx.ids, "shipment"),
+        id=shipment_id,
         order_id=order.id,
         kind=kind,
         carrier=carrier,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
-from sqlalchemy import and_, exists, func, or_
+from sqlalchemy import and_, case, exists, func, or_
 from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
@@ -79,7 +79,7 @@ def search_products(
                 func.min(Variant.price_cents),
                 func.max(Variant.price_cents),
                 func.count(),
-                func.sum(and_(col(Variant.available), Variant.stock > 0)),
+                func.sum(case((and_(col(Variant.available), Variant.stock > 0), 1), else_=0)),
             )
             .where(col(Variant.product_id).in_([p.id for p in products]))
             .group_by(Variant.product_id)

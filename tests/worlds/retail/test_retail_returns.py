@@ -195,3 +195,21 @@ def test_a_refund_goes_only_to_a_method_that_paid_or_to_a_gift_card(shop):
     )
     assert shop.balance(gift) == 500 + value
     assert [p.status for p in result.payments if p.kind == "refund"] == ["completed"]
+
+
+def test_the_return_label_does_not_depend_on_how_many_calls_came_before(shop, retail, templates):
+    from mcpsim.episode import Episode
+
+    order_id, items = shop.delivered_order_with_lines()
+    arguments = {"order_id": order_id, "refund_payment_method_id": shop.charged_method(order_id),
+                 "reason": "no longer needed", "items": [{"item_id": items[0]["id"]}]}
+    labels = []
+    for extra_reads in range(5):
+        ep = Episode.restore(retail, shop.ep.snapshot())
+        for _ in range(extra_reads):
+            ep.call("get_order_details", {"order_id": order_id})
+        result = ep.call("return_delivered_order_items", arguments)
+        assert not result.is_error, result.error
+        tracking = result.value.returns[-1].return_tracking_number
+        labels.append(ep.query("SELECT carrier FROM shipments WHERE tracking_number = ?", (tracking,))[0]["carrier"])
+    assert all(label == labels[0] for label in labels)
