@@ -139,8 +139,18 @@ def build(world: str, seed: int, scale: str, as_json: bool, cache_dir: str | Non
             click.echo(f"  {t:<24}{n:>8}")
 
 
+def _profile(spec: str | None) -> Any:
+    from mcpsim.faults import FaultProfileError, load_profile
+
+    try:
+        return load_profile(spec)
+    except FaultProfileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--faults") from None
+
+
 def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task_id: str | None,
-                 start_snapshot: str | None, exit_snapshot: str | None, record_dir: str | None) -> None:
+                 start_snapshot: str | None, exit_snapshot: str | None, record_dir: str | None,
+                 profile: Any) -> None:
     from mcpsim.episode import Episode
     from mcpsim.mcp_server import serve_stdio
     from mcpsim.recording import Recorder
@@ -156,9 +166,9 @@ def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task
             task = _tasks(w.name).get(task_id)
         except LookupError as exc:
             raise click.BadParameter(str(exc).strip("'\""), param_hint="--task") from None
-        episode = task_episode(w, task, templates=templates)
+        episode = task_episode(w, task, templates=templates, faults=profile if profile is not None else "task")
     else:
-        episode = Episode.create(w, seed, scale, templates=templates)
+        episode = Episode.create_with_faults(w, seed, scale, profile, templates=templates)
     try:
         serve_stdio(w, episode)
     finally:
@@ -190,6 +200,9 @@ def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task
               help="Accepted Origin headers of MCP requests. Repeatable [env MCPSIM_ALLOWED_ORIGINS].")
 @click.option("--record", "record_dir", type=click.Path(file_okay=False), envvar="MCPSIM_RECORD_DIR",
               help="Append every episode's trajectory to DIR/trajectories.jsonl when it ends [env MCPSIM_RECORD_DIR].")
+@click.option("--faults", "faults_spec", metavar="PROFILE", envvar="MCPSIM_FAULTS",
+              help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
+                   "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].")
 @click.option("--task", "task_id", help="stdio: serve an episode of this task (its seed, scale and setup).")
 @click.option("--snapshot", "start_snapshot", type=click.Path(exists=True, dir_okay=False),
               help="stdio: start from this episode database instead of a fresh one.")
@@ -198,7 +211,7 @@ def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task
 @_apply(cache_options + log_options)
 def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: str, token: str | None, ttl: float,
           max_episodes: int, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], record_dir: str | None,
-          task_id: str | None, start_snapshot: str | None, exit_snapshot: str | None,
+          faults_spec: str | None, task_id: str | None, start_snapshot: str | None, exit_snapshot: str | None,
           cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
     """Serve WORLD over MCP.
 
@@ -214,8 +227,9 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--scale") from None
     templates = _templates(cache_dir, no_cache)
+    profile = _profile(faults_spec)
     if not use_http:
-        _serve_stdio(w, seed, scale, templates, task_id, start_snapshot, exit_snapshot, record_dir)
+        _serve_stdio(w, seed, scale, templates, task_id, start_snapshot, exit_snapshot, record_dir, profile)
         return
     if task_id or start_snapshot or exit_snapshot:
         raise click.UsageError("--task, --snapshot and --exit-snapshot are for stdio; over HTTP, "
@@ -229,6 +243,7 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
         world=w.name, seed=seed, scale=scale, token=token, host=host, max_episodes=max_episodes,
         ttl_seconds=ttl or None, cache_dir=None if no_cache else str(templates.cache_dir),
         allowed_hosts=list(allowed_hosts), allowed_origins=list(allowed_origins), record_dir=record_dir,
+        faults=faults_spec,
     ))
     print(f"mcpsim: serving {w.name} on http://{host}:{port}/mcp (control plane: http://{host}:{port}/episodes)",
           file=sys.stderr, flush=True)
@@ -393,11 +408,13 @@ def _select_tasks(task_set: Any, spec: str) -> list[Any]:
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
               help="Environment variable holding the endpoint's API key.")
 @click.option("--temperature", type=float, help="Sampling temperature of openai: agents.")
+@click.option("--faults", "faults_spec", metavar="PROFILE",
+              help="Inject faults in every episode: none, flaky, hostile or a YAML file [default: each task's own].")
 @_apply(cache_options + log_options)
 def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: int, seed: int, out_dir: str,
         resume: bool, keep_first: int | None, transport: str, server_url: str | None, token: str | None,
         max_steps: int, timeout: float, user_spec: str, base_url: str, api_key_env: str, temperature: float | None,
-        cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
+        faults_spec: str | None, cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
     """Run an agent on a world's tasks over MCP, grade every episode, write trajectories.
 
     \b
@@ -419,7 +436,8 @@ def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: i
         raise click.BadParameter(str(exc), param_hint="--agent") from None
     result = anyio.run(_run, world, selected, agent_spec, trials, concurrency, seed, Path(out_dir), resume,
                        keep_first, "http" if server_url else transport, server_url, token, max_steps, timeout,
-                       user_spec, base_url, api_key_env, temperature, _templates(cache_dir, no_cache))
+                       user_spec, base_url, api_key_env, temperature, _templates(cache_dir, no_cache),
+                       _profile(faults_spec))
     _print_summary(result, Path(out_dir))
     if result.summary.errors:
         click.echo(f"{result.summary.errors} episodes ended in errors (see termination and error in the JSONL)",
@@ -429,7 +447,7 @@ def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: i
 async def _run(world: str, selected: list[Any], agent_spec: str, trials: int, concurrency: int, seed: int, out: Path,
                resume: bool, keep_first: int | None, transport: str, server_url: str | None, token: str | None,
                max_steps: int, timeout: float, user_spec: str, base_url: str, api_key_env: str,
-               temperature: float | None, templates: TemplateCache) -> Any:
+               temperature: float | None, templates: TemplateCache, faults: Any = None) -> Any:
     from contextlib import ExitStack
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -450,7 +468,7 @@ async def _run(world: str, selected: list[Any], agent_spec: str, trials: int, co
         raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
 
     config = RunConfig(world=world, tasks=selected, out=out, trials=trials, concurrency=concurrency, seed=seed,
-                       resume=resume, keep_first=keep_first,
+                       resume=resume, keep_first=keep_first, faults=faults,
                        settings=RolloutSettings(max_steps=max_steps, timeout=timeout))
     with ExitStack() as stack:
         if transport == "inprocess":

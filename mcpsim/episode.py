@@ -13,11 +13,12 @@ import random
 import sqlite3
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 from sqlalchemy import Table
 from sqlmodel import Session
@@ -25,9 +26,34 @@ from sqlmodel import Session
 from mcpsim import sqlite
 from mcpsim.seeding import IdGenerator, derive_seed
 from mcpsim.templates import TemplateCache, engine_for, process_templates
-from mcpsim.world import ToolContext, ToolSpec, World, WorldError
+from mcpsim.faults import FaultProfile
+from mcpsim.world import PartialFailure, ToolContext, ToolSpec, World, WorldError
 
 log = structlog.get_logger("mcpsim.episode")
+
+FAULT_MESSAGES = {
+    "transient": "503 Service Unavailable: {tool} is temporarily unavailable. Nothing was changed; retry the call.",
+    "rate_limit": "429 Too Many Requests: the rate limit for {tool} is exceeded. Nothing was changed; "
+                  "retry after {retry_after} seconds.",
+    "timeout": "504 Gateway Timeout: {tool} did not answer in time. The request may or may not have been "
+               "applied: check its effect before retrying.",
+}
+
+
+def _truncate(spec: ToolSpec, value: Any, limit: int) -> Any:
+    """The result with every string longer than `limit` cut short (still of the declared type)."""
+
+    def cut(data: Any) -> Any:
+        if isinstance(data, str) and len(data) > limit:
+            return data[: limit - 1] + "…"
+        if isinstance(data, list):
+            return [cut(x) for x in data]
+        if isinstance(data, dict):
+            return {k: cut(v) for k, v in data.items()}
+        return data
+
+    return TypeAdapter(spec.return_annotation).validate_python(cut(to_jsonable_python(value)))
+
 
 BUG_MESSAGE = (
     "Internal error in the simulator while running {tool}. This is not caused by your request; "
@@ -43,6 +69,8 @@ class CallResult:
     bug: bool = False  # the error is the simulator's fault, not the agent's
     changes: list[sqlite.Change] = field(default_factory=list)
     call_seq: int | None = None  # set for calls that ran (committed or rolled back)
+    fault: dict[str, Any] | None = None  # what the fault profile injected, if anything
+    delay_s: float = 0.0  # real time the server should wait before answering (real_delay profiles)
 
     @property
     def is_error(self) -> bool:
@@ -80,6 +108,9 @@ class Episode:
         self.task_id: str | None = meta.get("task")
         self.flags: list[str] = []  # why this episode must not be graded as a pass
         self.verdict: dict[str, Any] | None = None  # the last verdict, once graded
+        self.faults: FaultProfile | None = FaultProfile.model_validate(meta["faults"]) if meta.get("faults") else None
+        # (state before the latest write, reads left that may see it); kept in memory only
+        self._stale: tuple[bytes, int] | None = None
         self.ended = False
         self.last_used = 0.0  # set by the EpisodeManager that hosts it (its own clock)
         self._lock = threading.Lock()
@@ -97,6 +128,17 @@ class Episode:
     ) -> Episode:
         data = (templates or process_templates()).get(world, seed, scale)
         return cls(world, sqlite.connect(data), id=id)
+
+    @classmethod
+    def create_with_faults(cls, world: World, seed: int, scale: str, faults: FaultProfile | None, *,
+                           id: str = "default", templates: TemplateCache | None = None) -> Episode:
+        """An episode with a fault profile (edge-case data included when the profile asks)."""
+        templates = templates or process_templates()
+        edge = bool(faults and faults.edge_data)
+        episode = cls(world, sqlite.connect(templates.get(world, seed, scale, edge_data=edge)), id=id)
+        if faults is not None:
+            episode.set_faults(faults)
+        return episode
 
     @classmethod
     def restore(cls, world: World, snapshot: bytes, *, id: str = "default") -> Episode:
@@ -126,55 +168,129 @@ class Episode:
         return CallResult(tool, error=error)
 
     def run(self, spec: ToolSpec, kwargs: dict[str, Any]) -> CallResult:
-        """Run a tool with already-validated arguments in one transaction."""
+        """Run a tool with already-validated arguments in one transaction, after the fault
+        profile (if any) had its say."""
         with self._lock:
             if self.ended and spec.writes:
                 error = "This episode has ended; its state is frozen and no longer changes."
                 self._record_failure(spec, kwargs, error, bug=False)
                 return CallResult(spec.name, error=error)
-            with Session(self.engine, expire_on_commit=False) as session:
-                db = session.connection()  # BEGIN: the bookkeeping below is part of the call
-                meta = {k: v for k, v in sqlite.read_meta(self.conn).items() if k in ("call_seq", "clock", "ids")}
-                call_seq = meta["call_seq"] + 1
-                now = datetime.fromisoformat(meta["clock"]) + self.world.tick
-                ids = IdGenerator(self.seed, meta["ids"])
-                sqlite.write_meta(self.conn, {"call_seq": call_seq})
-                ctx = ToolContext(
-                    session=session, now=now, ids=ids, rng=random.Random(derive_seed(self.seed, call_seq)),
-                    call_seq=call_seq,
-                )
+            if self.faults is None:
+                return self._execute(spec, kwargs)
+            return self._run_with_faults(spec, kwargs, self.faults)
+
+    def _run_with_faults(self, spec: ToolSpec, kwargs: dict[str, Any], profile: FaultProfile) -> CallResult:
+        meta = sqlite.read_meta(self.conn)
+        attempts = dict(meta.get("fault_attempts") or {})
+        attempt = attempts.get(spec.name, 0) + 1
+        attempts[spec.name] = attempt
+        sqlite.write_meta(self.conn, {"fault_attempts": attempts})  # counted even if the call fails
+        kind = profile.decide(self.seed, spec.name, attempt, writes=spec.writes, partial_ok=spec.partial_failures,
+                              has_limit=spec.has_limit, after_write=self._stale is not None)
+        latency = profile.latency(self.seed, spec.name, attempt)
+        detail: dict[str, Any] | None = {"kind": kind, "attempt": attempt} if kind else None
+        if kind in ("transient", "rate_limit"):
+            assert detail is not None
+            if kind == "rate_limit":
+                detail["retry_after_s"] = profile.retry_after_s
+            error = FAULT_MESSAGES[kind].format(tool=spec.name, retry_after=profile.retry_after_s)
+            self._record_failure(spec, kwargs, error, bug=False, fault=detail)
+            return CallResult(spec.name, error=error, fault=detail)
+        if kind == "paginate" and detail is not None:
+            capped = min(kwargs["limit"], profile.page_size)
+            detail["limit"] = [kwargs["limit"], capped]
+            kwargs = {**kwargs, "limit": capped}
+        transform = None
+        if kind == "stale" and self._stale is not None:
+            stale_state = self._stale[0]
+            transform = lambda value: self._stale_value(spec, kwargs, stale_state, value)  # noqa: E731
+        elif kind == "truncate":
+            transform = lambda value: _truncate(spec, value, profile.truncate_at)  # noqa: E731
+        before = self.conn.serialize() if spec.writes and profile.can_be_stale else None
+        result = self._execute(spec, kwargs, partial=kind == "partial", latency=latency, fault=detail,
+                               transform=transform, timeout=kind == "timeout")
+        if result.call_seq is not None and not result.bug:  # it committed (fully, partly, or unanswered)
+            if spec.writes:
+                self._stale = (before, profile.stale_window) if before is not None else None
+            elif self._stale is not None:
+                left = self._stale[1] - 1
+                self._stale = (self._stale[0], left) if left > 0 else None
+        if profile.real_delay:
+            result.delay_s = latency
+        return result
+
+    def _stale_value(self, spec: ToolSpec, kwargs: dict[str, Any], state: bytes, fresh: Any) -> Any:
+        """What the read would have answered before the latest write."""
+        copy = Episode.restore(self.world, state, id=f"{self.id}-stale")
+        try:
+            old = copy._execute(spec, kwargs)
+        finally:
+            copy.close()
+        return fresh if old.is_error else old.value
+
+    def _execute(self, spec: ToolSpec, kwargs: dict[str, Any], *, partial: bool = False, latency: float = 0.0,
+                 fault: dict[str, Any] | None = None, transform: Callable[[Any], Any] | None = None,
+                 timeout: bool = False) -> CallResult:
+        """The call's transaction: the tool, the clock, ids, the transcript, the change log."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            db = session.connection()  # BEGIN: the bookkeeping below is part of the call
+            meta = {k: v for k, v in sqlite.read_meta(self.conn).items() if k in ("call_seq", "clock", "ids")}
+            call_seq = meta["call_seq"] + 1
+            now = datetime.fromisoformat(meta["clock"]) + self.world.tick + timedelta(seconds=latency)
+            ids = IdGenerator(self.seed, meta["ids"])
+            sqlite.write_meta(self.conn, {"call_seq": call_seq})
+            ctx = ToolContext(
+                session=session, now=now, ids=ids, rng=random.Random(derive_seed(self.seed, call_seq)),
+                call_seq=call_seq, fault="partial" if partial else None,
+            )
+            error: str | None = None
+            try:
                 try:
                     value = spec.fn(ctx, **kwargs)
-                    session.flush()
-                    result = to_jsonable_python(value)
-                except WorldError as exc:
-                    session.rollback()
-                    self._record_failure(spec, kwargs, str(exc), bug=False)
-                    return CallResult(spec.name, error=str(exc), call_seq=call_seq)
-                except Exception as exc:  # a bug in the simulator, never the agent's fault
-                    session.rollback()
-                    reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
-                    self.flags.append(reason)
-                    self.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
-                    error = BUG_MESSAGE.format(tool=spec.name)
-                    self._record_failure(spec, kwargs, error, bug=True)
-                    return CallResult(spec.name, error=error, bug=True, call_seq=call_seq)
-                sqlite.write_meta(self.conn, {"clock": now.isoformat(), "ids": ids.counters})
-                sqlite.record_call(self.conn, call_seq, spec.name, to_jsonable_python(kwargs), ok=True, error=None,
-                                   bug=False, result=result, clock=now.isoformat(), writes=spec.writes)
-                changes = sqlite.read_changes(self.conn, call_seq)
-                del db
-                session.commit()
-        return CallResult(spec.name, value=value, changes=changes, call_seq=call_seq)
+                except PartialFailure as exc:  # a documented intermediate state: kept
+                    value, error = None, str(exc)
+                session.flush()
+                if transform is not None and error is None:
+                    value = transform(value)
+                result = to_jsonable_python(value)
+            except WorldError as exc:
+                session.rollback()
+                self._record_failure(spec, kwargs, str(exc), bug=False, fault=fault)
+                return CallResult(spec.name, error=str(exc), call_seq=call_seq, fault=fault)
+            except Exception as exc:  # a bug in the simulator, never the agent's fault
+                session.rollback()
+                reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
+                self.flags.append(reason)
+                self.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
+                error = BUG_MESSAGE.format(tool=spec.name)
+                self._record_failure(spec, kwargs, error, bug=True, fault=fault)
+                return CallResult(spec.name, error=error, bug=True, call_seq=call_seq, fault=fault)
+            if timeout:  # applied, but the answer is lost
+                value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
+            sqlite.write_meta(self.conn, {"clock": now.isoformat(), "ids": ids.counters})
+            sqlite.record_call(self.conn, call_seq, spec.name, to_jsonable_python(kwargs), ok=error is None,
+                               error=error, bug=False, result=result, clock=now.isoformat(), writes=spec.writes,
+                               fault=fault)
+            changes = sqlite.read_changes(self.conn, call_seq)
+            del db
+            session.commit()
+        return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
 
-    def _record_failure(self, spec: ToolSpec, kwargs: dict[str, Any], error: str, *, bug: bool) -> None:
+    def _record_failure(self, spec: ToolSpec, kwargs: dict[str, Any], error: str, *, bug: bool,
+                        fault: dict[str, Any] | None = None) -> None:
         """Log a call that changed nothing in the transcript, outside its rolled-back transaction
         (it consumed no call number)."""
         clock = sqlite.read_meta(self.conn)["clock"]
         sqlite.record_call(self.conn, None, spec.name, to_jsonable_python(kwargs, fallback=str), ok=False,
-                           error=error, bug=bug, result=None, clock=clock, writes=spec.writes)
+                           error=error, bug=bug, result=None, clock=clock, writes=spec.writes, fault=fault)
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    def set_faults(self, profile: FaultProfile | None) -> None:
+        """Inject faults from now on (stored in the database: snapshots keep the profile)."""
+        with self._lock:
+            sqlite.write_meta(self.conn, {"faults": profile.model_dump(mode="json") if profile else None})
+            self.faults = profile
 
     def end(self) -> None:
         """Freeze the episode: from now on write tools are refused, reads still answer."""

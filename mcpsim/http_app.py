@@ -29,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from mcpsim import __version__
 from mcpsim.episode import Episode, snapshot_world
+from mcpsim.faults import FaultProfile, load_profile
 from mcpsim.manager import EpisodeLimitReached, EpisodeManager
 from mcpsim.mcp_server import build_server, http_security
 from mcpsim.recording import Recorder, episode_trajectory
@@ -50,6 +51,9 @@ class CreateEpisode(BaseModel):
     seed: int | None = Field(None, ge=0, le=2**63 - 1, description="Default 0; a task brings its own")
     scale: str | None = Field(None, max_length=32, description="Default 'default'; a task brings its own")
     task: str | None = Field(None, max_length=100, description="A task id: its seed, scale and setup are used")
+    faults: str | dict[str, Any] | None = Field(
+        None, description="A fault profile: none, flaky, hostile, or one written inline; default: the task's, "
+                          "else the server's --faults")
 
 
 class VerifyEpisode(BaseModel):
@@ -92,6 +96,7 @@ def build_app(
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
     reap_interval: float = 30.0,
+    faults: FaultProfile | None = None,
 ) -> Starlette:
     """The app for `mcpsim serve --http`. `manager.default` (if set) is served at `/mcp`."""
     by_name = {w.name: w for w in worlds}
@@ -148,6 +153,7 @@ def build_app(
             "seed": episode.seed,
             "scale": episode.scale,
             "task": episode.task_id,
+            "faults": episode.faults.name if episode.faults else None,
             "calls": episode.calls,
             "clock": episode.clock().isoformat(),
             "ended": episode.ended,
@@ -198,11 +204,15 @@ def build_app(
                         raise ValueError(f"task {task.id} runs at {name} {own!r}; leave {name} out or give {own!r}")
             else:
                 world.scale_params(spec.scale or "default")
+            profile: Any = load_profile(spec.faults) if spec.faults is not None else (
+                "task" if spec.task is not None and faults is None else faults)
+            if profile is not None and profile != "task" and profile.edge_data and not world.has_edge_data:
+                raise ValueError(f"world {world.name} has no edge-case data for the profile's edge_data")
         except (LookupError, ValueError, TaskFileError) as exc:
             raise HttpError(422, str(exc).strip("'\"")) from None
         try:
             episode = await anyio.to_thread.run_sync(
-                manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task)
+                manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task, profile)
         except EpisodeLimitReached as exc:
             raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
         except (TaskSetupError, GoldActionError) as exc:
@@ -371,11 +381,12 @@ class ServeConfig:
     allowed_hosts: list[str] = dataclass_field(default_factory=list)
     allowed_origins: list[str] = dataclass_field(default_factory=list)
     record_dir: str | None = None  # write every episode's trajectory there when it ends
+    faults: str | None = None  # fault profile of the default episode and of episodes created without one
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> ServeConfig:
         """MCPSIM_WORLD, _SEED, _SCALE, _TOKEN, _HOST, _MAX_EPISODES, _TTL (0: never),
-        _CACHE_DIR, _ALLOWED_HOSTS and _ALLOWED_ORIGINS (space-separated), _RECORD_DIR."""
+        _CACHE_DIR, _ALLOWED_HOSTS and _ALLOWED_ORIGINS (space-separated), _RECORD_DIR, _FAULTS."""
         ttl = float(env.get("MCPSIM_TTL", "3600"))
         return cls(
             world=env.get("MCPSIM_WORLD", "retail"),
@@ -389,6 +400,7 @@ class ServeConfig:
             allowed_hosts=env.get("MCPSIM_ALLOWED_HOSTS", "").split(),
             allowed_origins=env.get("MCPSIM_ALLOWED_ORIGINS", "").split(),
             record_dir=env.get("MCPSIM_RECORD_DIR") or None,
+            faults=env.get("MCPSIM_FAULTS") or None,
         )
 
 
@@ -400,11 +412,12 @@ def create_app(config: ServeConfig) -> Starlette:
         TemplateCache(config.cache_dir), max_episodes=config.max_episodes, ttl_seconds=config.ttl_seconds,
         on_retire=recorder.record if recorder else None,
     )
-    manager.set_default(default, config.seed, config.scale)
+    profile = load_profile(config.faults)
+    manager.set_default(default, config.seed, config.scale, profile)
     worlds = [default] + [load_world(n) for n in world_names() if n != default.name]
     interval = min(30.0, config.ttl_seconds / 2) if config.ttl_seconds else 30.0
     return build_app(worlds, manager, token=config.token, host=config.host, allowed_hosts=config.allowed_hosts,
-                     allowed_origins=config.allowed_origins, reap_interval=interval)
+                     allowed_origins=config.allowed_origins, reap_interval=interval, faults=profile)
 
 
 @contextmanager

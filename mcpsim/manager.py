@@ -9,7 +9,10 @@ from collections.abc import Callable
 
 import structlog
 
+from typing import Literal
+
 from mcpsim.episode import Episode
+from mcpsim.faults import FaultProfile
 from mcpsim.registry import load_world
 from mcpsim.scenario import task_episode
 from mcpsim.tasks import TaskSet, load_tasks
@@ -56,8 +59,8 @@ class EpisodeManager:
     def __len__(self) -> int:
         return len(self._episodes)
 
-    def set_default(self, world: World, seed: int, scale: str) -> Episode:
-        self.default = Episode.create(world, seed, scale, id=DEFAULT_ID, templates=self.templates)
+    def set_default(self, world: World, seed: int, scale: str, faults: FaultProfile | None = None) -> Episode:
+        self.default = Episode.create_with_faults(world, seed, scale, faults, id=DEFAULT_ID, templates=self.templates)
         return self.default
 
     def verifier(self, world_name: str) -> Verifier:
@@ -68,9 +71,11 @@ class EpisodeManager:
                                                        templates=self.templates)
             return self._verifiers[world_name]
 
-    def create(self, world_name: str, seed: int = 0, scale: str = "default", task: str | None = None) -> Episode:
+    def create(self, world_name: str, seed: int = 0, scale: str = "default", task: str | None = None,
+               faults: FaultProfile | None | Literal["task"] = "task") -> Episode:
         """Clone a new episode (builds the template first if this process has not yet). With a
-        task, the task's seed, scale and initial-state setup are used."""
+        task, the task's seed, scale, setup and fault profile are used (`faults` overrides the
+        profile; "task" keeps the task's, or none for plain episodes)."""
         world = self.worlds(world_name)
         task_spec = self.verifier(world_name).tasks.get(task) if task is not None else None
         if task_spec is None:
@@ -80,9 +85,10 @@ class EpisodeManager:
             self._check_room()
         # Slow only the first time (template build, task setup): outside the lock.
         if task_spec is not None:
-            episode = task_episode(world, task_spec, templates=self.templates)
+            episode = task_episode(world, task_spec, templates=self.templates, faults=faults)
         else:
-            episode = Episode.restore(world, self.templates.get(world, seed, scale))
+            episode = Episode.create_with_faults(world, seed, scale, None if faults == "task" else faults,
+                                                 templates=self.templates)
         try:
             self.add(episode)
         except EpisodeLimitReached:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import structlog
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
@@ -114,6 +115,8 @@ def _mcp_tool(spec: ToolSpec, resolve: EpisodeResolver) -> Callable[..., Any]:
             raise ToolError(str(exc)) from None
         with structlog.contextvars.bound_contextvars(world=episode.world.name, episode=episode.id):
             result = episode.run(spec, arguments)
+        if result.delay_s > 0:  # a fault profile with real delays
+            await anyio.sleep(result.delay_s)
         if result.is_error:
             raise ToolError(result.error)
         return result.value

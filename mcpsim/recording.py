@@ -25,7 +25,7 @@ def call_logs(episode: Episode) -> list[CallLog]:
             RowChange(table=c.table, op=c.op, key=c.key, before=c.before, after=c.after))
     return [
         CallLog(index=i, tool=r.tool, arguments=r.arguments, ok=r.ok, result=r.result, error=r.error,
-                call_seq=r.call_seq,
+                call_seq=r.call_seq, fault=r.fault,
                 tool_call_id=f"call_{i}", changes=by_call.get(r.call_seq, []) if r.call_seq else [])
         for i, r in enumerate(episode.transcript())
     ]

@@ -6,7 +6,10 @@ from __future__ import annotations
 import sqlite3
 
 from mcpsim import sqlite
+from typing import Literal
+
 from mcpsim.episode import Episode
+from mcpsim.faults import FaultProfile
 from mcpsim.tasks import Action, SetupCall, SetupDelete, SetupInsert, SetupStep, SetupUpdate, Task
 from mcpsim.templates import TemplateCache, process_templates
 from mcpsim.world import World
@@ -20,16 +23,23 @@ class GoldActionError(RuntimeError):
     pass
 
 
-def task_episode(world: World, task: Task, *, templates: TemplateCache | None = None, id: str = "default") -> Episode:
-    """A fresh episode of `task`: cloned from the task's cached template (world + setup)."""
+def task_episode(world: World, task: Task, *, templates: TemplateCache | None = None, id: str = "default",
+                 faults: FaultProfile | None | Literal["task"] = "task") -> Episode:
+    """A fresh episode of `task`: cloned from the task's cached template (world + setup), with
+    the task's fault profile unless another (or None) is given."""
     templates = templates or process_templates()
-    data = templates.get_or_build(("task", world.name, world.version, task.id),
-                                  lambda: _build_task_template(world, task, templates))
-    return Episode.restore(world, data, id=id)
+    profile = task.fault_profile() if faults == "task" else faults
+    edge = bool(profile and profile.edge_data and world.has_edge_data)
+    data = templates.get_or_build(("task", world.name, world.version, task.id, edge),
+                                  lambda: _build_task_template(world, task, templates, edge))
+    episode = Episode.restore(world, data, id=id)
+    if profile is not None:
+        episode.set_faults(profile)
+    return episode
 
 
-def _build_task_template(world: World, task: Task, templates: TemplateCache) -> bytes:
-    episode = Episode.restore(world, templates.get(world, task.seed, task.scale))
+def _build_task_template(world: World, task: Task, templates: TemplateCache, edge: bool) -> bytes:
+    episode = Episode.restore(world, templates.get(world, task.seed, task.scale, edge_data=edge))
     try:
         for number, step in enumerate(task.setup, 1):
             try:
@@ -74,11 +84,14 @@ def apply_step(episode: Episode, step: SetupStep) -> None:
 
 
 def run_actions(episode: Episode, actions: list[Action]) -> None:
-    """Replay actions (a task's gold solution); every one must succeed."""
+    """Replay actions (a task's gold solution); each must succeed, or fail where it says so."""
     for number, action in enumerate(actions, 1):
         result = episode.call(action.tool, action.args)
-        if result.is_error:
+        if result.is_error and action.expect == "ok":
             raise GoldActionError(f"gold action {number} ({action.tool}) failed: {result.error}")
+        if not result.is_error and action.expect == "error":
+            raise GoldActionError(f"gold action {number} ({action.tool}) was expected to fail (a fault) "
+                                  "but succeeded")
 
 
 

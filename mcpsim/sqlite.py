@@ -19,7 +19,8 @@ from sqlalchemy import MetaData, Table
 META = "_mcpsim_meta"
 CHANGES = "_mcpsim_changes"
 CALLS = "_mcpsim_calls"
-FORMAT = 2  # bump when the bookkeeping tables change: cached templates of another format are rebuilt
+FAULTS = "_faults"  # the change log's pseudo-table for injected faults
+FORMAT = 3  # bump when the bookkeeping tables change: cached templates of another format are rebuilt
 
 
 class CallRecord(NamedTuple):
@@ -36,6 +37,7 @@ class CallRecord(NamedTuple):
     result: Any
     clock: str
     writes: bool
+    fault: dict[str, Any] | None = None  # what the fault injector did to this call
 
 
 class Change(NamedTuple):
@@ -85,7 +87,7 @@ def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: dict
     conn.execute(
         f"CREATE TABLE {CALLS} (seq INTEGER PRIMARY KEY, call_seq INTEGER, tool TEXT NOT NULL, arguments TEXT,"
         " ok INTEGER NOT NULL, error TEXT, bug INTEGER NOT NULL, result TEXT, clock TEXT NOT NULL,"
-        " writes INTEGER NOT NULL)"
+        " writes INTEGER NOT NULL, fault TEXT)"
     )
     write_meta(conn, meta)
     call_seq = f"(SELECT value FROM {META} WHERE key = 'call_seq')"
@@ -131,23 +133,30 @@ def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
 
 
 def record_call(conn: sqlite3.Connection, call_seq: int | None, tool: str, arguments: Any, *, ok: bool,
-                error: str | None, bug: bool, result: Any, clock: str, writes: bool) -> None:
+                error: str | None, bug: bool, result: Any, clock: str, writes: bool,
+                fault: dict[str, Any] | None = None) -> None:
     conn.execute(
-        f"INSERT INTO {CALLS}(call_seq, tool, arguments, ok, error, bug, result, clock, writes)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO {CALLS}(call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (call_seq, tool, json.dumps(arguments, default=str), ok, error, bug,
-         None if result is None else json.dumps(result, default=str), clock, writes),
+         None if result is None else json.dumps(result, default=str), clock, writes,
+         None if fault is None else json.dumps(fault)),
     )
+    if fault is not None:  # faults are part of the change log too, under a table of their own
+        conn.execute(
+            f"INSERT INTO {CHANGES}(call_seq, tbl, op, pk, before, after) VALUES (?, ?, 'fault', ?, NULL, ?)",
+            (call_seq or 0, FAULTS, json.dumps([tool, fault.get("attempt")]), json.dumps(fault)),
+        )
 
 
 def read_calls(conn: sqlite3.Connection) -> list[CallRecord]:
     rows = conn.execute(
-        f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes FROM {CALLS} ORDER BY seq"
+        f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault FROM {CALLS} ORDER BY seq"
     )
     return [
         CallRecord(seq, cs, tool, json.loads(a) if a else None, bool(ok), err, bool(bug),
-                   json.loads(r) if r is not None else None, clock, bool(w))
-        for seq, cs, tool, a, ok, err, bug, r, clock, w in rows
+                   json.loads(r) if r is not None else None, clock, bool(w), json.loads(f) if f else None)
+        for seq, cs, tool, a, ok, err, bug, r, clock, w, f in rows
     ]
 
 

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from mcpsim.faults import BUILTIN, FaultProfile, load_profile  # noqa: E402
+
 CANARY_PREFIX = "MCPSIM-CANARY"
 
 
@@ -53,10 +55,12 @@ SetupStep = SetupCall | SetupUpdate | SetupInsert | SetupDelete
 
 
 class Action(Strict):
-    """One tool call of the gold solution."""
+    """One tool call of the gold solution. `expect: error` marks a call the solution expects to
+    fail (an injected fault it then recovers from)."""
 
     tool: str
     args: dict[str, Any] = {}
+    expect: Literal["ok", "error"] = "ok"
 
 
 # -- facts the final answer must state ---------------------------------------------------------
@@ -86,6 +90,14 @@ class CheckBase(Strict):
     requirement: str = Field(min_length=5, description="The requirement as a sentence a person can check.")
     weight: float = Field(1.0, gt=0, le=100)
     noop_passes: bool = Field(description="Whether an agent that does nothing should pass this check.")
+
+    @field_validator("requirement")
+    @classmethod
+    def _a_sentence(cls, value: str) -> str:
+        # In plain YAML, " #" starts a comment: `requirement: Order #W1 is cancelled` loads as "Order".
+        if len(value.split()) < 3:
+            raise ValueError(f"requirement {value!r} is not a sentence (in YAML, quote text containing ' #')")
+        return value
 
 
 class RowExists(CheckBase):
@@ -212,6 +224,7 @@ class Task(Strict):
     seed: int = Field(0, ge=0)
     scale: str = "default"
     setup: list[SetupStep] = []
+    faults: str | FaultProfile | None = Field(None, description="A fault profile (built-in name or inline)")
     gold: list[Action]
     answer: list[Fact] = []
     rubric: list[Check] = Field(min_length=1)
@@ -233,10 +246,16 @@ class Task(Strict):
                     parts.append(fact)
         return "; ".join(parts) if parts else "Done."
 
+    def fault_profile(self) -> FaultProfile | None:
+        return load_profile(self.faults)
+
     @model_validator(mode="after")
     def _answer_checked_only_if_given(self) -> Task:
         if any(isinstance(c, AnswerFacts) for c in self.rubric) and not self.answer:
             raise ValueError("the rubric checks answer facts but the task lists none under 'answer'")
+        if isinstance(self.faults, str) and self.faults not in BUILTIN:
+            raise ValueError(f"unknown fault profile {self.faults!r} (built-in: {', '.join(BUILTIN)}); "
+                             "or write the profile inline")
         return self
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, create_engine
 
 from mcpsim import sqlite
-from mcpsim.seeding import IdGenerator, SeedContext
+from mcpsim.seeding import IdGenerator, SeedContext, derive_seed
 from mcpsim.world import World
 
 log = structlog.get_logger("mcpsim.templates")
@@ -59,6 +59,24 @@ def build_template(world: World, seed: int, scale: str) -> bytes:
     return data
 
 
+def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
+    """A copy of a template after the world's edge-case hook (unicode, long strings, empty
+    optional fields), with its own seeded sources."""
+    conn = sqlite.connect(data)
+    engine = engine_for(conn)
+    meta = sqlite.read_meta(conn)
+    ids = IdGenerator(seed, meta["ids"])
+    with Session(engine) as session:
+        world.add_edge_data(SeedContext(session=session, seed=derive_seed(seed, "edge"), scale=scale,
+                                        params=world.scale_params(scale), now=world.epoch, ids=ids))
+        session.commit()
+    sqlite.write_meta(conn, {"ids": ids.counters, "edge_data": True})
+    out = conn.serialize()
+    engine.dispose()
+    conn.close()
+    return out
+
+
 class TemplateCache:
     """Template bytes per (world, version, seed, scale): built at most once per process, and kept
     on disk under `cache_dir` when one is given (written atomically, keyed by world version, so
@@ -71,8 +89,12 @@ class TemplateCache:
         self._locks: dict[tuple[object, ...], threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def get(self, world: World, seed: int, scale: str) -> bytes:
+    def get(self, world: World, seed: int, scale: str, *, edge_data: bool = False) -> bytes:
+        """The template; with `edge_data`, the same world after its edge-case hook ran."""
         world.scale_params(scale)  # a clear error for an unknown scale, before any lock
+        if edge_data and world.has_edge_data:
+            return self.get_or_build(("edge", world.name, world.version, seed, scale),
+                                     lambda: add_edge_data(world, self.get(world, seed, scale), seed, scale))
         return self.get_or_build(("world", world.name, world.version, seed, scale),
                                  lambda: self._load_or_build(world, seed, scale))
 

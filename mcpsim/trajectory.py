@@ -57,6 +57,7 @@ class CallLog(BaseModel):
     duration_ms: float | None = None
     call_seq: int | None = None  # the episode's call number (committed calls only)
     tool_call_id: str | None = None
+    fault: dict[str, Any] | None = None  # what the fault profile injected into this call
     changes: list[RowChange] = []
 
 

@@ -38,16 +38,25 @@ class WorldError(Exception):
     """
 
 
+class PartialFailure(WorldError):
+    """Raised by a tool that supports partial failures (`partial_failures=True`) when the fault
+    injector asks for one (`ctx.fault == "partial"`): unlike a WorldError, the writes made so far
+    are committed, a documented intermediate state (an order awaiting payment), and the message
+    tells the agent what happened."""
+
+
 @dataclass
 class ToolContext:
     """What a tool receives besides its arguments: the call's transaction and deterministic
-    sources. `now` is the episode's virtual time; `rng` is seeded per call."""
+    sources. `now` is the episode's virtual time; `rng` is seeded per call. `fault` is
+    "partial" when the tool should fail part-way (see PartialFailure), else None."""
 
     session: Session
     now: datetime
     ids: IdGenerator
     rng: random.Random
     call_seq: int
+    fault: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class ToolSpec:
     read_only: bool
     destructive: bool
     idempotent: bool
+    partial_failures: bool  # the tool can fail part-way when a fault profile asks it to
     parameters: tuple[inspect.Parameter, ...]  # without the ToolContext, annotations resolved
     return_annotation: Any
     args_model: type[BaseModel]
@@ -68,6 +78,11 @@ class ToolSpec:
     @property
     def writes(self) -> bool:
         return not self.read_only
+
+    @property
+    def has_limit(self) -> bool:
+        """Whether the tool pages its results with a `limit` argument."""
+        return any(p.name == "limit" for p in self.parameters)
 
     def input_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()
@@ -81,6 +96,7 @@ class ToolSpec:
             "read_only": self.read_only,
             "destructive": self.destructive,
             "idempotent": self.idempotent,
+            "partial_failures": self.partial_failures,
             "input_schema": self.input_schema(),
         }
 
@@ -93,6 +109,7 @@ def _tool_spec(
     read_only: bool,
     destructive: bool,
     idempotent: bool,
+    partial_failures: bool,
 ) -> ToolSpec:
     hints = typing.get_type_hints(fn, include_extras=True)
     params = list(inspect.signature(fn).parameters.values())
@@ -123,6 +140,7 @@ def _tool_spec(
         read_only=read_only,
         destructive=destructive,
         idempotent=idempotent,
+        partial_failures=partial_failures,
         parameters=tuple(resolved),
         return_annotation=hints.get("return", Any),
         args_model=args_model,
@@ -169,6 +187,7 @@ class World:
         self.tools: dict[str, ToolSpec] = {}
         self.checks: dict[str, Callable[..., Any]] = {}
         self._seed_fn: SeedFunction | None = None
+        self._edge_fn: SeedFunction | None = None
 
     def __repr__(self) -> str:
         return f"World({self.name!r}, tools={len(self.tools)})"
@@ -183,16 +202,21 @@ class World:
         read_only: bool = False,
         destructive: bool = False,
         idempotent: bool = False,
+        partial_failures: bool = False,
         name: str | None = None,
         title: str | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Register a tool. Every tool says whether it only reads; writes may be destructive."""
+        """Register a tool. Every tool says whether it only reads; writes may be destructive.
+        `partial_failures=True` promises the tool honours `ctx.fault == "partial"`."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if read_only and destructive:
                 raise TypeError(f"tool {fn.__name__}: a read-only tool cannot be destructive")
+            if read_only and partial_failures:
+                raise TypeError(f"tool {fn.__name__}: a read-only tool has nothing to fail part-way")
             spec = _tool_spec(
-                fn, name=name, title=title, read_only=read_only, destructive=destructive, idempotent=idempotent
+                fn, name=name, title=title, read_only=read_only, destructive=destructive, idempotent=idempotent,
+                partial_failures=partial_failures,
             )
             if spec.name in self.tools:
                 raise ValueError(f"world {self.name}: tool {spec.name!r} registered twice")
@@ -218,6 +242,20 @@ class World:
         """Register the seed function that fills a fresh database at a given scale."""
         self._seed_fn = fn
         return fn
+
+    def edge_data(self, fn: SeedFunction) -> SeedFunction:
+        """Register the function that turns some seeded rows into edge cases (unicode, very long
+        strings, empty optional fields) for fault profiles with `edge_data: true`."""
+        self._edge_fn = fn
+        return fn
+
+    @property
+    def has_edge_data(self) -> bool:
+        return self._edge_fn is not None
+
+    def add_edge_data(self, ctx: SeedContext) -> None:
+        if self._edge_fn is not None:
+            self._edge_fn(ctx)
 
     def seed(self, ctx: SeedContext) -> None:
         if self._seed_fn is None:

@@ -90,3 +90,9 @@ def test_retail_tasks_load_without_importing_the_worlds_code():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) >= 1
+
+
+def test_a_requirement_cut_short_by_a_yaml_comment_is_refused(tmp_path):
+    body = TASK.format(id="x").replace("requirement: Three accounts remain", "requirement: Order #W0006911 is done")
+    with pytest.raises(TaskFileError, match="is not a sentence"):
+        load_task_file(write(tmp_path, "a.yaml", body))

@@ -238,7 +238,7 @@ def test_setup_shapes_the_initial_state_and_is_not_counted_as_the_agents_changes
 def test_a_broken_setup_step_is_a_clear_error(ledger, templates, step, message):
     task = Task.model_validate({"id": f"bad-{abs(hash(str(step)))}", "instruction": "a broken task, on purpose",
                                 "seed": 1, "scale": "small", "setup": [step], "gold": [],
-                                "rubric": [{"type": "row_count", "requirement": "three", "table": "account",
+                                "rubric": [{"type": "row_count", "requirement": "three accounts remain", "table": "account",
                                             "equals": 3, "noop_passes": True}],
                                 "difficulty": "easy", "split": "dev"})
     with pytest.raises(TaskSetupError, match=message.replace("[", r"\[").replace("]", r"\]")):

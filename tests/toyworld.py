@@ -13,7 +13,7 @@ from sqlmodel import Field as Column
 from sqlmodel import SQLModel, select
 
 from mcpsim.seeding import SeedContext
-from mcpsim.world import ToolContext, World, WorldError
+from mcpsim.world import PartialFailure, ToolContext, World, WorldError
 
 
 class LedgerTable(SQLModel, registry=registry()):
@@ -129,3 +129,41 @@ def slow(ctx, seconds: float) -> bool:
 @world.check("broken")
 def broken(ctx) -> bool:
     raise ZeroDivisionError("a bug in a custom check")
+
+
+class Wire(LedgerTable, table=True):
+    id: str = Column(primary_key=True)
+    from_account: str
+    to_account: str
+    amount_cents: int
+    status: str  # settled | pending
+
+
+@world.tool(partial_failures=True)
+def wire(
+    ctx: ToolContext,
+    from_account: Annotated[str, Field(max_length=64)],
+    to_account: Annotated[str, Field(max_length=64)],
+    amount: Annotated[float, Field(gt=0)],
+) -> str:
+    """Wire money to another account. Under a partial failure the payer is debited and the wire
+    stays pending (the payee is not credited)."""
+    src, dst = _account(ctx, from_account), _account(ctx, to_account)
+    cents = round(amount * 100)
+    if src.balance_cents < cents:
+        raise WorldError("Insufficient funds")
+    src.balance_cents -= cents
+    wire_id = ctx.ids.code("wire", "w_", 6)
+    if ctx.fault == "partial":
+        ctx.session.add(Wire(id=wire_id, from_account=src.id, to_account=dst.id, amount_cents=cents, status="pending"))
+        raise PartialFailure(f"The payee's bank did not answer: wire {wire_id} is pending; {src.id} was debited.")
+    dst.balance_cents += cents
+    ctx.session.add(Wire(id=wire_id, from_account=src.id, to_account=dst.id, amount_cents=cents, status="settled"))
+    return wire_id
+
+
+@world.edge_data
+def edge_cases(ctx: SeedContext) -> None:
+    first = ctx.session.exec(select(Account).order_by(Account.id)).first()
+    first.owner = "Zoë Ñandú-Łukasiewicz 北京 " + "x" * 300
+    ctx.session.add(first)

@@ -60,7 +60,7 @@ def ledger_tasks(world: Any, templates: Any) -> TaskSet:
                 "gold": [{"tool": "get_account", "args": {"account_id": c}}],
                 "answer": [{"any": ["insufficient", "not enough"]}],
                 "rubric": [
-                    {"type": "gold_state", "requirement": "Nothing changed", "noop_passes": True},
+                    {"type": "gold_state", "requirement": "Nothing at all changed", "noop_passes": True},
                     {"type": "tool_not_called", "requirement": "No transfer was attempted", "tools": ["transfer"],
                      "noop_passes": True},
                     {"type": "answer_facts", "requirement": "The agent says the funds are insufficient",
@@ -86,7 +86,7 @@ def ledger_tasks(world: Any, templates: Any) -> TaskSet:
                 "id": "broken-check",
                 "instruction": "Nothing to do here either.",
                 "seed": 1, "scale": "small", "gold": [],
-                "rubric": [{"type": "custom", "requirement": "Crashes", "name": "broken", "noop_passes": True}],
+                "rubric": [{"type": "custom", "requirement": "The check crashes on purpose", "name": "broken", "noop_passes": True}],
                 "difficulty": "easy", "split": "dev",
             },
         ],

@@ -18,6 +18,7 @@ import anyio.to_thread
 import httpx
 from mcp import Client, StdioServerParameters
 
+from mcpsim.faults import FaultProfile
 from mcpsim.tasks import Task
 from mcpsim.trajectory import Trajectory
 
@@ -53,7 +54,11 @@ class LiveEpisode(Protocol):
 class Backend(Protocol):
     name: str
 
-    def episode(self, world: str, task: Task, snapshot: bytes | None) -> AbstractAsyncContextManager[LiveEpisode]: ...
+    def episode(self, world: str, task: Task, snapshot: bytes | None,
+                faults: FaultProfile | None = None) -> AbstractAsyncContextManager[LiveEpisode]:
+        """An episode of `task` (or resumed from `snapshot`), with `faults` instead of the task's
+        own profile when given."""
+        ...
 
 
 async def _policy(client: Client, world: str) -> str:
@@ -85,11 +90,13 @@ class InProcessBackend:
         return self._servers[world]
 
     @asynccontextmanager
-    async def episode(self, world: str, task: Task, snapshot: bytes | None) -> AsyncIterator[LiveEpisode]:
+    async def episode(self, world: str, task: Task, snapshot: bytes | None,
+                      faults: FaultProfile | None = None) -> AsyncIterator[LiveEpisode]:
         from mcpsim.episode import Episode
 
         if snapshot is None:
-            episode = await anyio.to_thread.run_sync(self.manager.create, world, task.seed, task.scale, task.id)
+            episode = await anyio.to_thread.run_sync(self.manager.create, world, task.seed, task.scale, task.id,
+                                                     faults if faults is not None else "task")
         else:
             episode = self.manager.add(Episode.restore(self.manager.worlds(world), snapshot))
         try:
@@ -160,9 +167,13 @@ class HttpBackend:
             "application/json") else response.content
 
     @asynccontextmanager
-    async def episode(self, world: str, task: Task, snapshot: bytes | None) -> AsyncIterator[LiveEpisode]:
+    async def episode(self, world: str, task: Task, snapshot: bytes | None,
+                      faults: FaultProfile | None = None) -> AsyncIterator[LiveEpisode]:
         if snapshot is None:
-            info = await self._json("POST", "/episodes", json={"world": world, "task": task.id})
+            body: dict[str, Any] = {"world": world, "task": task.id}
+            if faults is not None:
+                body["faults"] = faults.model_dump(mode="json")
+            info = await self._json("POST", "/episodes", json=body)
         else:
             info = await self._json("POST", "/episodes/restore", content=snapshot,
                                     headers={"Content-Type": "application/vnd.sqlite3"})
@@ -214,11 +225,15 @@ class StdioBackend:
         self.command = command or [sys.executable, "-m", "mcpsim"]
 
     @asynccontextmanager
-    async def episode(self, world: str, task: Task, snapshot: bytes | None) -> AsyncIterator[LiveEpisode]:
+    async def episode(self, world: str, task: Task, snapshot: bytes | None,
+                      faults: FaultProfile | None = None) -> AsyncIterator[LiveEpisode]:
         with tempfile.TemporaryDirectory(prefix="mcpsim-stdio-") as tmp:
             folder = Path(tmp)
             args = ["serve", world, "--task", task.id, "--exit-snapshot", str(folder / "final.sqlite"),
                     "--log-level", "WARNING"]
+            if faults is not None:
+                (folder / "faults.yaml").write_text(json.dumps(faults.model_dump(mode="json")))
+                args += ["--faults", str(folder / "faults.yaml")]
             if snapshot is not None:
                 (folder / "start.sqlite").write_bytes(snapshot)
                 args += ["--snapshot", str(folder / "start.sqlite")]

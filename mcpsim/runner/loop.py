@@ -152,6 +152,7 @@ async def rollout(
     for index, server_call in zip(state.sent, outcome.record.calls, strict=False):
         state.calls[index].call_seq = server_call.call_seq
         state.calls[index].changes = server_call.changes
+        state.calls[index].fault = server_call.fault
     verdict = outcome.verdict
     trajectory = Trajectory(
         **base, world_version=verdict.get("world_version", ""),

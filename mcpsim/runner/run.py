@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import structlog
 
+from mcpsim.faults import FaultProfile
 from mcpsim.runner.agents import Agent
 from mcpsim.runner.backends import Backend, BackendError
 from mcpsim.runner.loop import Resume, RolloutSettings, rollout
@@ -73,6 +74,7 @@ class RunConfig:
     seed: int = 0
     resume: bool = False
     keep_first: int | None = None
+    faults: FaultProfile | None = None  # for every episode; None: each task's own profile
     settings: RolloutSettings = field(default_factory=RolloutSettings)
 
 
@@ -123,7 +125,8 @@ async def run_episodes(
                                 Path(cancelled.snapshot).read_bytes())
             agent, user = make_agent(), make_user(task)
             try:
-                async with backend.episode(config.world, task, resume.snapshot if resume else None) as live:
+                async with backend.episode(config.world, task, resume.snapshot if resume else None,
+                                           config.faults) as live:
                     trajectory, snapshot = await rollout(agent, live, task, user, world=config.world, trial=trial,
                                                          settings=settings, stop=stop, resume=resume)
             except (BackendError, OSError) as exc:

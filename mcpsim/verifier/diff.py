@@ -30,6 +30,8 @@ def net_changes(changes: list[Change]) -> NetChanges:
     first: dict[tuple[str, str], dict[str, Any] | None] = {}
     last: dict[tuple[str, str], dict[str, Any] | None] = {}
     for c in changes:
+        if c.op == "fault":  # injected faults are logged beside row changes; they are not rows
+            continue
         key = (c.table, c.key)
         first.setdefault(key, c.before)
         last[key] = c.after

@@ -1,0 +1,129 @@
+"""Fixtures for the bank world's tests: a fresh small-scale episode per test, and helpers that
+find test data by querying the seeded database instead of hard-coding ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcpsim_worlds.bank import world as bank_world
+
+from mcpsim.episode import CallResult, Episode
+from mcpsim.templates import TemplateCache
+from mcpsim.world import World
+
+TODAY = "2026-05-15"
+
+
+class Bank:
+    """An episode plus the queries the tests keep needing."""
+
+    def __init__(self, episode: Episode) -> None:
+        self.ep = episode
+
+    def call(self, tool: str, **arguments: Any) -> CallResult:
+        return self.ep.call(tool, arguments)
+
+    def ok(self, tool: str, **arguments: Any) -> Any:
+        result = self.ep.call(tool, arguments)
+        assert not result.is_error, f"{tool} failed: {result.error}"
+        return result.value
+
+    def fails(self, tool: str, message: str, **arguments: Any) -> CallResult:
+        """The call fails with `message` in its error, as a business error, and changes nothing."""
+        before = self.ep.state_hash()
+        result = self.ep.call(tool, arguments)
+        assert result.is_error, f"{tool} succeeded but should fail with {message!r}"
+        assert not result.bug, result.error
+        assert message in result.error, result.error
+        assert result.changes == []
+        assert self.ep.state_hash() == before
+        return result
+
+    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
+        return self.ep.query(sql, params)
+
+    def row(self, sql: str, *params: Any) -> dict[str, Any]:
+        rows = self.rows(sql, *params)
+        assert rows, f"the seeded data has no row for: {sql} {params}"
+        return rows[0]
+
+    def value(self, sql: str, *params: Any) -> Any:
+        return next(iter(self.row(sql, *params).values()))
+
+    def arrange(self, sql: str, *params: Any) -> None:
+        """Set up a state the seed may not contain (outside any tool call)."""
+        self.ep.conn.execute(sql, params)
+
+    # -- identity ----------------------------------------------------------------------------
+
+    def verify(self, customer_id: str) -> str:
+        c = self.row("SELECT * FROM customers WHERE id = ?", customer_id)
+        result = self.ok("verify_identity", customer_id=customer_id, date_of_birth=c["date_of_birth"],
+                         ssn_last4=c["ssn_last4"])
+        assert result.verified
+        return customer_id
+
+    def customer(self, where: str = "1", *params: Any) -> str:
+        """An active customer matching `where` (SQL over customers c), verified."""
+        return self.verify(self.value(f"SELECT c.id FROM customers c WHERE c.status = 'active' AND {where} "
+                                      "ORDER BY c.id LIMIT 1", *params))
+
+    # -- money -------------------------------------------------------------------------------
+
+    def balance(self, account_id: str) -> int:
+        return self.value("SELECT balance_cents FROM accounts WHERE id = ?", account_id)
+
+    def available(self, account_id: str) -> int:
+        return round(self.ok("get_account", customer_id=self.owner(account_id), account_id=account_id)
+                     .available_balance * 100)
+
+    def owner(self, account_id: str) -> str:
+        return self.value("SELECT customer_id FROM accounts WHERE id = ?", account_id)
+
+    def today_out(self, account_id: str) -> int:
+        return self.value(
+            "SELECT COALESCE(SUM(amount_cents), 0) FROM transfers WHERE from_account_id = ? "
+            "AND status IN ('completed', 'pending', 'held') AND created_at >= ?", account_id, TODAY)
+
+    def checking_with_savings(self) -> tuple[str, str, str]:
+        """(customer, checking, savings): open accounts, no transfers out today, no restriction."""
+        row = self.row(
+            "SELECT c.customer_id, c.id AS checking, s.id AS savings FROM accounts c "
+            "JOIN accounts s ON s.customer_id = c.customer_id AND s.type = 'savings' AND s.status = 'open' "
+            "JOIN customers u ON u.id = c.customer_id AND u.status = 'active' "
+            "WHERE c.type = 'checking' AND c.status = 'open' AND c.balance_cents > 300000 AND s.balance_cents > 300000 "
+            "AND NOT EXISTS (SELECT 1 FROM transfers t WHERE t.from_account_id IN (c.id, s.id) AND t.created_at >= ?) "
+            "AND (SELECT COUNT(*) FROM transfers t WHERE t.from_account_id = s.id AND t.created_at >= '2026-05-01') = 0 "
+            "ORDER BY c.id LIMIT 1", TODAY)
+        self.verify(row["customer_id"])
+        return row["customer_id"], row["checking"], row["savings"]
+
+    def old_payee(self, customer_id: str) -> str:
+        return self.value("SELECT id FROM payees WHERE customer_id = ? AND status = 'active' "
+                          "AND created_at < '2026-05-01' ORDER BY id LIMIT 1", customer_id)
+
+    def add_payee(self, customer_id: str, **changes: Any) -> str:
+        args = {"customer_id": customer_id, "name": "Jordan Test", "bank_name": "JPMorgan Chase Bank",
+                "routing_number": "021000021", "account_number": "123456789", "account_type": "checking"} | changes
+        return self.ok("add_payee", **args).payee_id
+
+
+@pytest.fixture(scope="session")
+def bank() -> World:
+    return bank_world
+
+
+@pytest.fixture
+def episode(bank: World, templates: TemplateCache) -> Iterator[Episode]:
+    ep = Episode.create(bank, seed=0, scale="small", templates=templates)
+    yield ep
+    # No test may hit a simulator bug: every failure must be a business or validation error.
+    assert ep.flags == [], ep.flags
+    ep.close()
+
+
+@pytest.fixture
+def b(episode: Episode) -> Bank:
+    return Bank(episode)

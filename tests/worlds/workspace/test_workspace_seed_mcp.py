@@ -1,0 +1,140 @@
+"""The seeded workspace (sizes per scale, determinism, consistency, the time zone database) and the
+world through a real MCP client: tool schemas, hints, policy and a call."""
+
+from __future__ import annotations
+
+import os
+import time
+from zoneinfo import ZoneInfo, available_timezones
+
+import anyio
+import pytest
+from conftest import ME
+from mcp import Client
+
+from mcpsim.episode import Episode
+from mcpsim.mcp_server import build_server
+from mcpsim.templates import TemplateCache, build_template
+
+READS = {
+    "verify_owner", "get_current_time", "convert_time", "search_mail", "get_thread", "list_labels", "list_events",
+    "get_event", "get_free_busy", "find_meeting_slot", "search_contacts", "get_contact", "search_files", "get_file",
+    "list_file_permissions",
+}  # fmt: skip
+DESTRUCTIVE = {"empty_trash", "cancel_event", "revoke_access"}
+
+
+def counts(ep: Episode) -> dict[str, int]:
+    return {name: len(rows) for name, rows in ep.tables().items()}
+
+
+def test_the_standard_time_zone_database_is_available():
+    # zoneinfo reads the system tz database (or the tzdata package); the world needs both kinds of zone.
+    assert {"Europe/London", "Asia/Kolkata", "Australia/Sydney", "America/New_York"} <= available_timezones()
+    from datetime import datetime
+
+    assert datetime(2026, 5, 15, 9, tzinfo=ZoneInfo("Asia/Kolkata")).utcoffset().total_seconds() == 5.5 * 3600
+
+
+def test_the_small_scale_builds_fast_with_the_story_in_it(workspace):
+    started = time.perf_counter()
+    build_template(workspace, 7, "small")
+    assert time.perf_counter() - started < 1.0  # about 0.05 s; the bound leaves room for slow machines
+    ep = Episode.create(workspace, seed=7, scale="small", templates=TemplateCache())
+    sizes = counts(ep)
+    assert sizes["users"] == 1 + 12 + 12 and sizes["labels"] == 9 and sizes["files"] == 14 + 15
+    assert ep.query("SELECT email FROM users WHERE is_owner")[0]["email"] == ME
+    assert sizes["threads"] >= 19 + 20 and sizes["events"] >= 18 + 15 and sizes["contacts"] >= 9
+
+
+def assert_consistent(ep: Episode) -> None:
+    q = ep.query
+    assert q("SELECT COUNT(*) n FROM users WHERE is_owner")[0]["n"] == 1
+    # Every thread has messages; its last_message_at is its newest message; trash remembers where it was.
+    assert q("SELECT t.id FROM threads t LEFT JOIN messages m ON m.thread_id = t.id WHERE m.id IS NULL") == []
+    assert q("SELECT t.id FROM threads t WHERE last_message_at != (SELECT MAX(sent_at) FROM messages WHERE thread_id = t.id)") == []
+    assert q("SELECT id FROM threads WHERE location NOT IN ('inbox', 'sent', 'archived', 'trash')") == []
+    assert q("SELECT id FROM threads WHERE (location = 'trash') != (location_before_trash IS NOT NULL)") == []
+    # Every message involves the owner; every recipient address is valid; attachments can be opened.
+    assert q("SELECT m.id FROM messages m WHERE m.from_email != ? AND NOT EXISTS (SELECT 1 FROM message_recipients r "
+             "WHERE r.message_id = m.id AND r.email = ?)", (ME, ME)) == []
+    assert q("SELECT a.* FROM message_attachments a JOIN messages m ON m.id = a.message_id JOIN message_recipients r "
+             "ON r.message_id = m.id JOIN files f ON f.id = a.file_id WHERE f.owner_email != r.email AND "
+             "f.link_sharing = 'off' AND NOT EXISTS (SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND "
+             "p.email = r.email)") == []
+    # Sharing: roles are exact, owners hold no grant, confidential files stay inside the company.
+    assert q("SELECT * FROM file_permissions WHERE role NOT IN ('viewer', 'commenter', 'editor')") == []
+    assert q("SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id WHERE p.email = f.owner_email") == []
+    assert q("SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id WHERE f.confidential AND "
+             "p.email NOT LIKE '%@larkspurlabs.com'") == []
+    assert q("SELECT * FROM files WHERE confidential AND link_sharing != 'off'") == []
+    # Events: organizers are in the directory, never their own attendees; series end after they start.
+    assert q("SELECT e.id FROM events e LEFT JOIN users u ON u.email = e.organizer_email WHERE u.id IS NULL") == []
+    assert q("SELECT * FROM event_attendees a JOIN events e ON e.id = a.event_id WHERE a.email = e.organizer_email") == []
+    assert q("SELECT id FROM events WHERE series_end_utc < end_utc OR end_utc <= start_utc") == []
+    assert q("SELECT id FROM events WHERE recur_freq != 'none' AND (recur_count IS NULL) = (recur_until IS NULL)") == []
+    # Contacts and labels are unique.
+    assert q("SELECT email FROM contacts GROUP BY email HAVING COUNT(*) > 1") == []
+
+
+def test_the_small_scale_is_consistent(episode):
+    assert_consistent(episode)
+
+
+@pytest.mark.slow
+def test_the_default_scale_is_realistic_and_consistent(workspace, templates):
+    ep = Episode.create(workspace, seed=0, scale="default", templates=templates)
+    sizes = counts(ep)
+    assert sizes["users"] >= 90 and sizes["threads"] >= 500 and sizes["messages"] >= 1000
+    assert sizes["events"] >= 300 and sizes["files"] >= 250 and sizes["contacts"] >= 100
+    assert_consistent(ep)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("MCPSIM_SLOW"), reason="builds the large scale (~5 s); set MCPSIM_SLOW=1")
+def test_the_large_scale_has_tens_of_thousands_of_rows(workspace):
+    ep = Episode.create(workspace, seed=0, scale="large", templates=TemplateCache())
+    sizes = counts(ep)
+    assert sum(sizes.values()) >= 50_000 and sizes["messages"] >= 15_000
+    assert_consistent(ep)
+
+
+def test_the_same_seed_builds_identical_tables_and_another_seed_other_filler(workspace):
+    first = Episode.create(workspace, seed=3, scale="small", templates=TemplateCache())
+    second = Episode.create(workspace, seed=3, scale="small", templates=TemplateCache())
+    assert first.tables() == second.tables() and first.state_hash() == second.state_hash()
+    other = Episode.create(workspace, seed=4, scale="small", templates=TemplateCache())
+    names = {u["name"] for u in first.tables(["users"])["users"]}
+    assert names != {u["name"] for u in other.tables(["users"])["users"]}
+
+
+@pytest.mark.anyio
+async def test_an_agent_sees_typed_tools_with_hints_and_the_policy(workspace, episode):
+    server = build_server(workspace, lambda _id: episode)
+    with anyio.fail_after(10):
+        async with Client(server, mode="legacy") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            instructions = client.instructions
+    assert len(tools) >= 18 and set(tools) == set(workspace.tools)
+    assert {n for n, t in tools.items() if t.annotations.read_only_hint} == READS
+    assert {n for n, t in tools.items() if t.annotations.destructive_hint} == DESTRUCTIVE
+    assert "Verify the owner first" in instructions
+    share = tools["share_file"].input_schema
+    assert share["properties"]["role"]["enum"] == ["viewer", "commenter", "editor"]
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 60, tool.name
+
+
+@pytest.mark.anyio
+async def test_a_share_through_mcp_changes_the_episode_and_a_refused_one_is_a_tool_error(workspace, episode):
+    budget = episode.query("SELECT id FROM files WHERE name = 'Q3 Budget Draft'")[0]["id"]
+    roadmap = episode.query("SELECT id FROM files WHERE name = 'Product Roadmap H2 2026'")[0]["id"]
+    server = build_server(workspace, lambda _id: episode)
+    with anyio.fail_after(10):
+        async with Client(server) as client:
+            shared = await client.call_tool("share_file", {"file_id": budget, "emails": ["ravi.iyer@larkspurlabs.com"],
+                                                           "role": "commenter"})
+            refused = await client.call_tool("share_file", {"file_id": roadmap, "emails": ["ravi.iyer@larkspurlabs.com"],
+                                                            "role": "viewer"})
+    assert "ravi.iyer@larkspurlabs.com" in str(shared.structured_content["permissions"])
+    assert refused.is_error and "Only the owner of 'Product Roadmap H2 2026'" in refused.content[0].text
