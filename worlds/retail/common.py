@@ -14,7 +14,7 @@ MAX_LINE_QUANTITY = 10
 CARRIERS = ("UPS", "FedEx", "USPS")
 
 # Order statuses, grouped by what may still happen to them.
-OPEN_STATUSES = ("pending", "processing")
+OPEN_STATUSES = ("pending", "processing", "payment_pending")  # not shipped yet: can be cancelled or redirected
 AFTER_DELIVERY_STATUSES = ("delivered", "partially_returned", "exchanged", "returned")
 CancelReason = Literal["no longer needed", "ordered by mistake", "found a better price", "shipping too slow"]
 ReturnReason = Literal[

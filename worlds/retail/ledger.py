@@ -103,7 +103,10 @@ def refund(
     *,
     return_id: str | None = None,
     exchange_id: str | None = None,
+    queued: bool = False,
 ) -> Payment:
+    """A refund to `method`; `queued` (a partial failure) records it without sending it: no gift
+    card credit yet, status 'queued' until resend_refund."""
     if method.customer_id != order.customer_id:
         raise WorldError(f"Payment method {method.id} does not belong to customer {order.customer_id}")
     if amount_cents <= 0:
@@ -126,7 +129,7 @@ def refund(
                 f"Only {money(max(net[method.id], 0))} paid with {method_label(method)} ({method.id}) remains "
                 f"refundable on order {order.id}"
             )
-    if method.kind == "gift_card":
+    if method.kind == "gift_card" and not queued:
         method.balance_cents = (method.balance_cents or 0) + amount_cents
         ctx.session.add(method)
     payment = Payment(
@@ -136,7 +139,7 @@ def refund(
         kind="refund",
         amount_cents=amount_cents,
         # Gift card credit lands at once; banks and PayPal take 5-7 business days.
-        status="completed" if method.kind == "gift_card" else "pending",
+        status="queued" if queued else "completed" if method.kind == "gift_card" else "pending",
         reason=reason,
         created_at=iso(ctx.now),
         return_id=return_id,
@@ -147,15 +150,27 @@ def refund(
     return payment
 
 
-def refund_everything(ctx: ToolContext, order: Order, reason: str) -> list[Payment]:
+def refund_everything(ctx: ToolContext, order: Order, reason: str, *, queued: bool = False) -> list[Payment]:
     """Give every payment method back what it paid for the order and has not had back."""
     refunds = []
     for method_id, cents in net_by_method(ctx.session, order.id).items():
         if cents > 0:
             method = ctx.session.get(PaymentMethod, method_id)
             assert method is not None, f"payment {method_id} of {order.id} has no payment method"
-            refunds.append(refund(ctx, order, method, cents, reason))
+            refunds.append(refund(ctx, order, method, cents, reason, queued=queued))
     return refunds
+
+
+def send_queued_refund(ctx: ToolContext, payment: Payment) -> Payment:
+    """Send a refund a partial failure left queued: gift cards are credited at once."""
+    method = ctx.session.get(PaymentMethod, payment.payment_method_id)
+    assert method is not None, f"refund {payment.id} has no payment method"
+    if method.kind == "gift_card":
+        method.balance_cents = (method.balance_cents or 0) + payment.amount_cents
+        ctx.session.add(method)
+    payment.status = "completed" if method.kind == "gift_card" else "pending"
+    ctx.session.add(payment)
+    return payment
 
 
 def settle_difference(

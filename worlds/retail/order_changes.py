@@ -6,12 +6,21 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.world import ToolContext, WorldError
+from mcpsim.world import PartialFailure, ToolContext, WorldError
 
 from . import world
 from .common import OPEN_STATUSES, CancelReason, iso
 from .inputs import ItemChange, OptionalPaymentMethodId, OrderId, PaymentMethodId
-from .ledger import charge, check_can_pay, method_label, net_by_method, refund, refund_everything, settle_difference
+from .ledger import (
+    charge,
+    check_can_pay,
+    method_label,
+    net_by_method,
+    refund,
+    refund_everything,
+    send_queued_refund,
+    settle_difference,
+)
 from .lookups import (
     get_order,
     get_payment_method_of,
@@ -21,11 +30,11 @@ from .lookups import (
     refuse_duplicates,
 )
 from .render import order_details
-from .tables import PaymentMethod
+from .tables import Payment, PaymentMethod
 from .views import OrderDetails
 
 
-@world.tool(destructive=True)
+@world.tool(destructive=True, partial_failures=True)
 def cancel_order(
     ctx: ToolContext,
     order_id: OrderId,
@@ -34,7 +43,8 @@ def cancel_order(
     """Cancel a pending or processing order. An order that has shipped or been delivered cannot be
     cancelled (offer a return after delivery instead). Everything paid is refunded to the payment
     methods that paid it (gift cards at once, cards and PayPal in 5-7 business days) and the
-    items go back into stock."""
+    items go back into stock. If the refund cannot be sent, the order is still cancelled and the
+    refund stays 'queued': send it with resend_refund."""
     session = ctx.session
     order = get_order(session, order_id)
     if order.status == "cancelled":
@@ -50,12 +60,35 @@ def cancel_order(
         variant.stock += item.quantity
         item.status = "cancelled"
         session.add_all([variant, item])
-    refund_everything(ctx, order, "cancellation")
+    queued = ctx.fault == "partial"  # the payment provider did not take the refund
+    refunds = refund_everything(ctx, order, "cancellation", queued=queued)
     order.status = "cancelled"
     order.cancelled_at = order.updated_at = iso(ctx.now)
     order.cancel_reason = reason
     session.add(order)
+    if queued and refunds:
+        raise PartialFailure(
+            f"Order {order.id} was cancelled and its items restocked, but the refund could not be sent: "
+            f"{', '.join(r.id for r in refunds)} queued. Send it with resend_refund."
+        )
     return order_details(session, order)
+
+
+@world.tool(idempotent=True)
+def resend_refund(
+    ctx: ToolContext,
+    payment_id: Annotated[str, Field(description="The queued refund's id (txn_...).", max_length=40)],
+) -> OrderDetails:
+    """Send a refund that a failure left 'queued' (see get_order_details). Gift card refunds land at
+    once; card and PayPal refunds then take 5-7 business days."""
+    session = ctx.session
+    payment = session.get(Payment, payment_id.strip())
+    if payment is None or payment.kind != "refund":
+        raise WorldError(f"Refund {payment_id} not found")
+    if payment.status != "queued":
+        raise WorldError(f"Refund {payment.id} is '{payment.status}', not queued; there is nothing to resend")
+    send_queued_refund(ctx, payment)
+    return order_details(session, get_order(session, payment.order_id))
 
 
 @world.tool()

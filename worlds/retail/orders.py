@@ -8,7 +8,7 @@ from pydantic import Field
 from sqlalchemy import func
 from sqlmodel import col, select
 
-from mcpsim.world import ToolContext, WorldError
+from mcpsim.world import PartialFailure, ToolContext, WorldError
 
 from . import world
 from .common import MAX_ORDER_LINES, OPEN_STATUSES, iso, new_id
@@ -20,6 +20,7 @@ from .tables import Address, Order, OrderItem, Product, Shipment
 from .views import OrderDetails, OrderList, ShipmentTracking
 
 StatusFilter = Literal[
+    "payment_pending",
     "pending", "processing", "shipped", "delivered", "cancelled", "returned", "partially_returned", "exchanged"
 ]
 
@@ -80,7 +81,7 @@ def track_shipment(
     return ShipmentTracking(shipment=shipment_view(shipment), item_ids=list(item_ids))
 
 
-@world.tool()
+@world.tool(partial_failures=True)
 def place_order(
     ctx: ToolContext,
     customer_id: CustomerId,
@@ -102,7 +103,9 @@ def place_order(
     """Place a new order for a customer. Every variant must be available (not discontinued) and in
     stock in the quantity asked; the stock is reserved at once. One payment method pays the whole
     order: a credit card that has not expired, PayPal, or a gift card whose balance covers the total
-    (the balance is debited). Prices are the current variant prices; shipping is free."""
+    (the balance is debited). Prices are the current variant prices; shipping is free. If the
+    payment cannot be captured after the order is created, the order stays 'payment_pending' with
+    its items reserved: charge it with retry_order_payment."""
     session = ctx.session
     customer = get_customer(session, customer_id)
     refuse_duplicates([line.variant_id for line in items], "Variant")
@@ -164,7 +167,34 @@ def place_order(
         variant.stock -= quantity
         session.add(variant)
     session.flush()
+    if ctx.fault == "partial":  # the payment processor failed after the order was written
+        order.status = "payment_pending"
+        session.add(order)
+        raise PartialFailure(
+            f"The payment could not be captured: order {order.id} was created and its items are reserved, but it is "
+            "awaiting payment. Charge it with retry_order_payment (this or another payment method of the customer)."
+        )
     charge(ctx, order, method, total, "purchase")
+    return order_details(session, order)
+
+
+@world.tool()
+def retry_order_payment(ctx: ToolContext, order_id: OrderId, payment_method_id: PaymentMethodId) -> OrderDetails:
+    """Charge an order whose payment failed when it was placed (status 'payment_pending') with one
+    of the customer's payment methods; the order then becomes 'pending'. Orders in any other status
+    are already paid or closed."""
+    session = ctx.session
+    order = get_order(session, order_id)
+    if order.status != "payment_pending":
+        raise WorldError(f"Order {order.id} has status '{order.status}'; only orders awaiting payment can be charged")
+    method = get_payment_method_of(session, payment_method_id, order.customer_id)
+    total = sum(i.unit_price_cents * i.quantity for i in session.exec(
+        select(OrderItem).where(OrderItem.order_id == order.id, OrderItem.status == "ordered")))
+    check_can_pay(method, total, ctx.now)
+    charge(ctx, order, method, total, "purchase")
+    order.status = "pending"
+    order.updated_at = iso(ctx.now)
+    session.add(order)
     return order_details(session, order)
 
 

@@ -83,7 +83,8 @@ class Variant(RetailTable, table=True):
 
 
 class Order(RetailTable, table=True):
-    """Status: pending, processing, shipped, delivered, cancelled, returned, partially_returned,
+    """Status: payment_pending (its payment failed when placed), pending, processing, shipped,
+    delivered, cancelled, returned, partially_returned,
     exchanged. The shipping address is a copy taken when the order was placed."""
 
     __tablename__ = "orders"
@@ -137,7 +138,7 @@ class Payment(RetailTable, table=True):
     payment_method_id: str = Field(foreign_key="payment_methods.id", index=True)
     kind: str  # charge | refund
     amount_cents: int  # always positive
-    status: str  # captured | pending | completed
+    status: str  # captured | pending | completed | queued (a refund a failure left unsent)
     reason: str  # purchase, cancellation, return, exchange, item change, payment change, partial refund: ...
     created_at: str
     return_id: str | None = Field(default=None, foreign_key="returns.id", index=True)
