@@ -83,3 +83,21 @@ async def test_a_snapshot_downloads_the_episode_database(live, ledger):
     assert r.headers["content-type"] == "application/vnd.sqlite3"
     restored = Episode.restore(ledger, r.content)
     assert restored.state_hash() == state["state_hash"] and restored.task_id == "pay-and-open"
+
+
+async def test_faults_are_chosen_per_episode_and_bad_profiles_get_422(live):
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        flaky = (await http.post("/episodes", json={"world": "ledger", "scale": "small", "faults": "flaky"})).json()
+        plain = (await http.post("/episodes", json={"world": "ledger", "scale": "small"})).json()
+        inline = (await http.post("/episodes", json={"world": "ledger", "scale": "small", "faults": {
+            "name": "scripted", "script": [{"tool": "list_accounts", "call": 1, "fault": "transient"}]}})).json()
+        assert (flaky["faults"], plain["faults"], inline["faults"]) == ("flaky", None, "scripted")
+        with anyio.fail_after(20):
+            async with Client(inline["mcp_url"]) as client:
+                first = await client.call_tool("list_accounts", {})
+                second = await client.call_tool("list_accounts", {})
+        assert first.is_error and "503" in first.content[0].text and not second.is_error
+        for bad, fragment in (("chaotic", "unknown fault profile 'chaotic'"),
+                              ({"name": "x", "rules": [{"rates": {"transient": 2}}]}, "less than or equal to 1")):
+            r = await http.post("/episodes", json={"world": "ledger", "scale": "small", "faults": bad})
+            assert r.status_code == 422 and fragment in r.text
