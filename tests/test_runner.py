@@ -215,3 +215,41 @@ def test_the_demo_runs_oracle_and_noop_over_http_and_writes_trajectories(tmp_pat
     assert all(t.reward == 1.0 for t in oracle) and all(t.reward == 0.0 for t in noop)
     assert "pass@1 1.000" in result.output and "pass@1 0.000" in result.output
     assert all(t.episode_id and len(t.episode_id) >= 22 for t in oracle)  # HTTP episodes, not in-process
+
+
+class SleepyAgent(OracleAgent):
+    """Makes one call, then thinks for far longer than the episode may last."""
+
+    async def respond(self, turn: Turn) -> object:
+        if turn.step == 1:
+            await anyio.sleep(30)
+        return await super().respond(turn)
+
+
+@pytest.mark.anyio
+async def test_an_episode_past_its_timeout_ends_as_timeout_and_is_still_graded(tmp_path, task_set):
+    from mcpsim.runner.loop import RolloutSettings
+
+    task = next(t for t in task_set.tasks if len(t.gold) >= 2)
+    backend = InProcessBackend(EpisodeManager(__import__("mcpsim").TemplateCache(), ttl_seconds=None))
+    config = RunConfig(world="retail", tasks=[task], out=tmp_path, settings=RolloutSettings(timeout=0.5))
+    with anyio.fail_after(20):
+        result = await run_episodes(config, backend, SleepyAgent, ScriptedUser)
+    (t,) = lines(tmp_path)
+    assert t.termination == "timeout" and t.status == "completed" and len(t.calls) == 1
+    assert t.verdict is not None and t.reward == 0.0 and result.summary.tasks[0].terminations == {"timeout": 1}
+
+
+def test_the_random_agent_makes_schema_shaped_calls_and_repeats_itself_under_the_same_seed(tmp_path):
+    for name in ("a", "b"):
+        code, output = run_cli("--agent", "random", "--tasks", "dev", "--seed", "7", "--out", str(tmp_path / name))
+        assert code == 0, output
+    a, b = lines(tmp_path / "a"), lines(tmp_path / "b")
+    calls = [c for t in a for c in t.calls]
+    assert len(calls) >= 8 * len(a) and any(c.ok for c in calls)
+    assert not any("not a valid JSON object" in (c.error or "") for c in calls)  # it always sends objects
+    def by_task(run: list[Trajectory]) -> dict:
+        return {t.key: [(c.tool, c.arguments) for c in t.calls] for t in run}  # lines come in finishing order
+
+    assert by_task(a) == by_task(b)
+    assert all(t.reward == 0.0 for t in a)
