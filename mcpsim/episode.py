@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 import sqlite3
 import threading
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,9 +24,9 @@ from sqlalchemy import Table
 from sqlmodel import Session
 
 from mcpsim import sqlite
+from mcpsim.faults import FaultProfile
 from mcpsim.seeding import IdGenerator, derive_seed
 from mcpsim.templates import TemplateCache, engine_for, process_templates
-from mcpsim.faults import FaultProfile
 from mcpsim.world import PartialFailure, ToolContext, ToolSpec, World, WorldError
 
 log = structlog.get_logger("mcpsim.episode")

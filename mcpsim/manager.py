@@ -6,10 +6,9 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from typing import Literal
 
 import structlog
-
-from typing import Literal
 
 from mcpsim.episode import Episode
 from mcpsim.faults import FaultProfile

@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import sqlite3
-
-from mcpsim import sqlite
 from typing import Literal
 
+from mcpsim import sqlite
 from mcpsim.episode import Episode
 from mcpsim.faults import FaultProfile
 from mcpsim.tasks import Action, SetupCall, SetupDelete, SetupInsert, SetupStep, SetupUpdate, Task

@@ -13,7 +13,8 @@ import click
 import pytest
 import yaml
 
-from mcpsim.cli import main, serve
+from mcpsim.cli import main
+from mcpsim.cli.serving import serve
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,7 +68,7 @@ def test_the_compose_service_serves_http_on_all_interfaces_with_explicit_hosts_h
 
 def test_the_dockerfile_installs_the_package_and_serves_http():
     lines = (ROOT / "Dockerfile").read_text().splitlines()
-    assert lines[[l.startswith("FROM") for l in lines].index(True)].startswith("FROM python:3.11")
+    assert next(line for line in lines if line.startswith("FROM")).startswith("FROM python:3.11")
     assert any("pip install" in line and " ." in line for line in lines)
     cmd = json.loads(next(line for line in lines if line.startswith("CMD")).removeprefix("CMD").strip())
     assert serve_args(cmd).params["use_http"]

@@ -4,7 +4,6 @@ process on 127.0.0.1, and determinism across processes."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -15,10 +14,9 @@ from mcp import Client, StdioServerParameters
 
 from mcpsim.episode import Episode
 from mcpsim.registry import load_world
+from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio
-
-from tests.conftest import CLEAN_ENV
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,131 @@
+"""Tasks and grading: `mcpsim tasks`, `mcpsim check`, `mcpsim verify`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from mcpsim import logs
+from mcpsim.cli._app import (
+    _apply,
+    _first_sentence,
+    _print_json,
+    _tasks,
+    _world,
+    log_options,
+    main,
+)
+from mcpsim.registry import world_names
+
+
+@main.command()
+@click.argument("world")
+@click.option("--split", type=click.Choice(["train", "dev", "test"]), help="Only tasks of this split.")
+@click.option("--tag", "tags", multiple=True, help="Only tasks with this tag (repeatable: any of them).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output: whole tasks, gold actions and rubrics.")
+def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -> None:
+    """List a world's tasks, with their gold actions and rubrics (--json).
+
+    This is a harness's and an author's view: it shows the answers, so it is never the agent's
+    channel (agents only see MCP).
+    """
+    selected = [t for t in _tasks(world).tasks
+                if (split is None or t.split == split) and (not tags or set(tags) & set(t.tags))]
+    if as_json:
+        _print_json([t.model_dump(mode="json") for t in selected])
+        return
+    table = Table("task", "difficulty", "split", "tags", "gold calls", "checks", "instruction")
+    for t in selected:
+        table.add_row(t.id, t.difficulty, t.split, ", ".join(t.tags), str(len(t.gold)), str(len(t.rubric)),
+                      _first_sentence(t.instruction))
+    Console().print(table)
+    click.echo(f"{len(selected)} tasks", err=True)
+
+
+@main.command()
+@click.argument("worlds", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
+@_apply(log_options)
+def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: str) -> None:
+    """Validate every task of WORLDS (default: all installed worlds).
+
+    \b
+    For each task: the file is valid; the gold actions replay and score 1.0 strict; two
+    replays end in the same state hash; a do-nothing agent scores 0 strict and every check's
+    noop_passes label matches what it gets; no canary string reaches anything an agent sees.
+    Exits 1 if anything fails.
+    """
+    from rich.progress import Progress
+
+    from mcpsim.checking import check_world
+
+    logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
+    names = list(worlds) or world_names()
+    for name in names:
+        _world(name)
+    reports = []
+    with Progress(console=Console(stderr=True), transient=True, disable=as_json) as progress:
+        bar = progress.add_task("checking", total=len(names))
+        for name in names:
+            progress.update(bar, description=f"checking {name}")
+            reports.append(check_world(name))
+            progress.advance(bar)
+    if as_json:
+        _print_json([r.model_dump(mode="json") for r in reports])
+    else:
+        for r in reports:
+            bad = [t for t in r.tasks if not t.ok]
+            mark = "ok" if r.ok else "FAILED"
+            click.echo(f"{r.world} (version {r.world_version}): {r.task_count - len(bad)}/{r.task_count} tasks ok  {mark}")
+            for problem in r.problems:
+                click.echo(f"  {problem}")
+            for t in bad:
+                for problem in t.problems:
+                    click.echo(f"  {t.task_id}: {problem}")
+    if not all(r.ok for r in reports):
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("world")
+@click.option("--task", "task_id", required=True, help="The task the episode was created for.")
+@click.option("--snapshot", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="The episode's database (GET /episodes/{id}/snapshot).")
+@click.option("--answer", help="The agent's final answer to the user.")
+@click.option("--answer-file", type=click.File("r"), help="Read the final answer from a file ('-': stdin).")
+@click.option("--json", "as_json", is_flag=True, help="The verdict as JSON.")
+@click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the episode's trajectory (every call with its row changes) as JSON here.")
+def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_file: Any, as_json: bool,
+           record_path: Path | None) -> None:
+    """Grade a recorded episode against its task. Exits 0 if it passes, 1 if not."""
+    from mcpsim.episode import Episode
+    from mcpsim.verifier import Verifier
+
+    logs.configure("WARNING")
+    if answer is not None and answer_file is not None:
+        raise click.UsageError("give --answer or --answer-file, not both")
+    w = _world(world)
+    task_set = _tasks(world)
+    try:
+        task = task_set.get(task_id)
+    except LookupError as exc:
+        raise click.BadParameter(str(exc).strip("'\""), param_hint="--task") from None
+    try:
+        episode = Episode.restore(w, snapshot.read_bytes())
+    except Exception as exc:
+        raise click.ClickException(f"{snapshot} is not an mcpsim episode of {world}: {exc}") from None
+    verdict = Verifier(w, task_set).grade(episode, task, answer_file.read() if answer_file else answer)
+    if record_path is not None:
+        from mcpsim.recording import episode_trajectory
+
+        record_path.write_text(episode_trajectory(episode, verdict=episode.verdict).model_dump_json())
+    click.echo(verdict.model_dump_json(indent=2) if as_json else verdict.report())
+    sys.exit(0 if verdict.passed else 1)
+
+

@@ -1,0 +1,288 @@
+"""Running agents: `mcpsim run`, `mcpsim demo`, `mcpsim export`."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+from rich.console import Console
+from rich.table import Table
+
+from mcpsim import logs
+from mcpsim.cli._app import (
+    _apply,
+    _profile,
+    _tasks,
+    _templates,
+    _world,
+    cache_options,
+    log_options,
+    main,
+)
+from mcpsim.templates import TemplateCache
+
+
+def _select_tasks(task_set: Any, spec: str) -> list[Any]:
+    if spec == "all":
+        return list(task_set.tasks)
+    if spec in ("train", "dev", "test"):
+        return [t for t in task_set.tasks if t.split == spec]
+    try:
+        return [task_set.get(i.strip()) for i in spec.split(",") if i.strip()]
+    except LookupError as exc:
+        raise click.BadParameter(str(exc).strip("'\""), param_hint="--tasks") from None
+
+
+@main.command()
+@click.argument("world")
+@click.option("--agent", "agent_spec", default="oracle", show_default=True,
+              help="oracle, noop, random, or openai:MODEL (any OpenAI-compatible endpoint).")
+@click.option("--tasks", "task_spec", default="all", show_default=True,
+              help="all, a split (train, dev, test), or comma-separated task ids.")
+@click.option("--trials", default=1, show_default=True, type=click.IntRange(min=1), help="Runs per task (pass^k).")
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1), help="Episodes at once.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the agents' sampling (worlds take theirs from the task).")
+@click.option("--out", "out_dir", default="runs/latest", show_default=True, type=click.Path(file_okay=False),
+              help="Where trajectories.jsonl and summary.json go.")
+@click.option("--resume", is_flag=True,
+              help="Finish an earlier run in --out: skip finished episodes, resume partial ones.")
+@click.option("--keep-first", type=click.IntRange(min=1), metavar="M",
+              help="Stop once M episodes are done; snapshot the unfinished ones for a later --resume.")
+@click.option("--transport", type=click.Choice(["inprocess", "http", "stdio"]), default="inprocess", show_default=True,
+              help="inprocess: MCP in memory; http: a loopback server in this process; "
+                   "stdio: a server process per episode.")
+@click.option("--server", "server_url", metavar="URL", help="Use a running `mcpsim serve --http` at URL.")
+@click.option("--token", envvar="MCPSIM_TOKEN", help="The --server's control-plane token [env MCPSIM_TOKEN].")
+@click.option("--max-steps", default=30, show_default=True, type=click.IntRange(min=1),
+              help="Assistant messages an agent may send per episode.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds per episode.")
+@click.option("--user", "user_spec", default="scripted", show_default=True,
+              help="The simulated user: scripted (the task's turns) or openai:MODEL.")
+@click.option("--base-url", default="https://api.openai.com/v1", show_default=True,
+              help="OpenAI-compatible endpoint of openai: agents and users (vLLM, SGLang, ...).")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="Environment variable holding the endpoint's API key.")
+@click.option("--temperature", type=float, help="Sampling temperature of openai: agents.")
+@click.option("--faults", "faults_spec", metavar="PROFILE",
+              help="Inject faults in every episode: none, flaky, hostile or a YAML file [default: each task's own].")
+@_apply(cache_options + log_options)
+def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: int, seed: int, out_dir: str,
+        resume: bool, keep_first: int | None, transport: str, server_url: str | None, token: str | None,
+        max_steps: int, timeout: float, user_spec: str, base_url: str, api_key_env: str, temperature: float | None,
+        faults_spec: str | None, cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
+    """Run an agent on a world's tasks over MCP, grade every episode, write trajectories.
+
+    \b
+    Writes OUT/trajectories.jsonl (one line per episode, flushed as it ends) and
+    OUT/summary.json, and prints pass@1, pass^k, rewards, calls, tokens and errors per task.
+    """
+    logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
+    _world(world)
+    selected = _select_tasks(_tasks(world), task_spec)
+    if not selected:
+        raise click.BadParameter(f"no task matches {task_spec!r}", param_hint="--tasks")
+    if server_url and transport != "inprocess":
+        raise click.UsageError("--server talks HTTP to a running server; leave --transport out")
+    from mcpsim.runner.agents import make_agent
+
+    try:
+        make_agent(agent_spec, base_url=base_url)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--agent") from None
+    plan = RunPlan(world=world, tasks=selected, agent=agent_spec, out=Path(out_dir), trials=trials,
+                   concurrency=concurrency, seed=seed, resume=resume, keep_first=keep_first,
+                   transport="http" if server_url else transport, server_url=server_url, token=token,
+                   max_steps=max_steps, timeout=timeout, user=user_spec, base_url=base_url, api_key_env=api_key_env,
+                   temperature=temperature, templates=_templates(cache_dir, no_cache), faults=_profile(faults_spec))
+    result = anyio.run(_execute, plan)
+    _print_summary(result, plan.out)
+    if result.summary.errors:
+        click.echo(f"{result.summary.errors} episodes ended in errors (see termination and error in the JSONL)",
+                   err=True)
+
+
+@dataclass
+class RunPlan:
+    """Everything `mcpsim run` (and the demo) decided, in one place."""
+
+    world: str
+    tasks: list[Any]
+    agent: str
+    out: Path
+    templates: TemplateCache
+    trials: int = 1
+    concurrency: int = 8
+    seed: int = 0
+    resume: bool = False
+    keep_first: int | None = None
+    transport: str = "inprocess"  # inprocess | http | stdio
+    server_url: str | None = None
+    token: str | None = None
+    max_steps: int = 30
+    timeout: float = 300.0
+    user: str = "scripted"
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = None
+    faults: Any = None
+
+    def make_agent(self) -> Any:
+        from mcpsim.runner.agents import make_agent
+
+        return make_agent(self.agent, base_url=self.base_url, api_key_env=self.api_key_env,
+                          temperature=self.temperature, seed=self.seed)
+
+    def make_user(self, task: Any) -> Any:
+        from mcpsim.runner.llm import ChatClient
+        from mcpsim.runner.users import LlmUser, ScriptedUser
+
+        if self.user == "scripted":
+            return ScriptedUser(task)
+        if self.user.startswith("openai:"):
+            return LlmUser(task, ChatClient(model=self.user.split(":", 1)[1], base_url=self.base_url,
+                                            api_key_env=self.api_key_env))
+        raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
+
+
+def _backend(plan: RunPlan, stack: ExitStack) -> Any:
+    from mcpsim.runner.backends import HttpBackend, InProcessBackend, StdioBackend
+
+    if plan.transport == "inprocess":
+        from mcpsim.manager import EpisodeManager
+
+        return InProcessBackend(EpisodeManager(plan.templates, max_episodes=plan.concurrency + 8, ttl_seconds=None))
+    if plan.transport == "stdio":
+        return StdioBackend()
+    url = plan.server_url
+    if url is None:  # a loopback server in this process
+        from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
+
+        cache = str(plan.templates.cache_dir) if plan.templates.cache_dir else None
+        app = create_app(ServeConfig(world=plan.world, scale="small", max_episodes=plan.concurrency + 8,
+                                     ttl_seconds=None, cache_dir=cache))
+        url = stack.enter_context(serve_in_thread(app))
+    return HttpBackend(url, plan.token)
+
+
+async def _execute(plan: RunPlan) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from mcpsim.runner.backends import HttpBackend
+    from mcpsim.runner.loop import RolloutSettings
+    from mcpsim.runner.run import RunConfig, RunError, run_episodes
+
+    config = RunConfig(world=plan.world, tasks=plan.tasks, out=plan.out, trials=plan.trials,
+                       concurrency=plan.concurrency, seed=plan.seed, resume=plan.resume, keep_first=plan.keep_first,
+                       faults=plan.faults, settings=RolloutSettings(max_steps=plan.max_steps, timeout=plan.timeout))
+    with ExitStack() as stack:
+        backend = _backend(plan, stack)
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("pass {task.fields[passed]}"), TimeElapsedColumn(),
+                      console=Console(stderr=True), transient=True) as progress:
+            bar = progress.add_task(f"{plan.world} {plan.agent}", total=len(plan.tasks) * plan.trials, passed=0)
+
+            def on_progress(t: Any) -> None:
+                progress.update(bar, advance=1, passed=progress.tasks[0].fields["passed"] + (t.reward == 1.0))
+
+            try:
+                result = await run_episodes(config, backend, plan.make_agent, plan.make_user, on_progress=on_progress)
+            except RunError as exc:
+                raise click.ClickException(str(exc)) from None
+            finally:
+                if isinstance(backend, HttpBackend):
+                    await backend.aclose()
+    (plan.out / "summary.json").write_text(result.summary.model_dump_json(indent=2))
+    return result
+
+
+def _print_summary(result: Any, out: Path) -> None:
+    s = result.summary
+    table = Table("task", "trials", "passed", "mean reward", "partial", "calls", "tool errors", "tokens", "ended by")
+    for t in s.tasks:
+        table.add_row(t.task_id, str(t.trials), str(t.passes), f"{t.mean_reward:.2f}", f"{t.mean_partial:.2f}",
+                      str(t.tool_calls), str(t.tool_errors), str(t.tokens),
+                      ", ".join(f"{k} {v}" for k, v in sorted(t.terminations.items())))
+    console = Console()
+    console.print(table)
+    hats = "  ".join(f"pass^{k} {v:.3f}" for k, v in s.pass_hat_k.items())
+    console.print(f"[bold]{', '.join(s.agents)}[/bold] on {s.world}: {s.episodes} episodes, pass@1 {s.pass_at_1:.3f}  "
+                  f"{hats}  mean reward {s.mean_reward:.3f}  partial {s.mean_partial:.3f}  tool calls {s.tool_calls} "
+                  f"({s.tool_errors} errors)  tokens {s.tokens}  episode errors {s.errors}")
+    extra = []
+    if result.skipped:
+        extra.append(f"{result.skipped} already done")
+    if result.cancelled:
+        extra.append(f"{result.cancelled} suspended (resume with --resume)")
+    if result.not_started:
+        extra.append(f"{result.not_started} not started")
+    console.print(f"trajectories: {out / 'trajectories.jsonl'}" + (f"  ({'; '.join(extra)})" if extra else ""))
+
+
+DEMO_TASKS = 8
+
+
+@main.command()
+@click.option("--world", default="retail", show_default=True, help="The world to demonstrate.")
+@click.option("--tasks", "task_count", default=DEMO_TASKS, show_default=True, type=click.IntRange(min=1),
+              help="How many tasks (one of each tag first).")
+@click.option("--out", "out_dir", default="runs/demo", show_default=True, type=click.Path(file_okay=False),
+              help="Where the oracle's and the do-nothing agent's trajectories go.")
+@_apply(cache_options)
+def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_cache: bool) -> None:
+    """Serve a world on 127.0.0.1, run the oracle and a do-nothing agent over real MCP (HTTP),
+    grade every episode, print the results and write the trajectories. No configuration."""
+    import shutil
+
+    from mcpsim.runner.agents import make_agent
+
+    logs.configure("WARNING")
+    _world(world)
+    task_set = _tasks(world)
+    picked: list[Any] = []
+    for task in task_set.tasks:  # one task per leading tag first, for variety
+        if len(picked) < task_count and task.tags[:1] not in [t.tags[:1] for t in picked]:
+            picked.append(task)
+    picked += [t for t in task_set.tasks if t not in picked][: task_count - len(picked)]
+    if not picked:
+        raise click.ClickException(f"world {world} has no tasks")
+    templates = _templates(cache_dir, no_cache)
+    out = Path(out_dir)
+    console = Console()
+    console.print(f"[bold]mcpsim demo[/bold]: {len(picked)} {world} tasks over MCP (streamable HTTP on 127.0.0.1)")
+    for agent in ("oracle", "noop"):
+        shutil.rmtree(out / agent, ignore_errors=True)
+        make_agent(agent)
+        result = anyio.run(_execute, RunPlan(world=world, tasks=picked, agent=agent, out=out / agent,
+                                             templates=templates, concurrency=4, transport="http", timeout=60.0))
+        _print_summary(result, out / agent)
+    console.print("The oracle replays each task's gold actions and passes; the do-nothing agent fails every task "
+                  "(its partial reward is the share of checks a do-nothing agent should pass). Next: "
+                  "`mcpsim run retail --agent openai:MODEL --base-url URL`.")
+
+
+@main.command()
+@click.argument("run_path", metavar="RUN", type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", required=True, type=click.Choice(["openai", "trl", "verifiers", "parquet"]),
+              help="openai: chat fine-tuning JSONL (arguments as JSON strings); trl: arguments as objects; "
+                   "verifiers: its rollout records; parquet: one row per episode.")
+@click.option("--out", "dest", type=click.Path(dir_okay=False, path_type=Path),
+              help="The file to write [default: RUN/export.FORMAT.jsonl, or RUN/export.parquet].")
+@click.option("--min-reward", type=float, help="Only episodes with at least this reward (1.0: passed only).")
+def export(run_path: Path, fmt: str, dest: Path | None, min_reward: float | None) -> None:
+    """Export a run's completed episodes (RUN: a run directory or a trajectories .jsonl) for training."""
+    from mcpsim import export as exporting
+
+    folder = run_path if run_path.is_dir() else run_path.parent
+    logs.configure("WARNING")
+    dest = dest or folder / ("export.parquet" if fmt == "parquet" else f"export.{fmt}.jsonl")
+    try:
+        report = exporting.export(run_path, fmt, dest, min_reward=min_reward)  # type: ignore[arg-type]
+    except exporting.ExportError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(report.summary())
