@@ -110,7 +110,7 @@ async def test_no_mcp_response_of_any_oracle_run_contains_a_canary(world, task_s
                 seen.append((await client.read_resource(policy_uri(world))).model_dump_json())
                 for action in task.gold:
                     result = await client.call_tool(action.tool, action.args)
-                    assert not result.is_error, (task.id, action.tool, result.content)
+                    assert result.is_error == (action.expect == "error"), (task.id, action.tool, result.content)
                     seen.append(result.model_dump_json())
     assert len(seen) > 4 * len(task_set.tasks)
     for canary in task_set.canaries:
@@ -150,3 +150,25 @@ def test_verify_grades_a_recorded_episode_from_its_snapshot(world, task_set, tmp
 def test_check_of_an_unknown_world_is_a_usage_error():
     result = CliRunner().invoke(main, ["check", "atlantis"])
     assert result.exit_code == 2 and "unknown world 'atlantis'" in result.output
+
+
+def test_fault_recovery_tasks_need_the_recovery_and_an_agent_that_gives_up_fails(world, task_set, verifier):
+    faulty = [t for t in task_set.tasks if t.faults is not None]
+    assert len(faulty) >= 10
+    for task in faulty:
+        first_error = next(i for i, a in enumerate(task.gold) if a.expect == "error")
+        ep = task_episode(world, task)
+        run_actions(ep, task.gold[: first_error + 1])  # the fault happens, then the agent gives up
+        verdict = verifier.grade(ep, task, "Sorry, the system is failing right now; please try again later.")
+        assert not verdict.passed and verdict.reward == 0.0, task.id
+        assert any(r.fault for r in ep.transcript()), task.id
+
+
+def test_a_run_with_a_fault_profile_records_the_faults_in_the_trajectories(tmp_path):
+    code = CliRunner().invoke(main, ["run", "retail", "--agent", "random", "--tasks", "train", "--faults",
+                                     "hostile", "--out", str(tmp_path), "--max-steps", "12"])
+    assert code.exit_code == 0, code.output
+    lines = [json.loads(x) for x in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
+    faults = [c["fault"] for t in lines for c in t["calls"] if c["fault"]]
+    assert faults and {f["kind"] for f in faults} & {"transient", "rate_limit", "timeout", "paginate", "stale"}
+    assert all(t["status"] == "completed" for t in lines)

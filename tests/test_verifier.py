@@ -65,7 +65,7 @@ def test_gold_plus_an_unrelated_write_fails_strict_and_names_the_collateral_row(
     (allowed,) = by_type(verdict, "allowed_changes")
     assert not allowed.passed and "collateral" in allowed.reason and "account" in allowed.reason
     (gold,) = by_type(verdict, "gold_state")
-    assert not gold.passed and "should not exist" in gold.reason
+    assert not gold.passed and "new row(s) the gold solution does not create" in gold.reason
     assert any(d.op == "insert" and d.after["owner"] == "Mallory" for d in verdict.diff)
 
 
@@ -243,3 +243,35 @@ def test_a_broken_setup_step_is_a_clear_error(ledger, templates, step, message):
                                 "difficulty": "easy", "split": "dev"})
     with pytest.raises(TaskSetupError, match=message.replace("[", r"\[").replace("]", r"\]")):
         task_episode(ledger, task, templates=templates)
+
+
+def test_independent_inserts_in_another_order_than_gold_still_match(ledger, templates):
+    from mcpsim.tasks import TaskFile, TaskSet
+
+    task_file = TaskFile.model_validate({"world": "ledger", "canary": "MCPSIM-CANARY ledger order-test-0001",
+                                         "volatile": ["*.opened_at"], "tasks": [{
+        "id": "open-two", "instruction": "Open accounts for Yan and for Zoe.", "seed": 1, "scale": "small",
+        "gold": [{"tool": "open_account", "args": {"owner": "Yan"}}, {"tool": "open_account", "args": {"owner": "Zoe"}}],
+        "rubric": [
+            {"type": "gold_state", "requirement": "Both accounts exist as in gold", "noop_passes": False},
+            {"type": "allowed_changes", "requirement": "Nothing else was created", "noop_passes": True}],
+        "difficulty": "easy", "split": "train"}]})
+    verifier = Verifier(ledger, TaskSet(world="ledger", files=[task_file]), templates=templates)
+    task = verifier.tasks.get("open-two")
+
+    def graded(owners: list[str]):
+        ep = task_episode(ledger, task, templates=templates)
+        for owner in owners:
+            assert not ep.call("open_account", {"owner": owner}).is_error
+        return verifier.grade(ep, task)
+
+    swapped = graded(["Zoe", "Yan"])  # the ids each row gets are swapped relative to gold
+    assert swapped.passed, swapped.report()
+    wrong = graded(["Zoe", "Xavier"])
+    assert not wrong.passed
+    gold, allowed = wrong.checks
+    assert "new row(s) the gold solution does not create" in gold.reason and "Xavier" in gold.reason
+    assert "new row(s) missing" in gold.reason and "Yan" in gold.reason
+    assert not allowed.passed and "Xavier" in allowed.reason
+    extra = graded(["Yan", "Zoe", "Mallory"])
+    assert not extra.passed and "Mallory" in extra.checks[1].reason

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,14 @@ from mcpsim.tasks import (
     ToolCalled,
     ToolNotCalled,
 )
-from mcpsim.verifier.diff import NetChanges, compare_with_gold, diff_entries, show_key
+from mcpsim.verifier.diff import (
+    NetChanges,
+    canonical_row,
+    compare_with_gold,
+    diff_entries,
+    generated_ids,
+    show_key,
+)
 
 Outcome = tuple[bool, str]
 
@@ -114,8 +122,22 @@ def gold_state(ctx: GradingContext, check: GoldState) -> Outcome:
 
 def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
     if check.allow is None:
-        allowed = set(ctx.gold_changes())
-        permitted = lambda key, change: key in allowed  # noqa: E731
+        gold = ctx.gold_changes()
+        # An existing row may change if the gold solution changed it. A new row is allowed if the
+        # gold solution created one with the same content up to generated ids: its key says
+        # nothing, since ids depend on the order of the writes that drew them.
+        gold_ids, agent_ids = generated_ids(gold), generated_ids(ctx.changes)
+        unmatched = Counter(canonical_row(c.table, c.after, ctx.volatile, gold_ids)
+                            for c in gold.values() if c.before is None and c.after is not None)
+
+        def permitted(key: tuple[str, str], change: Any) -> bool:
+            if change.before is not None:
+                return key in gold
+            signature = canonical_row(change.table, change.after, ctx.volatile, agent_ids)
+            if unmatched[signature] > 0:
+                unmatched[signature] -= 1
+                return True
+            return False
     else:
         rules = check.allow
 

@@ -30,7 +30,9 @@ class DiffEntry(BaseModel):
     def __str__(self) -> str:
         if self.op == "update":
             return f"{self.table} {self.key} {self.column}: {self.before!r} -> {self.after!r}"
-        return f"{self.table} {self.key}: {self.op}d"
+        row = self.after if self.op == "insert" else self.before
+        shown = ", ".join(f"{c}={v!r}" for c, v in list((row or {}).items())[:6])
+        return f"{self.table} {self.key}: {'inserted' if self.op == 'insert' else 'deleted'} {{{shown}}}"
 
 
 class Verdict(BaseModel):
