@@ -14,18 +14,6 @@ from mcpsim.episode import CallResult, Episode
 from mcpsim.templates import TemplateCache
 from mcpsim.world import World
 
-ME = "maya.chen@larkspurlabs.com"
-DOMAIN = "larkspurlabs.com"
-
-
-def colleague(first: str) -> str:
-    """The address of a story colleague by first name ("dana" -> dana.whitfield@...)."""
-    return {
-        "dana": "dana.whitfield", "ravi": "ravi.iyer", "sofia": "sofia.marquez", "lukas": "lukas.becker",
-        "hana": "hana.sato", "tom": "tom.okafor", "priya": "priya.nair", "ethan": "ethan.brooks",
-        "grace": "grace.liu", "oliver": "oliver.grant", "chloe": "chloe.dubois", "jack": "jack.turner",
-    }[first] + "@" + DOMAIN
-
 
 class Desk:
     """An episode plus the queries the tests keep needing."""

@@ -4,7 +4,7 @@ cancel or answer what."""
 
 from __future__ import annotations
 
-from conftest import ME, colleague
+from workspace_support import ME, colleague
 
 # Story events used below (all at the small scale, London times in May are UTC+1):
 #   Board prep          Dana + Grace   Mon 18 May 09:00-10:00 New York  = 13:00-14:00 UTC

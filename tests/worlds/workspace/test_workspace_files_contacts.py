@@ -3,7 +3,7 @@ files stay inside the company), contacts, and verifying the owner."""
 
 from __future__ import annotations
 
-from conftest import ME, colleague
+from workspace_support import ME, colleague
 
 # -- verifying the owner -----------------------------------------------------------------------
 

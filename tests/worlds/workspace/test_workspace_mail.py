@@ -4,7 +4,7 @@ by reference (every recipient must be able to open them), trash and labels."""
 from __future__ import annotations
 
 import pytest
-from conftest import ME, colleague
+from workspace_support import ME, colleague
 
 # -- reading -----------------------------------------------------------------------------------
 

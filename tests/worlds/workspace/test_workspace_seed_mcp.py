@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo, available_timezones
 
 import anyio
 import pytest
-from conftest import ME
 from mcp import Client
+from workspace_support import ME
 
 from mcpsim.episode import Episode
 from mcpsim.mcp_server import build_server
