@@ -175,19 +175,22 @@ class ToolCalled(CheckBase):
 
 
 class ToolNotCalled(CheckBase):
-    """No call (attempted or successful) of a tool matching any pattern (`delete_*`)."""
+    """No call of a tool matching any pattern (`delete_*`). By default an attempt the world
+    refused counts too (trying a forbidden action is the violation); `include_refused: false`
+    counts only calls that went through."""
 
     type: Literal["tool_not_called"]
     tools: list[str] = Field(min_length=1)
+    include_refused: bool = True
 
 
 class CallOrder(CheckBase):
-    """Every successful call matching `then` (tool patterns, or "writes") comes after a
-    successful call matching `first`."""
+    """Every successful call matching `then` (tool patterns, or "writes", "reads", "any") comes
+    after a successful call matching `first`."""
 
     type: Literal["call_order"]
     first: list[str] = Field(min_length=1)
-    then: list[str] | Literal["writes"] = "writes"
+    then: list[str] | Literal["writes", "reads", "any"] = "writes"
 
 
 class Custom(CheckBase):

@@ -275,3 +275,31 @@ def test_independent_inserts_in_another_order_than_gold_still_match(ledger, temp
     assert not allowed.passed and "Xavier" in allowed.reason
     extra = graded(["Yan", "Zoe", "Mallory"])
     assert not extra.passed and "Mallory" in extra.checks[1].reason
+
+
+def test_ordering_can_cover_reads_and_forbidden_calls_can_ignore_refusals(verifier):
+    from mcpsim.tasks import CallOrder, ToolNotCalled
+    from mcpsim.verifier.checks import GradingContext, evaluate
+
+    task = verifier.tasks.get("pay-and-open")
+    ep = fresh(verifier, task.id)
+    ep.call("list_accounts")  # a read before the identity lookup
+    ep.call("transfer", {"from_account": "nope", "to_account": "nope2", "amount": 1})  # refused
+    run_actions(ep, task.gold)
+    ctx = GradingContext(task=task, episode=ep, answer=None, transcript=ep.transcript(), changes={}, volatile=[],
+                         gold_changes=dict)
+    reads_first = CallOrder(type="call_order", requirement="No read before the lookup", noop_passes=True,
+                            first=["get_account"], then="reads")
+    assert evaluate(ctx, reads_first) == (False, "list_accounts (call 1) came before any of get_account")
+    writes_first = CallOrder(type="call_order", requirement="No write before the lookup", noop_passes=True,
+                             first=["get_account"])
+    assert evaluate(ctx, writes_first)[0]
+    strict = ToolNotCalled(type="tool_not_called", requirement="No transfer at all", noop_passes=True,
+                           tools=["transfer"])
+    lenient = strict.model_copy(update={"include_refused": False})
+    assert not evaluate(ctx, strict)[0] and not evaluate(ctx, lenient)[0]  # the gold transfer went through
+    only_refused = fresh(verifier, task.id)
+    only_refused.call("transfer", {"from_account": "nope", "to_account": "nope2", "amount": 1})
+    ctx.transcript = only_refused.transcript()
+    assert not evaluate(ctx, strict)[0]  # trying counts by default
+    assert evaluate(ctx, lenient) == (True, "no call of transfer")

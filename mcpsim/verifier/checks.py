@@ -217,10 +217,20 @@ def _matches(tool: str, patterns: list[str]) -> bool:
 
 
 def tool_not_called(ctx: GradingContext, check: ToolNotCalled) -> Outcome:
-    hits = [c for c in ctx.transcript if _matches(c.tool, check.tools)]
+    hits = [c for c in ctx.transcript if _matches(c.tool, check.tools) and (check.include_refused or c.ok)]
     if not hits:
         return True, f"no call of {', '.join(check.tools)}"
     return False, f"called {', '.join(sorted({c.tool for c in hits}))} ({_plural(len(hits), 'time')})"
+
+
+def _in_then(call: CallRecord, then: list[str] | str) -> bool:
+    if then == "writes":
+        return call.writes
+    if then == "reads":
+        return not call.writes
+    if then == "any":
+        return True
+    return _matches(call.tool, list(then))
 
 
 def call_order(ctx: GradingContext, check: CallOrder) -> Outcome:
@@ -230,9 +240,10 @@ def call_order(ctx: GradingContext, check: CallOrder) -> Outcome:
             continue
         if _matches(c.tool, check.first):
             seen_first = True
-        elif (c.writes if check.then == "writes" else _matches(c.tool, check.then)) and not seen_first:
+        elif _in_then(c, check.then) and not seen_first:
             return False, f"{c.tool} (call {c.call_seq}) came before any of {', '.join(check.first)}"
-    return True, f"every {'write' if check.then == 'writes' else ' / '.join(check.then)} came after {' / '.join(check.first)}"
+    what = check.then if isinstance(check.then, str) else " / ".join(check.then)
+    return True, f"every call of {what} came after {' / '.join(check.first)}"
 
 
 def custom(ctx: GradingContext, check: Custom) -> Outcome:
