@@ -3,7 +3,9 @@
 For every task: the file validates; the gold actions replay and score 1.0 strict; replaying
 them twice gives the same state hash; a do-nothing agent scores 0 strict, and every check's
 `noop_passes` label says what a do-nothing agent really gets; no canary string appears in
-anything an agent sees (policy, tool descriptions, instructions, tool results).
+anything an agent sees (policy, tool descriptions, instructions, tool results). For tasks with
+injected faults: each gold call marked `expect: error` fails by an injected fault (not a business
+error), and an agent that gives up at the first fault fails.
 """
 
 from __future__ import annotations
@@ -72,6 +74,11 @@ def check_task(world: World, verifier: Verifier, task: Task, canaries: set[str])
             episode.close()
             return TaskReport(task_id=task.id, ok=False, problems=problems)
         hashes.append(episode.state_hash())
+        transcript = episode.transcript()
+        for number, (action, record) in enumerate(zip(task.gold, transcript, strict=False), 1):
+            if action.expect == "error" and not record.fault:
+                problems.append(f"gold action {number} ({action.tool}) is expected to fail by an injected fault, "
+                                f"but it failed on its own: {record.error}")
         seen = json.dumps([c.result for c in episode.transcript()], default=str)
         if any(canary in seen for canary in canaries):
             problems.append("a tool result of the gold run contains a canary string")
@@ -84,6 +91,7 @@ def check_task(world: World, verifier: Verifier, task: Task, canaries: set[str])
     if hashes[0] != hashes[1]:
         problems.append(f"two gold runs end in different states ({hashes[0][:12]} vs {hashes[1][:12]})")
 
+    problems += _give_up_passes(world, verifier, task)
     noop = task_episode(world, task, templates=verifier.templates)
     verdict = verifier.grade(noop, task, None)
     noop.close()
@@ -97,6 +105,23 @@ def check_task(world: World, verifier: Verifier, task: Task, canaries: set[str])
                             f"but a do-nothing agent {'passes' if check.passed else 'fails'} it ({check.reason})")
     return TaskReport(task_id=task.id, ok=not problems, problems=problems, gold_reward=gold_reward,
                       noop_reward=verdict.reward, noop_partial=verdict.partial_reward, state_hash=hashes[0])
+
+
+def _give_up_passes(world: World, verifier: Verifier, task: Task) -> list[str]:
+    """A task that injects faults must fail an agent that gives up at the first one."""
+    first = next((i for i, a in enumerate(task.gold) if a.expect == "error"), None)
+    if first is None:
+        return []
+    episode = task_episode(world, task, templates=verifier.templates)
+    try:
+        for action in task.gold[: first + 1]:
+            episode.call(action.tool, action.args)
+        verdict = verifier.grade(episode, task, "Sorry, the system is failing right now; please try again later.")
+    finally:
+        episode.close()
+    if verdict.passed:
+        return ["an agent that gives up at the first injected fault passes this task"]
+    return []
 
 
 def check_world(name: str, templates: TemplateCache | None = None) -> WorldReport:

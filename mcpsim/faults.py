@@ -96,21 +96,20 @@ class FaultProfile(BaseModel):
     def decide(self, seed: int, tool: str, attempt: int, *, writes: bool, partial_ok: bool,
                has_limit: bool, after_write: bool) -> str | None:
         """The fault (or None) of the `attempt`-th call of `tool` (1-based). Kinds that cannot
-        apply to this call (a partial failure of a tool without one, a stale write...) do not
-        fire; the draw is the same either way, so rates stay per attempt."""
+        apply to this call (a partial failure of a tool without one, a stale write, paging a
+        tool without `limit`) do not fire, scripted or drawn; the draw is the same either way,
+        so rates stay per attempt."""
+        applicable = {"partial": partial_ok, "stale": not writes and after_write, "paginate": has_limit}
         for scripted in self.script:
             if scripted.tool == tool and scripted.call == attempt:
-                return scripted.fault
+                return scripted.fault if applicable.get(scripted.fault, True) else None
         rates = self.rates_for(tool)
         u = random.Random(derive_seed(seed, "fault", self.name, tool, attempt)).random()
         edge = 0.0
         for kind in KINDS:
             edge += getattr(rates, kind)
             if u < edge:
-                applicable = {
-                    "partial": partial_ok, "stale": not writes and after_write, "paginate": has_limit,
-                }.get(kind, True)
-                return kind if applicable else None
+                return kind if applicable.get(kind, True) else None
         return None
 
     def latency(self, seed: int, tool: str, attempt: int) -> float:

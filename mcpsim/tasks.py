@@ -166,7 +166,8 @@ class AnswerFacts(CheckBase):
 
 
 class ToolCalled(CheckBase):
-    """A successful call of `tool` whose arguments include `args`, at least `min_times` times."""
+    """A call of `tool` that took effect (committed) whose arguments include `args`, at least
+    `min_times` times."""
 
     type: Literal["tool_called"]
     tool: str
@@ -185,8 +186,8 @@ class ToolNotCalled(CheckBase):
 
 
 class CallOrder(CheckBase):
-    """Every successful call matching `then` (tool patterns, or "writes", "reads", "any") comes
-    after a successful call matching `first`."""
+    """Every call that took effect matching `then` (tool patterns, or "writes", "reads", "any")
+    comes after one that took effect matching `first`."""
 
     type: Literal["call_order"]
     first: list[str] = Field(min_length=1)

@@ -177,3 +177,35 @@ def test_profiles_load_by_name_from_yaml_or_inline_and_bad_ones_are_refused(tmp_
     path.write_text("name: bad\nrules:\n  - rates: {transient: 0.7, timeout: 0.6}\n")
     with pytest.raises(FaultProfileError, match="add up to more than 1"):
         load_profile(str(path))
+
+
+def test_a_scripted_fault_that_cannot_apply_to_the_tool_does_not_fire(ledger, templates):
+    ep = episode(ledger, templates, profile(script=[
+        {"tool": "get_account", "call": 1, "fault": "paginate"},  # no limit argument to cap
+        {"tool": "transfer", "call": 1, "fault": "partial"},  # transfer has no partial failure
+        {"tool": "list_accounts", "call": 1, "fault": "stale"},  # nothing was written yet
+    ]))
+    a, b = accounts(ep)[:2]
+    for tool, args in (("list_accounts", {}), ("get_account", {"account_id": a}),
+                       ("transfer", {"from_account": a, "to_account": b, "amount": 1})):
+        result = ep.call(tool, args)
+        assert not result.is_error and result.fault is None, (tool, result.error)
+    assert not ep.flagged
+
+
+def test_a_write_that_timed_out_still_counts_as_done_for_ordering_checks(ledger, templates):
+    from mcpsim.tasks import CallOrder, Task, ToolCalled
+    from mcpsim.verifier.checks import GradingContext, evaluate
+
+    ep = episode(ledger, templates, profile(script=[{"tool": "open_account", "call": 1, "fault": "timeout"}]))
+    ep.call("open_account", {"owner": "Before Any Lookup"})  # answered 504, but applied
+    ep.call("get_account", {"account_id": accounts(ep)[0]})
+    task = Task.model_validate({"id": "t", "instruction": "Do the thing, please.", "gold": [], "difficulty": "easy",
+                                "split": "dev", "rubric": [{"type": "row_count", "requirement": "Some rows exist",
+                                                            "table": "account", "equals": 4, "noop_passes": False}]})
+    ctx = GradingContext(task=task, episode=ep, answer=None, transcript=ep.transcript(), changes={}, volatile=[],
+                         gold_changes=dict)
+    order = CallOrder(type="call_order", requirement="Look up before writing", noop_passes=True, first=["get_account"])
+    assert evaluate(ctx, order)[0] is False
+    called = ToolCalled(type="tool_called", requirement="An account was opened", noop_passes=False, tool="open_account")
+    assert evaluate(ctx, called) == (True, "open_account succeeded 1 time")

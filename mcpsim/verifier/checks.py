@@ -206,8 +206,14 @@ def _subset(expected: Any, actual: Any) -> bool:
     return _same(expected, actual)
 
 
+def _took_effect(call: CallRecord) -> bool:
+    """The call ran and committed: a success, or a write whose answer was an injected timeout or
+    partial failure (it changed state all the same)."""
+    return call.call_seq is not None
+
+
 def tool_called(ctx: GradingContext, check: ToolCalled) -> Outcome:
-    n = sum(1 for c in ctx.transcript if c.ok and c.tool == check.tool and _subset(check.args, c.arguments))
+    n = sum(1 for c in ctx.transcript if _took_effect(c) and c.tool == check.tool and _subset(check.args, c.arguments))
     args = f" with {check.args}" if check.args else ""
     return n >= check.min_times, f"{check.tool}{args} succeeded {_plural(n, 'time')}"
 
@@ -217,7 +223,7 @@ def _matches(tool: str, patterns: list[str]) -> bool:
 
 
 def tool_not_called(ctx: GradingContext, check: ToolNotCalled) -> Outcome:
-    hits = [c for c in ctx.transcript if _matches(c.tool, check.tools) and (check.include_refused or c.ok)]
+    hits = [c for c in ctx.transcript if _matches(c.tool, check.tools) and (check.include_refused or _took_effect(c))]
     if not hits:
         return True, f"no call of {', '.join(check.tools)}"
     return False, f"called {', '.join(sorted({c.tool for c in hits}))} ({_plural(len(hits), 'time')})"
@@ -236,7 +242,7 @@ def _in_then(call: CallRecord, then: list[str] | str) -> bool:
 def call_order(ctx: GradingContext, check: CallOrder) -> Outcome:
     seen_first = False
     for c in ctx.transcript:
-        if not c.ok:
+        if not _took_effect(c):
             continue
         if _matches(c.tool, check.first):
             seen_first = True

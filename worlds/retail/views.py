@@ -83,7 +83,7 @@ class PaymentView(BaseModel):
     payment_method_id: str
     payment_method: str
     amount: float
-    status: str  # captured | pending | completed
+    status: str  # captured | pending | completed | queued
     reason: str
     created_at: str
 
