@@ -101,25 +101,39 @@ class Desk:
 
     def give(self, user_id: str, kind: str, cents: int, method_id: str, **extra: Any) -> str:
         """Give the user a gift card or certificate (arranged outside any tool call)."""
-        columns = {"id": method_id, "user_id": user_id, "kind": kind, "balance_cents": cents, "status": "active",
-                   "created_at": "2026-01-01T00:00:00+00:00", **extra}
+        columns = {
+            "id": method_id,
+            "user_id": user_id,
+            "kind": kind,
+            "balance_cents": cents,
+            "status": "active",
+            "created_at": "2026-01-01T00:00:00+00:00",
+            **extra,
+        }
         if kind == "certificate":
             columns.setdefault("expires_on", "2026-12-31")
             columns.setdefault("source", "goodwill")
         names = ", ".join(columns)
-        self.arrange(f"INSERT INTO payment_methods ({names}) VALUES ({', '.join('?' for _ in columns)})",
-                     *columns.values())
+        self.arrange(
+            f"INSERT INTO payment_methods ({names}) VALUES ({', '.join('?' for _ in columns)})", *columns.values()
+        )
         return method_id
 
-    def future_flight(self, *, min_seats: int = 4, cabin: str = "economy", days: int = 3,
-                      exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    def future_flight(
+        self, *, min_seats: int = 4, cabin: str = "economy", days: int = 3, exclude: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
         """A scheduled flight at least `days` days ahead with seats in every cabin."""
         marks = ", ".join("?" for _ in exclude) or "''"
         return self.row(
             f"SELECT * FROM flights WHERE status = 'scheduled' AND scheduled_departure > datetime(?, ?) "
             f"AND seats_economy >= ? AND seats_premium >= ? AND seats_business >= ? AND id NOT IN ({marks}) "
             "ORDER BY date, id LIMIT 1",
-            EPOCH, f"+{days} days", min_seats, min_seats, min_seats, *exclude,
+            EPOCH,
+            f"+{days} days",
+            min_seats,
+            min_seats,
+            min_seats,
+            *exclude,
         )
 
     def alternative(self, flight: dict[str, Any], min_seats: int = 4) -> dict[str, Any]:
@@ -127,7 +141,12 @@ class Desk:
         return self.row(
             "SELECT * FROM flights WHERE origin = ? AND destination = ? AND status = 'scheduled' AND date > ? "
             "AND seats_economy >= ? AND seats_premium >= ? AND seats_business >= ? ORDER BY date, id LIMIT 1",
-            flight["origin"], flight["destination"], flight["date"], min_seats, min_seats, min_seats,
+            flight["origin"],
+            flight["destination"],
+            flight["date"],
+            min_seats,
+            min_seats,
+            min_seats,
         )
 
     def return_flight(self, outbound: dict[str, Any], min_seats: int = 4) -> dict[str, Any]:
@@ -135,31 +154,66 @@ class Desk:
             "SELECT * FROM flights WHERE origin = ? AND destination = ? AND status = 'scheduled' "
             "AND scheduled_departure > datetime(?, '+1 day') AND seats_economy >= ? AND seats_premium >= ? "
             "AND seats_business >= ? ORDER BY date, id LIMIT 1",
-            outbound["destination"], outbound["origin"], outbound["scheduled_arrival"], min_seats, min_seats,
+            outbound["destination"],
+            outbound["origin"],
+            outbound["scheduled_arrival"],
+            min_seats,
+            min_seats,
             min_seats,
         )
 
-    def book(self, user: dict[str, Any], flights: list[dict[str, Any]], *, cabin: str = "economy",
-             fare: str = "standard", passengers: int = 1, bags: int = 0, insurance: bool = False,
-             payments: list[dict[str, Any]] | None = None) -> Any:
+    def book(
+        self,
+        user: dict[str, Any],
+        flights: list[dict[str, Any]],
+        *,
+        cabin: str = "economy",
+        fare: str = "standard",
+        passengers: int = 1,
+        bags: int = 0,
+        insurance: bool = False,
+        payments: list[dict[str, Any]] | None = None,
+    ) -> Any:
         """Book through the tool, paying everything with the user's card unless told otherwise."""
-        people = [{"first_name": f"Pax{i}", "last_name": user["last_name"], "date_of_birth": f"198{i}-01-0{i + 1}"}
-                  for i in range(passengers)]
+        people = [
+            {"first_name": f"Pax{i}", "last_name": user["last_name"], "date_of_birth": f"198{i}-01-0{i + 1}"}
+            for i in range(passengers)
+        ]
         refs = [{"flight_number": f["flight_number"], "date": f["date"]} for f in flights]
         if payments is None:
             quote = self.quote_total(user, flights, cabin, fare, passengers, bags, insurance)
             payments = [{"payment_method_id": self.card(user["id"]), "amount": quote / 100}]
-        return self.ok("book_reservation", user_id=user["id"], flights=refs, cabin=cabin, fare=fare,
-                       passengers=people, payments=payments, checked_bags=bags, insurance=insurance)
+        return self.ok(
+            "book_reservation",
+            user_id=user["id"],
+            flights=refs,
+            cabin=cabin,
+            fare=fare,
+            passengers=people,
+            payments=payments,
+            checked_bags=bags,
+            insurance=insurance,
+        )
 
-    def quote_total(self, user: dict[str, Any], flights: list[dict[str, Any]], cabin: str, fare: str,
-                    passengers: int, bags: int, insurance: bool) -> int:
+    def quote_total(
+        self,
+        user: dict[str, Any],
+        flights: list[dict[str, Any]],
+        cabin: str,
+        fare: str,
+        passengers: int,
+        bags: int,
+        insurance: bool,
+    ) -> int:
         """The booking total in cents, computed independently of the tools."""
         per_pax = 0
         for f in flights:
             standard = f[f"price_{cabin}_cents"]
-            per_pax += {"basic": int(standard * 0.8) // 100 * 100, "standard": standard,
-                        "flex": standard + {"economy": 6000, "premium": 9000, "business": 15000}[cabin]}[fare]
+            per_pax += {
+                "basic": int(standard * 0.8) // 100 * 100,
+                "standard": standard,
+                "flex": standard + {"economy": 6000, "premium": 9000, "business": 15000}[cabin],
+            }[fare]
         free = self.FREE[user["membership"]]["basic" if fare == "basic" else cabin] * passengers
         return per_pax * passengers + max(0, bags - free) * 5000 + (3000 * passengers if insurance else 0)
 

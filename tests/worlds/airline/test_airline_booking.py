@@ -29,7 +29,10 @@ def test_a_booking_takes_seats_charges_the_total_and_records_everything(desk):
     assert (desk.seats(out["id"], "premium"), desk.seats(back["id"], "premium")) == (before[0] - 2, before[1] - 2)
     legs = desk.rows("SELECT * FROM reservation_flights WHERE reservation_id = ? ORDER BY leg", res.reservation_id)
     assert [leg["flight_id"] for leg in legs] == [out["id"], back["id"]]
-    assert [leg["price_cents"] for leg in legs] == [out["price_premium_cents"] + 9000, back["price_premium_cents"] + 9000]
+    assert [leg["price_cents"] for leg in legs] == [
+        out["price_premium_cents"] + 9000,
+        back["price_premium_cents"] + 9000,
+    ]
     assert len(desk.rows("SELECT * FROM passengers WHERE reservation_id = ?", res.reservation_id)) == 2
     assert desk.reservation(res.reservation_id)["status"] == "confirmed"
 
@@ -42,16 +45,25 @@ def test_free_bags_depend_on_the_tier_and_the_cabin_and_extra_bags_cost_50_each(
     res = desk.book(user, [flight], cabin=cabin, fare=fare, passengers=2, bags=7)
     free = desk.FREE[tier]["basic" if fare == "basic" else cabin] * 2
     assert (res.free_bags, res.paid_bags) == (free, max(0, 7 - free))
-    fare_cents = flight[f"price_{cabin}_cents"] if fare == "standard" else int(flight["price_economy_cents"] * 0.8) // 100 * 100
+    fare_cents = (
+        flight[f"price_{cabin}_cents"] if fare == "standard" else int(flight["price_economy_cents"] * 0.8) // 100 * 100
+    )
     assert desk.net_paid(res.reservation_id) == fare_cents * 2 + max(0, 7 - free) * 5000
 
 
 def test_the_basic_fare_exists_only_in_economy(desk):
     user = desk.user()
     flight = desk.future_flight()
-    desk.fails("book_reservation", "basic fare exists only in the economy cabin", user_id=user["id"],
-               flights=refs(flight), cabin="business", fare="basic", passengers=PAX,
-               payments=[{"payment_method_id": desk.card(user["id"]), "amount": 100}])
+    desk.fails(
+        "book_reservation",
+        "basic fare exists only in the economy cabin",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="business",
+        fare="basic",
+        passengers=PAX,
+        payments=[{"payment_method_id": desk.card(user["id"]), "amount": 100}],
+    )
 
 
 def test_a_cabin_without_enough_seats_cannot_be_booked(desk):
@@ -59,48 +71,109 @@ def test_a_cabin_without_enough_seats_cannot_be_booked(desk):
     flight = desk.future_flight()
     desk.arrange("UPDATE flights SET seats_business = 1 WHERE id = ?", flight["id"])
     total = flight["price_business_cents"] * 2
-    desk.fails("book_reservation", "has 1 seat(s) left in business; 2 needed", user_id=user["id"],
-               flights=refs(flight), cabin="business", fare="standard", passengers=PAX + [
-                   {"first_name": "Bo", "last_name": "Lee", "date_of_birth": "1991-02-03"}],
-               payments=[{"payment_method_id": desk.card(user["id"]), "amount": total / 100}])
+    desk.fails(
+        "book_reservation",
+        "has 1 seat(s) left in business; 2 needed",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="business",
+        fare="standard",
+        passengers=PAX + [{"first_name": "Bo", "last_name": "Lee", "date_of_birth": "1991-02-03"}],
+        payments=[{"payment_method_id": desk.card(user["id"]), "amount": total / 100}],
+    )
 
 
 def test_departed_cancelled_and_closing_flights_cannot_be_booked(desk):
     user = desk.user()
     card = desk.card(user["id"])
     landed = desk.row("SELECT * FROM flights WHERE status = 'landed' LIMIT 1")
-    desk.fails("book_reservation", "has already departed", user_id=user["id"], flights=refs(landed),
-               cabin="economy", fare="standard", passengers=PAX, payments=[{"payment_method_id": card, "amount": 1}])
+    desk.fails(
+        "book_reservation",
+        "has already departed",
+        user_id=user["id"],
+        flights=refs(landed),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
     cancelled = desk.row("SELECT * FROM flights WHERE status = 'cancelled' LIMIT 1")
-    desk.fails("book_reservation", "is cancelled and cannot be booked", user_id=user["id"], flights=refs(cancelled),
-               cabin="economy", fare="standard", passengers=PAX, payments=[{"payment_method_id": card, "amount": 1}])
+    desk.fails(
+        "book_reservation",
+        "is cancelled and cannot be booked",
+        user_id=user["id"],
+        flights=refs(cancelled),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
     soon = desk.future_flight()
     desk.arrange("UPDATE flights SET scheduled_departure = '2026-05-15T09:40:00+00:00' WHERE id = ?", soon["id"])
-    desk.fails("book_reservation", "departs within the hour; sales have closed", user_id=user["id"],
-               flights=refs(soon), cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": card, "amount": 1}])
-    desk.fails("book_reservation", "does not operate on 2026-07-30", user_id=user["id"],
-               flights=[{"flight_number": soon["flight_number"], "date": "2026-07-30"}], cabin="economy",
-               fare="standard", passengers=PAX, payments=[{"payment_method_id": card, "amount": 1}])
+    desk.fails(
+        "book_reservation",
+        "departs within the hour; sales have closed",
+        user_id=user["id"],
+        flights=refs(soon),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
+    desk.fails(
+        "book_reservation",
+        "does not operate on 2026-07-30",
+        user_id=user["id"],
+        flights=[{"flight_number": soon["flight_number"], "date": "2026-07-30"}],
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
 
 
 def test_flights_must_connect_with_at_least_an_hour_in_between(desk):
     user = desk.user()
     card = desk.card(user["id"])
     first = desk.future_flight()
-    elsewhere = desk.row("SELECT * FROM flights WHERE origin != ? AND status = 'scheduled' AND date = ? LIMIT 1",
-                         first["destination"], first["date"])
-    desk.fails("book_reservation", "list the flights in travel order", user_id=user["id"],
-               flights=refs(first, elsewhere), cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": card, "amount": 1}])
-    onward = desk.row("SELECT * FROM flights WHERE origin = ? AND destination != ? AND status = 'scheduled' "
-                      "AND scheduled_departure > ? ORDER BY scheduled_departure LIMIT 1",
-                      first["destination"], first["origin"], first["scheduled_arrival"])
-    desk.arrange("UPDATE flights SET scheduled_departure = ?, scheduled_arrival = ? WHERE id = ?",
-                 shift(first["scheduled_arrival"], 30), shift(first["scheduled_arrival"], 200), onward["id"])
-    desk.fails("book_reservation", "minimum connection time is 60 minutes", user_id=user["id"],
-               flights=refs(first, onward), cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": card, "amount": 1}])
+    elsewhere = desk.row(
+        "SELECT * FROM flights WHERE origin != ? AND status = 'scheduled' AND date = ? LIMIT 1",
+        first["destination"],
+        first["date"],
+    )
+    desk.fails(
+        "book_reservation",
+        "list the flights in travel order",
+        user_id=user["id"],
+        flights=refs(first, elsewhere),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
+    onward = desk.row(
+        "SELECT * FROM flights WHERE origin = ? AND destination != ? AND status = 'scheduled' "
+        "AND scheduled_departure > ? ORDER BY scheduled_departure LIMIT 1",
+        first["destination"],
+        first["origin"],
+        first["scheduled_arrival"],
+    )
+    desk.arrange(
+        "UPDATE flights SET scheduled_departure = ?, scheduled_arrival = ? WHERE id = ?",
+        shift(first["scheduled_arrival"], 30),
+        shift(first["scheduled_arrival"], 200),
+        onward["id"],
+    )
+    desk.fails(
+        "book_reservation",
+        "minimum connection time is 60 minutes",
+        user_id=user["id"],
+        flights=refs(first, onward),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
 
 
 def shift(iso: str, minutes: int) -> str:
@@ -111,24 +184,50 @@ def test_the_payments_must_add_up_to_the_total_exactly(desk):
     user = desk.user()
     flight = desk.future_flight()
     total = flight["price_economy_cents"]
-    desk.fails("book_reservation", f"but the total is ${total / 100:,.2f}", user_id=user["id"], flights=refs(flight),
-               cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": desk.card(user["id"]), "amount": total / 100 - 1}])
+    desk.fails(
+        "book_reservation",
+        f"but the total is ${total / 100:,.2f}",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": desk.card(user["id"]), "amount": total / 100 - 1}],
+    )
 
 
 def test_a_payment_method_must_be_the_users_and_a_card_must_not_have_expired(desk):
     user = desk.user()
     flight = desk.future_flight()
     amount = flight["price_economy_cents"] / 100
-    foreign = desk.value("SELECT id FROM payment_methods WHERE user_id != ? AND kind = 'credit_card' LIMIT 1", user["id"])
-    desk.fails("book_reservation", f"does not belong to user {user['id']}", user_id=user["id"], flights=refs(flight),
-               cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": foreign, "amount": amount}])
-    desk.arrange("INSERT INTO payment_methods (id, user_id, kind, brand, last4, exp_month, exp_year, status, created_at) "
-                 "VALUES ('credit_card_old', ?, 'credit_card', 'Visa', '1111', 3, 2026, 'active', '2024-01-01')", user["id"])
-    desk.fails("book_reservation", "expired in 03/2026 and cannot be charged", user_id=user["id"],
-               flights=refs(flight), cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": "credit_card_old", "amount": amount}])
+    foreign = desk.value(
+        "SELECT id FROM payment_methods WHERE user_id != ? AND kind = 'credit_card' LIMIT 1", user["id"]
+    )
+    desk.fails(
+        "book_reservation",
+        f"does not belong to user {user['id']}",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": foreign, "amount": amount}],
+    )
+    desk.arrange(
+        "INSERT INTO payment_methods (id, user_id, kind, brand, last4, exp_month, exp_year, status, created_at) "
+        "VALUES ('credit_card_old', ?, 'credit_card', 'Visa', '1111', 3, 2026, 'active', '2024-01-01')",
+        user["id"],
+    )
+    desk.fails(
+        "book_reservation",
+        "expired in 03/2026 and cannot be charged",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": "credit_card_old", "amount": amount}],
+    )
 
 
 def test_a_gift_card_pays_at_most_its_balance_and_is_debited(desk):
@@ -136,10 +235,24 @@ def test_a_gift_card_pays_at_most_its_balance_and_is_debited(desk):
     flight = desk.future_flight()
     total = flight["price_economy_cents"]
     gift = desk.give(user["id"], "gift_card", total - 100, "gift_card_test")
-    desk.fails("book_reservation", "less than the", user_id=user["id"], flights=refs(flight), cabin="economy",
-               fare="standard", passengers=PAX, payments=[{"payment_method_id": gift, "amount": total / 100}])
-    res = desk.book(user, [flight], payments=[{"payment_method_id": gift, "amount": (total - 100) / 100},
-                                              {"payment_method_id": desk.card(user["id"]), "amount": 1}])
+    desk.fails(
+        "book_reservation",
+        "less than the",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": gift, "amount": total / 100}],
+    )
+    res = desk.book(
+        user,
+        [flight],
+        payments=[
+            {"payment_method_id": gift, "amount": (total - 100) / 100},
+            {"payment_method_id": desk.card(user["id"]), "amount": 1},
+        ],
+    )
     assert desk.balance(gift) == 0 and desk.net_paid(res.reservation_id) == total
 
 
@@ -149,16 +262,42 @@ def test_a_certificate_pays_at_most_its_value_once_and_the_rest_is_forfeited(des
     total = flight["price_economy_cents"]
     card = desk.card(user["id"])
     cert = desk.give(user["id"], "certificate", 5000, "certificate_t1")
-    desk.fails("book_reservation", "is worth $50.00", user_id=user["id"], flights=refs(flight), cabin="economy",
-               fare="standard", passengers=PAX, payments=[{"payment_method_id": cert, "amount": 60},
-                                                          {"payment_method_id": card, "amount": (total - 6000) / 100}])
-    desk.book(user, [flight], payments=[{"payment_method_id": cert, "amount": 30},
-                                        {"payment_method_id": card, "amount": (total - 3000) / 100}])
+    desk.fails(
+        "book_reservation",
+        "is worth $50.00",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[
+            {"payment_method_id": cert, "amount": 60},
+            {"payment_method_id": card, "amount": (total - 6000) / 100},
+        ],
+    )
+    desk.book(
+        user,
+        [flight],
+        payments=[
+            {"payment_method_id": cert, "amount": 30},
+            {"payment_method_id": card, "amount": (total - 3000) / 100},
+        ],
+    )
     used = desk.row("SELECT * FROM payment_methods WHERE id = ?", cert)
     assert (used["status"], used["balance_cents"]) == ("used", 0)  # the other $20 is lost
-    desk.fails("book_reservation", "is used and cannot be used", user_id=user["id"], flights=refs(flight),
-               cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": cert, "amount": 10}, {"payment_method_id": card, "amount": (total - 1000) / 100}])
+    desk.fails(
+        "book_reservation",
+        "is used and cannot be used",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[
+            {"payment_method_id": cert, "amount": 10},
+            {"payment_method_id": card, "amount": (total - 1000) / 100},
+        ],
+    )
 
 
 def test_at_most_one_certificate_per_reservation_and_no_expired_one(desk):
@@ -167,15 +306,34 @@ def test_at_most_one_certificate_per_reservation_and_no_expired_one(desk):
     total = flight["price_economy_cents"]
     a = desk.give(user["id"], "certificate", 5000, "certificate_t1")
     b = desk.give(user["id"], "certificate", 5000, "certificate_t2")
-    desk.fails("book_reservation", "At most one travel certificate", user_id=user["id"], flights=refs(flight),
-               cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": a, "amount": 50}, {"payment_method_id": b, "amount": 50},
-                         {"payment_method_id": desk.card(user["id"]), "amount": (total - 10000) / 100}])
+    desk.fails(
+        "book_reservation",
+        "At most one travel certificate",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[
+            {"payment_method_id": a, "amount": 50},
+            {"payment_method_id": b, "amount": 50},
+            {"payment_method_id": desk.card(user["id"]), "amount": (total - 10000) / 100},
+        ],
+    )
     old = desk.give(user["id"], "certificate", 5000, "certificate_t3", expires_on="2026-05-01")
-    desk.fails("book_reservation", "is expired and cannot be used", user_id=user["id"], flights=refs(flight),
-               cabin="economy", fare="standard", passengers=PAX,
-               payments=[{"payment_method_id": old, "amount": 50},
-                         {"payment_method_id": desk.card(user["id"]), "amount": (total - 5000) / 100}])
+    desk.fails(
+        "book_reservation",
+        "is expired and cannot be used",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        payments=[
+            {"payment_method_id": old, "amount": 50},
+            {"payment_method_id": desk.card(user["id"]), "amount": (total - 5000) / 100},
+        ],
+    )
 
 
 def test_passengers_bags_and_arguments_are_bounded(desk):
@@ -183,17 +341,53 @@ def test_passengers_bags_and_arguments_are_bounded(desk):
     flight = desk.future_flight()
     card = desk.card(user["id"])
     twice = PAX + PAX
-    desk.fails("book_reservation", "is listed twice", user_id=user["id"], flights=refs(flight), cabin="economy",
-               fare="standard", passengers=twice, payments=[{"payment_method_id": card, "amount": 1}])
-    desk.fails("book_reservation", "At most 4 checked bags per passenger", user_id=user["id"], flights=refs(flight),
-               cabin="economy", fare="standard", passengers=PAX, checked_bags=5,
-               payments=[{"payment_method_id": card, "amount": 1}])
-    desk.fails("book_reservation", "not a plausible date of birth", user_id=user["id"], flights=refs(flight),
-               cabin="economy", fare="standard",
-               passengers=[{"first_name": "A", "last_name": "B", "date_of_birth": "2030-01-01"}],
-               payments=[{"payment_method_id": card, "amount": 1}])
+    desk.fails(
+        "book_reservation",
+        "is listed twice",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=twice,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
+    desk.fails(
+        "book_reservation",
+        "At most 4 checked bags per passenger",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=PAX,
+        checked_bags=5,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
+    desk.fails(
+        "book_reservation",
+        "not a plausible date of birth",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=[{"first_name": "A", "last_name": "B", "date_of_birth": "2030-01-01"}],
+        payments=[{"payment_method_id": card, "amount": 1}],
+    )
     seven = [{"first_name": f"P{i}", "last_name": "X", "date_of_birth": "1990-01-01"} for i in range(7)]
-    assert desk.call("book_reservation", user_id=user["id"], flights=refs(flight), cabin="economy", fare="standard",
-                     passengers=seven, payments=[{"payment_method_id": card, "amount": 1}]).is_error
-    assert desk.call("book_reservation", user_id=user["id"], flights=refs(flight), cabin="first", fare="standard",
-                     passengers=PAX, payments=[{"payment_method_id": card, "amount": 1}]).is_error
+    assert desk.call(
+        "book_reservation",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="economy",
+        fare="standard",
+        passengers=seven,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    ).is_error
+    assert desk.call(
+        "book_reservation",
+        user_id=user["id"],
+        flights=refs(flight),
+        cabin="first",
+        fare="standard",
+        passengers=PAX,
+        payments=[{"payment_method_id": card, "amount": 1}],
+    ).is_error

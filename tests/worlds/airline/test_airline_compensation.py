@@ -14,8 +14,14 @@ def disrupted(desk, *, tier="silver", cabin="economy", insurance=False, passenge
 
 
 def issue(desk, user, flight, res, **kwargs):
-    return desk.ok("issue_compensation_certificate", user_id=user["id"], reservation_id=res.reservation_id,
-                   flight_number=flight["flight_number"], date=flight["date"], **kwargs)
+    return desk.ok(
+        "issue_compensation_certificate",
+        user_id=user["id"],
+        reservation_id=res.reservation_id,
+        flight_number=flight["flight_number"],
+        date=flight["date"],
+        **kwargs,
+    )
 
 
 def test_a_cancelled_flight_earns_100_per_passenger_as_a_certificate_valid_a_year(desk):
@@ -23,72 +29,124 @@ def test_a_cancelled_flight_earns_100_per_passenger_as_a_certificate_valid_a_yea
     cert = issue(desk, user, flight, res)
     assert (cert.disruption, cert.amount, cert.expires_on) == ("cancelled", 300.0, "2027-05-15")
     row = desk.row("SELECT * FROM payment_methods WHERE id = ?", cert.certificate_id)
-    assert (row["kind"], row["balance_cents"], row["status"], row["source"]) == ("certificate", 30000, "active",
-                                                                                "compensation")
+    assert (row["kind"], row["balance_cents"], row["status"], row["source"]) == (
+        "certificate",
+        30000,
+        "active",
+        "compensation",
+    )
     comp = desk.row("SELECT * FROM compensations WHERE id = ?", cert.compensation_id)
     assert (comp["flight_id"], comp["amount_cents"], comp["user_id"]) == (flight["id"], 30000, user["id"])
 
 
 def test_a_delay_of_three_hours_earns_50_per_passenger_and_a_shorter_one_nothing(desk):
     user, flight, res = disrupted(desk, status="delayed", delay=179)
-    desk.fails("issue_compensation_certificate", "needs a delay of at least 3 hours", user_id=user["id"],
-               reservation_id=res.reservation_id, flight_number=flight["flight_number"], date=flight["date"])
+    desk.fails(
+        "issue_compensation_certificate",
+        "needs a delay of at least 3 hours",
+        user_id=user["id"],
+        reservation_id=res.reservation_id,
+        flight_number=flight["flight_number"],
+        date=flight["date"],
+    )
     desk.arrange("UPDATE flights SET delay_minutes = 180 WHERE id = ?", flight["id"])
     assert issue(desk, user, flight, res).amount == 100.0
 
 
 def test_an_on_time_flight_earns_nothing(desk):
     user, flight, res = disrupted(desk, status="scheduled")
-    desk.fails("issue_compensation_certificate", "was neither cancelled nor delayed", user_id=user["id"],
-               reservation_id=res.reservation_id, flight_number=flight["flight_number"], date=flight["date"])
+    desk.fails(
+        "issue_compensation_certificate",
+        "was neither cancelled nor delayed",
+        user_id=user["id"],
+        reservation_id=res.reservation_id,
+        flight_number=flight["flight_number"],
+        date=flight["date"],
+    )
 
 
-@pytest.mark.parametrize("tier,cabin,insurance,eligible", [
-    ("regular", "economy", False, False),
-    ("regular", "premium", False, False),
-    ("regular", "business", False, True),
-    ("regular", "economy", True, True),
-    ("silver", "economy", False, True),
-    ("gold", "economy", False, True),
-    ("platinum", "premium", False, True),
-])
+@pytest.mark.parametrize(
+    "tier,cabin,insurance,eligible",
+    [
+        ("regular", "economy", False, False),
+        ("regular", "premium", False, False),
+        ("regular", "business", False, True),
+        ("regular", "economy", True, True),
+        ("silver", "economy", False, True),
+        ("gold", "economy", False, True),
+        ("platinum", "premium", False, True),
+    ],
+)
 def test_only_members_insured_or_business_travellers_are_eligible(desk, tier, cabin, insurance, eligible):
     user, flight, res = disrupted(desk, tier=tier, cabin=cabin, insurance=insurance)
     if eligible:
         issue(desk, user, flight, res)
     else:
-        desk.fails("issue_compensation_certificate", "Compensation is only for silver, gold and platinum members",
-                   user_id=user["id"], reservation_id=res.reservation_id, flight_number=flight["flight_number"],
-                   date=flight["date"])
+        desk.fails(
+            "issue_compensation_certificate",
+            "Compensation is only for silver, gold and platinum members",
+            user_id=user["id"],
+            reservation_id=res.reservation_id,
+            flight_number=flight["flight_number"],
+            date=flight["date"],
+        )
 
 
 def test_one_certificate_per_reservation_and_flight(desk):
     user, flight, res = disrupted(desk)
     first = issue(desk, user, flight, res)
-    desk.fails("issue_compensation_certificate", f"already compensated for flight {flight['flight_number']}",
-               user_id=user["id"], reservation_id=res.reservation_id, flight_number=flight["flight_number"],
-               date=flight["date"])
-    assert first.certificate_id in desk.fails(
-        "issue_compensation_certificate", "certificate", user_id=user["id"], reservation_id=res.reservation_id,
-        flight_number=flight["flight_number"], date=flight["date"]).error
+    desk.fails(
+        "issue_compensation_certificate",
+        f"already compensated for flight {flight['flight_number']}",
+        user_id=user["id"],
+        reservation_id=res.reservation_id,
+        flight_number=flight["flight_number"],
+        date=flight["date"],
+    )
+    assert (
+        first.certificate_id
+        in desk.fails(
+            "issue_compensation_certificate",
+            "certificate",
+            user_id=user["id"],
+            reservation_id=res.reservation_id,
+            flight_number=flight["flight_number"],
+            date=flight["date"],
+        ).error
+    )
 
 
 def test_the_flight_must_be_on_the_users_own_reservation(desk):
     user, flight, res = disrupted(desk)
     other = desk.row("SELECT * FROM users WHERE id != ? LIMIT 1", user["id"])
-    desk.fails("issue_compensation_certificate", f"does not belong to user {other['id']}", user_id=other["id"],
-               reservation_id=res.reservation_id, flight_number=flight["flight_number"], date=flight["date"])
+    desk.fails(
+        "issue_compensation_certificate",
+        f"does not belong to user {other['id']}",
+        user_id=other["id"],
+        reservation_id=res.reservation_id,
+        flight_number=flight["flight_number"],
+        date=flight["date"],
+    )
     elsewhere = desk.row("SELECT * FROM flights WHERE status = 'cancelled' AND id != ? LIMIT 1", flight["id"])
-    desk.fails("issue_compensation_certificate", f"is not part of reservation {res.reservation_id}", user_id=user["id"],
-               reservation_id=res.reservation_id, flight_number=elsewhere["flight_number"], date=elsewhere["date"])
+    desk.fails(
+        "issue_compensation_certificate",
+        f"is not part of reservation {res.reservation_id}",
+        user_id=user["id"],
+        reservation_id=res.reservation_id,
+        flight_number=elsewhere["flight_number"],
+        date=elsewhere["date"],
+    )
 
 
 def test_a_traveller_moved_off_a_cancelled_flight_can_still_be_compensated_for_it(desk):
     user, flight, res = disrupted(desk, tier="gold", passengers=1)
     new = desk.alternative(flight)
-    desk.ok("update_reservation_flights", reservation_id=res.reservation_id,
-            flights=[{"flight_number": new["flight_number"], "date": new["date"]}],
-            payment_method_id=desk.card(user["id"]))
+    desk.ok(
+        "update_reservation_flights",
+        reservation_id=res.reservation_id,
+        flights=[{"flight_number": new["flight_number"], "date": new["date"]}],
+        payment_method_id=desk.card(user["id"]),
+    )
     change = desk.row("SELECT * FROM flight_changes WHERE reservation_id = ?", res.reservation_id)
     assert (change["leg"], change["old_flight_id"], change["new_flight_id"]) == (1, flight["id"], new["id"])
     assert issue(desk, user, flight, res).amount == 100.0

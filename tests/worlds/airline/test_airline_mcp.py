@@ -39,7 +39,8 @@ async def test_a_cancellation_through_mcp_changes_the_episode_and_a_refused_one_
     open_ = episode.query(
         "SELECT r.id FROM reservations r WHERE r.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM reservation_flights l "
         "JOIN flights f ON f.id = l.flight_id WHERE l.reservation_id = r.id AND (f.status IN ('landed', 'departed') "
-        "OR f.scheduled_departure < '2026-05-15T12')) LIMIT 1")[0]["id"]
+        "OR f.scheduled_departure < '2026-05-15T12')) LIMIT 1"
+    )[0]["id"]
     server = build_server(airline, lambda _id: episode)
     with anyio.fail_after(10):
         async with Client(server) as client:

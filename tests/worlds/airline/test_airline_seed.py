@@ -3,9 +3,11 @@ reservations, payments and compensations."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import time
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -89,6 +91,7 @@ def test_every_column_tools_look_up_by_is_indexed(episode):
         "passengers": ["reservation_id"],
         "payments": ["reservation_id", "payment_method_id"],
         "compensations": ["reservation_id", "flight_id", "user_id"],
+        "flight_changes": ["reservation_id", "old_flight_id"],
         "tickets": ["user_id", "reservation_id"],
     }
     for table, columns in looked_up.items():
@@ -120,26 +123,39 @@ def assert_consistent(ep: Episode) -> None:
             assert f["actual_departure"] is None and (f["status"] == "delayed") == (f["delay_minutes"] > 0), f
     users = {u["id"]: u for u in q("SELECT * FROM users")}
     legs: dict[str, list[dict]] = {}
-    for row in q("SELECT l.*, f.origin, f.destination, f.scheduled_departure FROM reservation_flights l "
-                 "JOIN flights f ON f.id = l.flight_id ORDER BY l.reservation_id, l.leg"):
+    for row in q(
+        "SELECT l.*, f.origin, f.destination, f.scheduled_departure, f.delay_minutes FROM reservation_flights l "
+        "JOIN flights f ON f.id = l.flight_id ORDER BY l.reservation_id, l.leg"
+    ):
         legs.setdefault(row["reservation_id"], []).append(row)
     pax = {r["reservation_id"]: r["n"] for r in q("SELECT reservation_id, COUNT(*) AS n FROM passengers GROUP BY 1")}
-    money = {r["reservation_id"]: r for r in q(
-        "SELECT reservation_id, SUM(CASE kind WHEN 'charge' THEN amount_cents ELSE 0 END) AS charged, "
-        "SUM(CASE kind WHEN 'refund' THEN amount_cents ELSE 0 END) AS refunded FROM payments GROUP BY 1")}
+    money = {
+        r["reservation_id"]: r
+        for r in q(
+            "SELECT reservation_id, SUM(CASE kind WHEN 'charge' THEN amount_cents ELSE 0 END) AS charged, "
+            "SUM(CASE kind WHEN 'refund' THEN amount_cents ELSE 0 END) AS refunded FROM payments GROUP BY 1"
+        )
+    }
     for res in q("SELECT * FROM reservations"):
         its = legs[res["id"]]
         assert [leg["leg"] for leg in its] == list(range(1, len(its) + 1))
-        assert all(a["destination"] == b["origin"] for a, b in zip(its, its[1:]))
-        assert its[0]["origin"] == res["origin"] and res["created_at"] < its[0]["scheduled_departure"]
+        assert all(a["destination"] == b["origin"] for a, b in itertools.pairwise(its))
+        # Booked before the first flight left (a delayed flight can still be sold after its scheduled time).
+        first = datetime.fromisoformat(its[0]["scheduled_departure"]) + timedelta(minutes=its[0]["delay_minutes"])
+        assert its[0]["origin"] == res["origin"] and datetime.fromisoformat(res["created_at"]) < first, res
         assert (its[-1]["destination"] == res["origin"]) == (res["trip_type"] == "round_trip")
         assert pax[res["id"]] == res["passenger_count"]
         tier = users[res["user_id"]]["membership"]
-        assert res["free_bags"] == FREE[tier]["basic" if res["fare"] == "basic" else res["cabin"]] * res["passenger_count"]
+        assert (
+            res["free_bags"] == FREE[tier]["basic" if res["fare"] == "basic" else res["cabin"]] * res["passenger_count"]
+        )
         assert res["paid_bags"] == max(0, res["checked_bags"] - res["free_bags"])
         assert res["fare"] != "basic" or res["cabin"] == "economy"
-        total = (sum(leg["price_cents"] for leg in its) * res["passenger_count"] + res["paid_bags"] * 5000
-                 + (3000 * res["passenger_count"] if res["insurance"] else 0))
+        total = (
+            sum(leg["price_cents"] for leg in its) * res["passenger_count"]
+            + res["paid_bags"] * 5000
+            + (3000 * res["passenger_count"] if res["insurance"] else 0)
+        )
         paid = money[res["id"]]
         assert paid["charged"] == total, res
         if res["status"] == "cancelled":
@@ -148,8 +164,10 @@ def assert_consistent(ep: Episode) -> None:
             assert paid["refunded"] == 0 and res["cancelled_at"] is None
     for method in q("SELECT * FROM payment_methods WHERE kind = 'certificate'"):
         assert method["expires_on"] and (method["status"] != "used" or method["balance_cents"] == 0)
-    for comp in q("SELECT c.*, f.status, f.delay_minutes, r.cabin, r.insurance, u.membership FROM compensations c "
-                  "JOIN flights f ON f.id = c.flight_id JOIN reservations r ON r.id = c.reservation_id "
-                  "JOIN users u ON u.id = c.user_id"):
+    for comp in q(
+        "SELECT c.*, f.status, f.delay_minutes, r.cabin, r.insurance, u.membership FROM compensations c "
+        "JOIN flights f ON f.id = c.flight_id JOIN reservations r ON r.id = c.reservation_id "
+        "JOIN users u ON u.id = c.user_id"
+    ):
         assert comp["status"] == "cancelled" or comp["delay_minutes"] >= 180
         assert comp["membership"] != "regular" or comp["insurance"] or comp["cabin"] == "business"
