@@ -127,3 +127,18 @@ def episode(bank: World, templates: TemplateCache) -> Iterator[Episode]:
 @pytest.fixture
 def b(episode: Episode) -> Bank:
     return Bank(episode)
+
+
+@pytest.fixture
+def new_bank(bank: World, templates: TemplateCache) -> Iterator[Any]:
+    """Makes further independent small-scale episodes (closed at the end of the test)."""
+    made: list[Episode] = []
+
+    def make() -> Bank:
+        made.append(Episode.create(bank, seed=0, scale="small", templates=templates))
+        return Bank(made[-1])
+
+    yield make
+    for ep in made:
+        assert ep.flags == [], ep.flags
+        ep.close()

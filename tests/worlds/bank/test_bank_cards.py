@@ -40,6 +40,7 @@ def test_replacing_a_card_closes_the_old_one_and_issues_a_new_number_on_the_same
     assert (old["status"], old["closed_reason"], old["replaced_by_card_id"]) == ("closed", "lost", new["id"])
     assert old["closed_at"] == "2026-05-15T09:01:00+00:00"
     assert new["number"] != old["number"] and new["last4"] == new["number"][-4:] and len(new["number"]) == 16
+    assert new["number"].startswith("4147")  # the bank's BIN plus seeded digits
     assert (new["account_id"], new["tier"], new["status"], new["replaces_card_id"]) == (
         card["account_id"], card["tier"], "active", card["id"])
     assert (new["purchase_limit"], new["atm_limit"], new["expires"]) == (card["purchase_limit"], card["atm_limit"],
@@ -104,3 +105,15 @@ def test_closed_cards_are_listed_only_on_request(b):
     assert card["id"] not in [c.card_id for c in b.ok("list_cards", customer_id=me).cards]
     closed = next(c for c in b.ok("list_cards", customer_id=me, include_closed=True).cards if c.card_id == card["id"])
     assert closed.replaced_by_card_id == card["replaced_by_card_id"]
+
+
+def test_a_replacement_number_comes_from_the_seeded_id_generator(new_bank):
+    numbers = []
+    for _ in range(2):
+        b = new_bank()
+        me, card = _card(b)
+        result = b.ok("replace_card", customer_id=me, card_id=card["id"], reason="lost")
+        numbers.append(b.value("SELECT number FROM cards WHERE id = ?", result.new_card.card_id))
+        assert numbers[-1] not in [r["number"] for r in b.rows("SELECT number FROM cards WHERE id != ?",
+                                                               result.new_card.card_id)]
+    assert numbers[0] == numbers[1]  # the same episode state draws the same number

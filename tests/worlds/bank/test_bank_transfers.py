@@ -3,7 +3,7 @@ fraud holds on new payees, cancelling; and payees."""
 
 from __future__ import annotations
 
-from conftest import TODAY
+TODAY = "2026-05-15"
 
 
 def test_an_internal_transfer_moves_money_at_once_and_posts_both_legs(b):

@@ -1,0 +1,171 @@
+"""Transfer tools: between a customer's own accounts, to saved payees, and cancelling."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+from sqlalchemy import func
+from sqlmodel import select
+
+from mcpsim.world import ToolContext, WorldError
+
+from . import world
+from .common import FRAUD_HOLD_THRESHOLD_CENTS, NEW_PAYEE_DAYS, iso, mask, money, new_id, to_cents
+from .inputs import AccountId, Amount, CustomerId, Limit, Memo, Offset, PayeeId, TransferId
+from .lookups import (
+    account_of,
+    check_outgoing,
+    needs_fraud_hold,
+    open_account_of,
+    payee_of,
+    transfer_of,
+    verified_customer,
+)
+from .render import transfer_view
+from .tables import Transaction, Transfer
+from .views import TransferList, TransferView
+
+
+@world.tool()
+def transfer_between_own_accounts(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    from_account_id: AccountId,
+    to_account_id: AccountId,
+    amount: Amount,
+    memo: Memo = "",
+) -> TransferView:
+    """Move money at once between two open accounts of the same verified customer. Refused above
+    the source account's available balance or its daily transfer limit (all transfers out of the
+    account today, UTC, count), and from a savings account that already made 6 transfers out this
+    calendar month."""
+    customer = verified_customer(ctx.session, customer_id)
+    source = account_of(ctx.session, customer, from_account_id)
+    target = open_account_of(ctx.session, customer, to_account_id)
+    if source.id == target.id:
+        raise WorldError("The source and destination accounts are the same")
+    cents = to_cents(amount)
+    check_outgoing(ctx.session, source, cents, ctx.now)
+    now = iso(ctx.now)
+    transfer = Transfer(
+        id=new_id(ctx.ids, "transfer"), customer_id=customer.id, kind="internal", from_account_id=source.id,
+        to_account_id=target.id, amount_cents=cents, memo=memo.strip(), status="completed", created_at=now,
+        completed_at=now,
+    )
+    ctx.session.add(transfer)
+    ctx.session.flush()
+    for account, sign, text in ((source, -1, f"Transfer to {target.product} {mask(target.number)}"),
+                                (target, 1, f"Transfer from {source.product} {mask(source.number)}")):
+        ctx.session.add(Transaction(
+            id=new_id(ctx.ids, "transaction"), account_id=account.id, transfer_id=transfer.id,
+            kind="transfer_out" if sign < 0 else "transfer_in", description=text, amount_cents=sign * cents,
+            status="posted", posted_at=now,
+        ))
+        account.balance_cents += sign * cents
+        account.updated_at = now
+        ctx.session.add(account)
+    return transfer_view(ctx.session, transfer)
+
+
+@world.tool()
+def transfer_to_payee(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    from_account_id: AccountId,
+    payee_id: PayeeId,
+    amount: Amount,
+    memo: Memo = "",
+) -> TransferView:
+    """Send money from a verified customer's open checking account to one of their saved payees.
+    Refused above the available balance or the account's daily transfer limit (all transfers out
+    today, UTC, count). It is pending (settles the next business day; the amount leaves the
+    available balance at once) unless the payee is new (added less than 7 days ago) and the
+    amount is above $1,000.00: then it is held for fraud review (status held, the amount is
+    reserved) and nothing is sent until the fraud team releases it."""
+    customer = verified_customer(ctx.session, customer_id)
+    source = account_of(ctx.session, customer, from_account_id)
+    payee = payee_of(ctx.session, customer, payee_id)
+    if payee.status != "active":
+        raise WorldError(f"Payee {payee.id} ({payee.name}) was removed; add it again to send money")
+    if source.type != "checking":
+        raise WorldError(
+            f"Transfers to payees can only be sent from a checking account; {source.id} is a {source.type} account"
+        )
+    cents = to_cents(amount)
+    check_outgoing(ctx.session, source, cents, ctx.now)
+    now = iso(ctx.now)
+    held = needs_fraud_hold(payee, cents, ctx.now)
+    transfer = Transfer(
+        id=new_id(ctx.ids, "transfer"), customer_id=customer.id, kind="external", from_account_id=source.id,
+        payee_id=payee.id, amount_cents=cents, memo=memo.strip(), status="held" if held else "pending",
+        hold_reason=(
+            f"Payee added {payee.created_at[:10]}, less than {NEW_PAYEE_DAYS} days ago, and the amount is above "
+            f"{money(FRAUD_HOLD_THRESHOLD_CENTS)}: held for fraud review"
+        ) if held else None,
+        created_at=now,
+    )
+    ctx.session.add(transfer)
+    ctx.session.flush()
+    if not held:
+        ctx.session.add(Transaction(
+            id=new_id(ctx.ids, "transaction"), account_id=source.id, transfer_id=transfer.id, kind="transfer_out",
+            description=f"Transfer to {payee.name} {mask(payee.account_number)}", amount_cents=-cents,
+            status="pending", posted_at=now,
+        ))
+    return transfer_view(ctx.session, transfer)
+
+
+@world.tool(read_only=True, idempotent=True)
+def list_transfers(
+    ctx: ToolContext,
+    customer_id: CustomerId,
+    account_id: Annotated[AccountId | None, Field(description="Only transfers out of this account.")] = None,
+    status: Annotated[Literal["completed", "pending", "held", "cancelled"] | None,
+                      Field(description="Only transfers with this status.")] = None,
+    limit: Limit = 20,
+    offset: Offset = 0,
+) -> TransferList:
+    """A verified customer's transfers (internal and to payees), newest first."""
+    customer = verified_customer(ctx.session, customer_id)
+    conditions = [Transfer.customer_id == customer.id]
+    if account_id:
+        conditions.append(Transfer.from_account_id == account_of(ctx.session, customer, account_id).id)
+    if status:
+        conditions.append(Transfer.status == status)
+    total = ctx.session.exec(select(func.count()).select_from(Transfer).where(*conditions)).one()
+    rows = ctx.session.exec(
+        select(Transfer).where(*conditions).order_by(Transfer.created_at.desc(), Transfer.id)  # type: ignore[attr-defined]
+        .offset(offset).limit(limit)
+    ).all()
+    return TransferList(customer_id=customer.id, total_count=total, offset=offset,
+                        transfers=[transfer_view(ctx.session, t) for t in rows])
+
+
+@world.tool(read_only=True, idempotent=True)
+def get_transfer(ctx: ToolContext, customer_id: CustomerId, transfer_id: TransferId) -> TransferView:
+    """One transfer of a verified customer, with its status and any fraud-hold reason."""
+    customer = verified_customer(ctx.session, customer_id)
+    return transfer_view(ctx.session, transfer_of(ctx.session, customer, transfer_id))
+
+
+@world.tool(destructive=True, idempotent=True)
+def cancel_pending_transfer(ctx: ToolContext, customer_id: CustomerId, transfer_id: TransferId) -> TransferView:
+    """Cancel a verified customer's transfer that is still pending or held for review: nothing is
+    sent, and the amount is back in the available balance (and no longer counts toward today's
+    limit). Completed transfers cannot be cancelled."""
+    customer = verified_customer(ctx.session, customer_id)
+    transfer = transfer_of(ctx.session, customer, transfer_id)
+    if transfer.status not in ("pending", "held"):
+        raise WorldError(
+            f"Transfer {transfer.id} is {transfer.status}; only pending or held transfers can be cancelled"
+        )
+    now = iso(ctx.now)
+    for txn in ctx.session.exec(
+        select(Transaction).where(Transaction.transfer_id == transfer.id, Transaction.status == "pending")
+    ):
+        txn.status = "cancelled"
+        ctx.session.add(txn)
+    transfer.status, transfer.cancelled_at = "cancelled", now
+    ctx.session.add(transfer)
+    return transfer_view(ctx.session, transfer)
