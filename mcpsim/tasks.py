@@ -96,7 +96,8 @@ class CheckBase(Strict):
     def _a_sentence(cls, value: str) -> str:
         # In plain YAML, " #" starts a comment: `requirement: Order #W1 is cancelled` loads as "Order".
         if len(value.split()) < 3:
-            raise ValueError(f"requirement {value!r} is not a sentence (in YAML, quote text containing ' #')")
+            raise ValueError(f"requirement {value!r} is too short to be a sentence (three words at least); "
+                             "if it was cut short, quote it: in YAML, ' #' starts a comment")
         return value
 
 

@@ -99,3 +99,26 @@ def test_every_cli_command_has_help():
         for param in command.params:
             if isinstance(param, click.Option) and param.name not in ("as_json",):
                 assert param.help, f"{name} {param.name}"
+
+
+def test_a_world_that_fails_to_load_is_listed_with_its_error_and_the_others_still_show(monkeypatch):
+    import json as _json
+    from importlib.metadata import EntryPoint
+
+    from click.testing import CliRunner
+
+    import mcpsim.registry as registry
+
+    real = registry.entry_points
+
+    def with_broken(group: str):
+        return [*real(group=group), EntryPoint("broken", "no_such_module:world", group)]
+
+    monkeypatch.setattr(registry, "entry_points", with_broken)
+    registry.load_world.cache_clear()
+    result = CliRunner().invoke(main, ["worlds", "--json"])
+    registry.load_world.cache_clear()
+    assert result.exit_code == 1
+    listed = {w["name"]: w for w in _json.loads(result.stdout)}
+    assert "retail" in listed and "tools" in listed["retail"]
+    assert "No module named 'no_such_module'" in listed["broken"]["error"]

@@ -94,5 +94,5 @@ def test_retail_tasks_load_without_importing_the_worlds_code():
 
 def test_a_requirement_cut_short_by_a_yaml_comment_is_refused(tmp_path):
     body = TASK.format(id="x").replace("requirement: Three accounts remain", "requirement: Order #W0006911 is done")
-    with pytest.raises(TaskFileError, match="is not a sentence"):
+    with pytest.raises(TaskFileError, match="too short to be a sentence"):
         load_task_file(write(tmp_path, "a.yaml", body))

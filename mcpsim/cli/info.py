@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import click
@@ -20,22 +21,33 @@ from mcpsim.cli._app import (
     log_options,
     main,
 )
-from mcpsim.registry import world_names
+from mcpsim.registry import load_world, world_names
 
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def worlds(as_json: bool) -> None:
-    """List the installed worlds."""
-    rows = [_world(n) for n in world_names()]
+    """List the installed worlds. A world that fails to load is listed with its error (exit 1)."""
+    rows, broken = [], {}
+    for name in world_names():
+        try:
+            rows.append(load_world(name))
+        except Exception as exc:  # one broken plug-in must not hide the others
+            broken[name] = f"{type(exc).__name__}: {exc}"
     if as_json:
         _print_json([{"name": w.name, "title": w.title, "description": w.description, "version": w.version,
-                      "tools": len(w.tools), "tables": sorted(w.metadata.tables), "scales": w.scales} for w in rows])
-        return
-    table = Table("world", "title", "tools", "tables", "scales", "version")
-    for w in rows:
-        table.add_row(w.name, w.title, str(len(w.tools)), str(len(w.metadata.tables)), ", ".join(w.scales), w.version)
-    Console().print(table)
+                      "tools": len(w.tools), "tables": sorted(w.metadata.tables), "scales": w.scales} for w in rows]
+                    + [{"name": n, "error": e} for n, e in broken.items()])
+    else:
+        table = Table("world", "title", "tools", "tables", "scales", "version")
+        for w in rows:
+            table.add_row(w.name, w.title, str(len(w.tools)), str(len(w.metadata.tables)), ", ".join(w.scales),
+                          w.version)
+        for name, error in broken.items():
+            table.add_row(name, f"[red]failed to load: {error}[/red]", "", "", "", "")
+        Console().print(table)
+    if broken:
+        sys.exit(1)
 
 
 @main.command()
