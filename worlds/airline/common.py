@@ -7,10 +7,11 @@ compensation amounts.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Literal, get_args
 
 from mcpsim.seeding import IdGenerator
+from mcpsim.toolkit import dollars, iso, money, to_cents  # noqa: F401  (re-exported)
 from mcpsim.world import WorldError
 
 AIRLINE_CODE = "MRD"
@@ -137,25 +138,12 @@ def gift_card_code(ids: IdGenerator) -> str:
 # -- money and time ------------------------------------------------------------------------------
 
 
-def to_cents(dollars: float) -> int:
-    """Dollars from a tool argument to integer cents; refuses fractions of a cent."""
-    cents = round(dollars * 100)
-    if abs(dollars * 100 - cents) > 1e-6:
-        raise WorldError(f"Amount {dollars} has fractions of a cent; give at most two decimals")
-    return cents
 
 
-def dollars(cents: int) -> float:
-    return round(cents / 100, 2)
 
 
-def money(cents: int) -> str:
-    sign = "-" if cents < 0 else ""
-    return f"{sign}${abs(cents) / 100:,.2f}"
 
 
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def parse(text: str) -> datetime:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import ast
-import math
-import operator
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
+from mcpsim.toolkit import evaluate_arithmetic
 from mcpsim.world import ToolContext, WorldError
 
 from . import world
@@ -17,27 +15,6 @@ from .inputs import ReservationId, UserId
 from .lookups import get_reservation, get_user
 from .tables import Ticket
 from .views import CalculationResult, TicketView
-
-_BINARY: dict[type, Any] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Mod: operator.mod,
-}
-_UNARY: dict[type, Any] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-
-
-def _evaluate(node: ast.AST) -> float:
-    if isinstance(node, ast.Expression):
-        return _evaluate(node.body)
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
-        return float(node.value)
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_evaluate(node.operand))
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
-    raise WorldError("Only numbers, parentheses and + - * / % are allowed")
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -50,17 +27,7 @@ def calculate(
 ) -> CalculationResult:
     """Evaluate an arithmetic expression (numbers, parentheses, + - * / %); the result is rounded
     to two decimals. Use it for totals, fare differences and refunds."""
-    try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError:
-        raise WorldError(f"'{expression}' is not an arithmetic expression") from None
-    try:
-        result = _evaluate(tree)
-    except ZeroDivisionError:
-        raise WorldError("Division by zero") from None
-    if not math.isfinite(result):
-        raise WorldError("The result is not a finite number")
-    return CalculationResult(expression=expression, result=round(result, 2))
+    return CalculationResult(expression=expression, result=evaluate_arithmetic(expression))
 
 
 @world.tool()

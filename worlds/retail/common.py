@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal, get_args
 
 from mcpsim.seeding import IdGenerator
-from mcpsim.world import WorldError
+from mcpsim.toolkit import dollars, iso, money, to_cents  # noqa: F401  (re-exported)
 
 RETURN_WINDOW_DAYS = 30
 MAX_ORDER_LINES = 10
@@ -66,26 +66,12 @@ def gift_card_code(ids: IdGenerator) -> str:
     return f"GC-{digits[:4]}-{digits[4:8]}-{digits[8:]}"
 
 
-def to_cents(dollars: float) -> int:
-    """Dollars from a tool argument to integer cents; refuses fractions of a cent."""
-    cents = round(dollars * 100)
-    if abs(dollars * 100 - cents) > 1e-6:
-        raise WorldError(f"Amount {dollars} has fractions of a cent; give at most two decimals")
-    return cents
 
 
-def dollars(cents: int) -> float:
-    return round(cents / 100, 2)
 
 
-def money(cents: int) -> str:
-    """For messages: `$1,234.50`."""
-    sign = "-" if cents < 0 else ""
-    return f"{sign}${abs(cents) / 100:,.2f}"
 
 
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def parse(text: str) -> datetime:

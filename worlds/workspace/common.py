@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlmodel import Session, select
 
 from mcpsim.seeding import IdGenerator
+from mcpsim.toolkit import iso  # noqa: F401  (re-exported)
 from mcpsim.world import WorldError
 
 from .tables import File, FilePermission, User
@@ -64,8 +65,6 @@ def zone(name: str) -> ZoneInfo:
         ) from None
 
 
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def parse(text: str) -> datetime:
