@@ -46,7 +46,7 @@ def _build_task_template(world: World, task: Task, templates: TemplateCache, edg
             except (ValueError, TaskSetupError, sqlite3.Error) as exc:
                 raise TaskSetupError(f"task {task.id}: setup step {number}: {exc}") from None
         with episode._lock:
-            sqlite.clear_log(episode.conn)  # the setup's changes are the author's, not the agent's
+            sqlite.rebase(episode.conn, world.metadata)  # the setup's changes are the author's, not the agent's
             sqlite.write_meta(episode.conn, {"task": task.id})
         return episode.snapshot()
     finally:

@@ -20,7 +20,7 @@ META = "_mcpsim_meta"
 CHANGES = "_mcpsim_changes"
 CALLS = "_mcpsim_calls"
 FAULTS = "_faults"  # the change log's pseudo-table for injected faults
-FORMAT = 3  # bump when the bookkeeping tables change: cached templates of another format are rebuilt
+FORMAT = 4  # bump when the bookkeeping tables change: cached templates of another format are rebuilt
 
 
 class CallRecord(NamedTuple):
@@ -166,6 +166,33 @@ def clear_log(conn: sqlite3.Connection) -> None:
     conn.execute(f"DELETE FROM {CALLS}")
 
 
+class NetChange(NamedTuple):
+    table: str
+    key: str
+    before: dict[str, Any] | None  # the row at the start of the episode (None: it did not exist)
+    after: dict[str, Any] | None  # the row at the end (None: it no longer exists)
+
+    @property
+    def op(self) -> str:
+        return "insert" if self.before is None else "delete" if self.after is None else "update"
+
+
+NetChanges = dict[tuple[str, str], NetChange]
+
+
+def net_changes(changes: list[Change]) -> NetChanges:
+    """First `before` and last `after` per row; rows that ended as they began are dropped."""
+    first: dict[tuple[str, str], dict[str, Any] | None] = {}
+    last: dict[tuple[str, str], dict[str, Any] | None] = {}
+    for c in changes:
+        if c.op == "fault":  # injected faults are logged beside row changes; they are not rows
+            continue
+        key = (c.table, c.key)
+        first.setdefault(key, c.before)
+        last[key] = c.after
+    return {k: NetChange(k[0], k[1], first[k], last[k]) for k in first if first[k] != last[k]}
+
+
 def read_changes(conn: sqlite3.Connection, call_seq: int | None = None) -> list[Change]:
     sql = f"SELECT call_seq, tbl, op, pk, before, after FROM {CHANGES}"
     rows = conn.execute(sql + " WHERE call_seq = ? ORDER BY seq", (call_seq,)) if call_seq is not None else (
@@ -186,8 +213,33 @@ def dump_table(conn: sqlite3.Connection, table: Table, limit: int | None = None)
 
 
 def state_hash(conn: sqlite3.Connection, metadata: MetaData) -> str:
+    """The episode's state hash: its base hash (the full hash of the rows it started from,
+    computed once per template) combined with its net row changes from the change log. The
+    cost grows with what changed, not with the database. Two episodes from bases with the same
+    rows hash the same exactly when their rows are the same."""
+    base = read_meta(conn).get("base_hash")
+    if base is None:
+        return full_state_hash(conn, metadata)
+    net = net_changes(read_changes(conn))
+    if not net:
+        return base  # unchanged: the full hash of the rows, as for a database without a base
+    h = hashlib.sha256(base.encode())
+    for (table, key), change in sorted(net.items()):
+        h.update(json.dumps([table, key, change.after], sort_keys=True, default=str, separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def rebase(conn: sqlite3.Connection, metadata: MetaData) -> None:
+    """Make the current rows the episode's base: clear the change log and transcript and record
+    the rows' full hash (after building a template, its edge-case data or a task's setup)."""
+    clear_log(conn)
+    write_meta(conn, {"base_hash": full_state_hash(conn, metadata)})
+
+
+def full_state_hash(conn: sqlite3.Connection, metadata: MetaData) -> str:
     """sha256 over every world table's rows in primary-key order. Bookkeeping (clock, ids,
-    change log) is left out: two episodes whose tables hold the same rows hash the same."""
+    change log) is left out: two databases whose tables hold the same rows hash the same."""
     h = hashlib.sha256()
     for table in world_tables(metadata):
         order = ", ".join(f'"{c}"' for c in _pk_columns(table))

@@ -53,6 +53,7 @@ def build_template(world: World, seed: int, scale: str) -> bytes:
         {"world": world.name, "version": world.version, "seed": seed, "scale": scale,
          "call_seq": 0, "clock": world.epoch.isoformat(), "ids": ids.counters},
     )
+    sqlite.rebase(conn, world.metadata)
     data = conn.serialize()
     engine.dispose()
     conn.close()
@@ -71,6 +72,7 @@ def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
                                         params=world.scale_params(scale), now=world.epoch, ids=ids))
         session.commit()
     sqlite.write_meta(conn, {"ids": ids.counters, "edge_data": True})
+    sqlite.rebase(conn, world.metadata)  # the hook's writes are the base, not an episode's changes
     out = conn.serialize()
     engine.dispose()
     conn.close()

@@ -185,3 +185,20 @@ def test_a_write_refused_after_the_end_is_in_the_transcript(episode):
     episode.call("open_account", {"owner": "late"})
     (record,) = episode.transcript()
     assert record.tool == "open_account" and not record.ok and "ended" in record.error
+
+
+def test_the_state_hash_follows_the_rows_whatever_path_led_to_them(episode, ledger, templates):
+    from mcpsim import sqlite
+
+    a, b = accounts(episode)[:2]
+    start = episode.state_hash()
+    assert start == sqlite.full_state_hash(episode.conn, ledger.metadata)  # no change yet: the base
+    episode.call("transfer", {"from_account": a["id"], "to_account": b["id"], "amount": 2})
+    moved = episode.state_hash()
+    assert moved != start
+    episode.call("transfer", {"from_account": b["id"], "to_account": a["id"], "amount": 2})
+    assert episode.state_hash() == start  # money back where it was: the same rows, the same hash
+    other = Episode.create(ledger, seed=1, scale="small", templates=templates)
+    other.call("transfer", {"from_account": a["id"], "to_account": b["id"], "amount": 1})
+    other.call("transfer", {"from_account": a["id"], "to_account": b["id"], "amount": 1})
+    assert other.state_hash() == moved  # another path to the same rows

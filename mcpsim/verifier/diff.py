@@ -8,35 +8,8 @@ from collections import Counter
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
-from mcpsim.sqlite import Change
+from mcpsim.sqlite import NetChange, NetChanges, net_changes  # noqa: F401  (re-exported)
 from mcpsim.verifier.verdict import DiffEntry
-
-
-class NetChange(NamedTuple):
-    table: str
-    key: str
-    before: dict[str, Any] | None  # the row at the start of the episode (None: it did not exist)
-    after: dict[str, Any] | None  # the row at the end (None: it no longer exists)
-
-    @property
-    def op(self) -> str:
-        return "insert" if self.before is None else "delete" if self.after is None else "update"
-
-
-NetChanges = dict[tuple[str, str], NetChange]
-
-
-def net_changes(changes: list[Change]) -> NetChanges:
-    """First `before` and last `after` per row; rows that ended as they began are dropped."""
-    first: dict[tuple[str, str], dict[str, Any] | None] = {}
-    last: dict[tuple[str, str], dict[str, Any] | None] = {}
-    for c in changes:
-        if c.op == "fault":  # injected faults are logged beside row changes; they are not rows
-            continue
-        key = (c.table, c.key)
-        first.setdefault(key, c.before)
-        last[key] = c.after
-    return {k: NetChange(k[0], k[1], first[k], last[k]) for k in first if first[k] != last[k]}
 
 
 def show_key(key: str) -> str:
