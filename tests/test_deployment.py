@@ -21,8 +21,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+    """The wheel `pip install .` builds, from a copy of the tracked files only: a stale build/
+    folder in a working copy must not hide a missing module."""
+    import shutil
+
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
                    check=True, timeout=300, capture_output=True)
     (path,) = out.glob("mcpsim-*.whl")
     return zipfile.ZipFile(path)
@@ -30,7 +39,7 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
 
 def test_a_plain_install_ships_the_library_every_world_and_their_data(wheel):
     names = set(wheel.namelist())
-    assert {"mcpsim/cli.py", "mcpsim/episode.py", "mcpsim_worlds/retail/__init__.py",
+    assert {"mcpsim/cli/__init__.py", "mcpsim/episode.py", "mcpsim_worlds/retail/__init__.py",
             "mcpsim_worlds/retail/policy.md"} <= names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = wheel.read(entry_points).decode()
