@@ -1,0 +1,1 @@
+"""mcpsim's performance benchmark suite: `python benchmarks/run.py` (see docs/benchmarks.md)."""
