@@ -203,11 +203,16 @@ async def _execute(plan: RunPlan) -> Any:
 
 def _print_summary(result: Any, out: Path) -> None:
     s = result.summary
-    table = Table("task", "trials", "passed", "mean reward", "partial", "calls", "tool errors", "tokens", "ended by")
+    tokens = s.tokens > 0  # scripted agents use none: keep the table narrow
+    table = Table()
+    table.add_column("task", no_wrap=True)
+    for header in ("n", "pass", "reward", "partial", "calls", "errors", *(["tokens"] if tokens else []), "ended by"):
+        table.add_column(header, justify="left" if header == "ended by" else "right")
     for t in s.tasks:
+        ended = next(iter(t.terminations)) if len(t.terminations) == 1 else ", ".join(
+            f"{k} {v}" for k, v in sorted(t.terminations.items()))
         table.add_row(t.task_id, str(t.trials), str(t.passes), f"{t.mean_reward:.2f}", f"{t.mean_partial:.2f}",
-                      str(t.tool_calls), str(t.tool_errors), str(t.tokens),
-                      ", ".join(f"{k} {v}" for k, v in sorted(t.terminations.items())))
+                      str(t.tool_calls), str(t.tool_errors), *([str(t.tokens)] if tokens else []), ended)
     console = Console()
     console.print(table)
     hats = "  ".join(f"pass^{k} {v:.3f}" for k, v in s.pass_hat_k.items())
