@@ -31,7 +31,7 @@ LABELS = {
     "create.engine": "SQLAlchemy engine per episode (create_engine, event listener)",
     "create.other": "Episode.__init__ rest (fault profile, logger, lock)",
     "create.close": "close (engine dispose, connection close)",
-    "grade.hash": "state hash (every row of every table, json.dumps + sha256)",
+    "grade.hash": "state hash (Episode.state_hash)",
     "grade.checks": "rubric checks (in a worker thread)",
     "grade.changes": "change log read + net changes + diff",
     "grade.other": "verdict, refusal checks, thread pool",
