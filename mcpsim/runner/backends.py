@@ -151,7 +151,12 @@ class HttpBackend:
     def __init__(self, base_url: str, token: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=120)
+        # uvicorn closes a keep-alive connection after 5 s idle, and httpx keeps one for 5 s: a
+        # control-plane request sent on a connection the server is closing at that moment fails
+        # with ReadError (seen under load on POST /verify, after a rollout left the connection
+        # idle). Expire idle connections well before the server does.
+        self.http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=120,
+                                      limits=httpx.Limits(keepalive_expiry=2.0))
 
     async def aclose(self) -> None:
         await self.http.aclose()
