@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from faker import Faker
@@ -98,3 +98,27 @@ class SeedContext:
         self.rng = random.Random(derive_seed(self.seed, "rng"))
         self.faker = Faker("en_US")
         self.faker.seed_instance(derive_seed(self.seed, "faker"))
+
+    def birth_date(self, minimum_age: int = 0, maximum_age: int = 115) -> date:
+        """A birth date for someone aged `minimum_age` to `maximum_age` at the world's epoch.
+
+        Use this, never Faker's `date_of_birth`: Faker's counts ages from the wall clock, so the
+        data would move a day per day. It draws one number from the Faker instance's random
+        source (as Faker's own does), so the names and addresses drawn after it do not move."""
+        if not 0 <= minimum_age <= maximum_age:
+            raise ValueError(f"ages must satisfy 0 <= minimum_age <= maximum_age, got {minimum_age}, {maximum_age}")
+        today = self.now.date()
+        start, end = _years_before(today, maximum_age + 1), _years_before(today, minimum_age)
+        epoch = datetime(1970, 1, 1)
+        seconds = self.faker.random.uniform((datetime.combine(start, datetime.min.time()) - epoch).total_seconds(),
+                                            (datetime.combine(end, datetime.min.time()) - epoch).total_seconds())
+        born = (epoch + timedelta(seconds=seconds)).date()
+        return born if born != start else born + timedelta(days=1)
+
+
+def _years_before(day: date, years: int) -> date:
+    """The same calendar day `years` earlier (29 February becomes 1 March in a common year)."""
+    try:
+        return day.replace(year=day.year - years)
+    except ValueError:
+        return day.replace(year=day.year - years, month=3, day=1)

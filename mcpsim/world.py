@@ -27,6 +27,7 @@ from sqlalchemy import MetaData
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import Session
 
+from mcpsim import seeding
 from mcpsim.seeding import IdGenerator, SeedContext
 
 
@@ -307,6 +308,7 @@ class World:
             "tools": [self.tools[n].describe() for n in sorted(self.tools)],
             "sources": {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in self.source_files()},
             "faker": faker.VERSION,
+            "seeding": hashlib.sha256(Path(seeding.__file__).read_bytes()).hexdigest(),  # SeedContext's helpers
             "policy": self.policy,
             "scales": self.scales,
             "epoch": self.epoch.isoformat(),

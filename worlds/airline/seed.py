@@ -226,7 +226,7 @@ def build_users(ctx: SeedContext, count: int) -> tuple[list[Row], list[Row]]:
         while email in emails:
             email = f"{local}{rng.randint(100, 999)}@{rng.choice(EMAIL_DOMAINS)}"
         emails.add(email)
-        born = fake.date_of_birth(minimum_age=19, maximum_age=78)
+        born = ctx.birth_date(minimum_age=19, maximum_age=78)
         member_since = now - timedelta(days=rng.randint(60, 3650), minutes=rng.randint(0, 1439))
         users.append(
             {
@@ -506,7 +506,7 @@ class Bookings:
             else:
                 first = fake.first_name()
                 last = user["last_name"] if rng.random() < 0.5 else fake.last_name()
-                born = fake.date_of_birth(minimum_age=2, maximum_age=80).isoformat()
+                born = ctx.birth_date(minimum_age=2, maximum_age=80).isoformat()
             self.passengers.append(
                 {
                     "id": f"{code}-P{position}",

@@ -1,0 +1,37 @@
+"""Run in a subprocess by test_determinism.py, possibly under a shifted wall clock: prints JSON
+with the wall-clock date this process sees, the template hash of every world at every scale CI
+builds, and the `mcpsim check` result of every world (with --check)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date
+
+from mcpsim import sqlite
+from mcpsim.checking import check_world
+from mcpsim.registry import load_world, world_names
+from mcpsim.templates import TemplateCache
+
+SCALES = ("small", "default")
+
+
+def main() -> None:
+    templates = TemplateCache(None)  # never the disk cache: every template is built here
+    hashes = {}
+    for name in world_names():
+        world = load_world(name)
+        for scale in SCALES:
+            conn = sqlite.connect(templates.get(world, 0, scale))
+            hashes[f"{name}/{scale}"] = sqlite.full_state_hash(conn, world.metadata)
+            conn.close()
+    checks = {}
+    if "--check" in sys.argv:
+        for name in world_names():
+            report = check_world(name, templates)
+            checks[name] = [f"{t.task_id}: {p}" for t in report.tasks for p in t.problems] + report.problems
+    print(json.dumps({"today": date.today().isoformat(), "hashes": hashes, "checks": checks}))
+
+
+if __name__ == "__main__":
+    main()
