@@ -64,20 +64,111 @@ class Action(Strict):
 
 
 # -- facts the final answer must state ---------------------------------------------------------
+#
+# A fact is typed, and the answer is parsed by its type (`mcpsim.verifier.answers`): a money fact
+# matches an amount stated as money, a date fact any common way of writing that date, and so on.
+# A fact stated under negation does not count, and an answer that states conflicting values of
+# one kind fails the fact. Plain strings and `any` lists are phrase facts; `number` is an untyped
+# number (kept for old task files; prefer a typed fact).
+
+
+class MoneyFact(Strict):
+    """An amount of money: `$39.98`, `39.98 dollars`, `USD 39.98` (not a bare 39.98 in a date)."""
+
+    money: float
+    tolerance: float = Field(0.005, ge=0)
+
+
+class CountFact(Strict):
+    """A whole number of things, in digits or words: `3 bags`, `three bags`."""
+
+    count: int = Field(ge=0)
+    noun: str | None = Field(None, description="What is counted (singular), if the count must be of it.")
 
 
 class NumberFact(Strict):
+    """A plain number (untyped; prefer money, count or duration)."""
+
     number: float
     tolerance: float = Field(0.005, ge=0)
 
 
+class DateFact(Strict):
+    """A calendar date, in any common format (`2026-05-25`, `May 25`, `25 May 2026`, `5/25/2026`)."""
+
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    year_optional: bool = Field(True, description="Whether `May 25` (no year) states it.")
+
+
+class TimeFact(Strict):
+    """A time of day (`14:30`, `2:30 pm`)."""
+
+    time: str = Field(pattern=r"^\d{2}:\d{2}$")
+
+
+class DurationFact(Strict):
+    """A length of time in any unit: `180 minutes`, `3 hours`, `180-minute`."""
+
+    duration: float = Field(ge=0)
+    unit: Literal["seconds", "minutes", "hours", "days", "weeks"] = "minutes"
+
+
+class IdFact(Strict):
+    """An identifier (an order number, a confirmation code), matched exactly up to case and a
+    leading `#`."""
+
+    id: str = Field(min_length=1)
+
+
+class NameFact(Strict):
+    """A person's, place's or thing's name, matched as words (case and accents ignored)."""
+
+    name: str = Field(min_length=1)
+
+
+class PhraseFact(Strict):
+    """A phrase, or one of its declared synonyms; inflections (plural, tense) are accepted."""
+
+    phrase: str = Field(min_length=1)
+    synonyms: list[str] = []
+
+
 class AnyFact(Strict):
-    """At least one of these phrases."""
+    """At least one of these phrases (a phrase fact whose synonyms are listed together)."""
 
     any: list[str] = Field(min_length=1)
 
 
-Fact = str | NumberFact | AnyFact
+Fact = (str | MoneyFact | CountFact | NumberFact | DateFact | TimeFact | DurationFact | IdFact | NameFact
+        | PhraseFact | AnyFact)
+
+def state_fact(fact: Fact) -> str:
+    """The fact as a plain statement, the way a correct answer would put it."""
+    match fact:
+        case str():
+            return fact
+        case MoneyFact(money=money):
+            return f"${money:,.2f}"
+        case CountFact(count=count, noun=noun):
+            return f"{count} {noun}{'' if count == 1 or not noun else 's'}" if noun else str(count)
+        case NumberFact(number=number):
+            return f"{number:.2f}"
+        case DateFact(date=day):
+            return day
+        case TimeFact(time=clock):
+            return clock
+        case DurationFact(duration=duration, unit=unit):
+            return f"{duration:g} {unit}"
+        case IdFact(id=ident):
+            return ident
+        case NameFact(name=name):
+            return name
+        case PhraseFact(phrase=phrase):
+            return phrase
+        case AnyFact(any=phrases):
+            return phrases[0]
+    raise TypeError(fact)
+
 
 # -- rubric checks ------------------------------------------------------------------------------
 
@@ -177,22 +268,32 @@ class ToolCalled(CheckBase):
 
 
 class ToolNotCalled(CheckBase):
-    """No call of a tool matching any pattern (`delete_*`). By default an attempt the world
-    refused counts too (trying a forbidden action is the violation); `include_refused: false`
-    counts only calls that went through."""
+    """No call of a tool matching any pattern (`delete_*`) took effect. An attempt the world
+    refused does not count (an agent may try, be refused, and explain), unless
+    `include_refused: true` says the attempt itself is the violation."""
 
     type: Literal["tool_not_called"]
     tools: list[str] = Field(min_length=1)
-    include_refused: bool = True
+    include_refused: bool = False
 
 
 class CallOrder(CheckBase):
     """Every call that took effect matching `then` (tool patterns, or "writes", "reads", "any")
-    comes after one that took effect matching `first`."""
+    comes after one that took effect matching `first` and whose result includes `first_result`
+    (for an identity check: `{verified: true}`, so a failed verification does not count)."""
 
     type: Literal["call_order"]
     first: list[str] = Field(min_length=1)
+    first_result: dict[str, Any] = {}
     then: list[str] | Literal["writes", "reads", "any"] = "writes"
+
+
+class Confirmed(CheckBase):
+    """Before the first call that took effect of a tool matching `tools` (patterns, or "writes"),
+    the agent asked the user to confirm and the user agreed (graded on the conversation)."""
+
+    type: Literal["confirmed"]
+    tools: list[str] | Literal["writes"] = "writes"
 
 
 class Custom(CheckBase):
@@ -205,7 +306,7 @@ class Custom(CheckBase):
 
 Check = Annotated[
     RowExists | RowAbsent | FieldEquals | RowCount | ColumnSum | GoldState | AllowedChanges | AnswerFacts
-    | ToolCalled | ToolNotCalled | CallOrder | Custom,
+    | ToolCalled | ToolNotCalled | CallOrder | Confirmed | Custom,
     Field(discriminator="type"),
 ]
 
@@ -222,6 +323,26 @@ class UserSpec(Strict):
     turns: list[str] = []
 
 
+class Say(Strict):
+    """A solution step in which the agent speaks to the user (and the simulated user replies):
+    a confirmation question before a write, for instance."""
+
+    say: str = Field(min_length=1)
+
+
+Step = Action | Say
+
+
+class Solution(Strict):
+    """Another way to do the task, for `mcpsim check`: alternatives must pass, near misses must
+    fail. `steps` default to the gold actions, `answer` to the oracle's answer."""
+
+    name: str = Field(min_length=5, description="What this solution does differently, as a phrase.")
+    steps: list[Step] | None = None
+    answer: str | None = None
+    faults: str | FaultProfile | None = Field(None, description="A fault profile for this run (default: the task's)")
+
+
 class Task(Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,80}$")
     instruction: str = Field(min_length=10, description="What the agent is asked, as the user would say it.")
@@ -232,7 +353,10 @@ class Task(Strict):
     faults: str | FaultProfile | None = Field(None, description="A fault profile (built-in name or inline)")
     gold: list[Action]
     answer: list[Fact] = []
+    forbidden: list[Fact] = Field([], description="Facts a misinformed answer would state; stating one fails.")
     rubric: list[Check] = Field(min_length=1)
+    alternatives: list[Solution] = Field([], description="Other correct solutions: each must pass.")
+    near_misses: list[Solution] = Field([], description="Plausible wrong solutions: each must fail.")
     volatile: list[str] = []
     tags: list[str] = []
     difficulty: Literal["easy", "medium", "hard"]
@@ -240,16 +364,8 @@ class Task(Strict):
 
     def oracle_answer(self) -> str:
         """A final answer that states every fact (what a perfect agent would say)."""
-        parts = []
-        for fact in self.answer:
-            match fact:
-                case NumberFact(number=number):
-                    parts.append(f"{number:.2f}")
-                case AnyFact(any=phrases):
-                    parts.append(phrases[0])
-                case str():
-                    parts.append(fact)
-        return "; ".join(parts) if parts else "Done."
+        parts = [state_fact(fact) for fact in self.answer]
+        return "; ".join(parts) + "." if parts else "Done."
 
     def fault_profile(self) -> FaultProfile | None:
         return load_profile(self.faults)

@@ -9,7 +9,7 @@ from mcpsim.episode import Episode
 from mcpsim.scenario import TaskSetupError, oracle_answer, run_actions, task_episode
 from mcpsim.tasks import Task
 from mcpsim.verifier import Verifier
-from mcpsim.verifier.checks import fact_stated
+from mcpsim.verifier.answers import fact_stated
 from tests.verifier_fixtures import ledger_tasks
 
 

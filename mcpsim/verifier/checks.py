@@ -4,29 +4,26 @@ found, so a failed check explains itself."""
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
 from mcpsim import sqlite
+from mcpsim.verifier import answers
 from mcpsim.episode import Episode
 from mcpsim.sqlite import CallRecord
 from mcpsim.tasks import (
     AllowedChanges,
     AnswerFacts,
-    AnyFact,
     CallOrder,
     Check,
+    Confirmed,
     ColumnSum,
     Custom,
-    Fact,
     FieldEquals,
     GoldState,
-    NumberFact,
     RowAbsent,
     RowCount,
     RowExists,
@@ -59,6 +56,7 @@ class GradingContext:
     volatile: list[str]
     gold_changes: Callable[[], NetChanges]
     params: dict[str, Any] = field(default_factory=dict)
+    conversation: list[dict[str, Any]] | None = None  # OpenAI-style messages, when the caller has them
 
     def rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return self.episode.select(table, where)
@@ -155,49 +153,8 @@ def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
     return False, "collateral changes: " + "; ".join(shown)
 
 
-_NUMBER = re.compile(r"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?")
-
-
-def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = re.sub(r"[\u2018\u2019\u201c\u201d`]", "'", text)
-    return " ".join(re.sub(r"[^\w$%.'#-]+", " ", text).split())
-
-
-def numbers_in(text: str) -> list[float]:
-    return [float(m.replace("$", "").replace(",", "")) for m in _NUMBER.findall(text)]
-
-
-def fact_stated(fact: Fact, answer: str) -> bool:
-    normal = normalize(answer)
-
-    def phrase(p: str) -> bool:
-        return re.search(rf"(?<!\w){re.escape(normalize(p))}(?!\w)", normal) is not None
-
-    match fact:
-        case NumberFact(number=number, tolerance=tolerance):
-            return any(abs(n - number) <= tolerance + 1e-9 for n in numbers_in(answer))  # float slack
-        case AnyFact(any=phrases):
-            return any(phrase(p) for p in phrases)
-        case str():
-            return phrase(fact)
-    raise TypeError(fact)
-
-
-def describe_fact(fact: Fact) -> str:
-    match fact:
-        case NumberFact(number=number):
-            return f"{number:g}"
-        case AnyFact(any=phrases):
-            return " or ".join(repr(p) for p in phrases)
-    return repr(fact)
-
-
 def answer_facts(ctx: GradingContext, check: AnswerFacts) -> Outcome:
-    if not ctx.answer:
-        return False, "no final answer was given"
-    missing = [describe_fact(f) for f in ctx.task.answer if not fact_stated(f, ctx.answer)]
-    return not missing, ("missing: " + ", ".join(missing)) if missing else f"all {len(ctx.task.answer)} facts stated"
+    return answers.grade_answer(ctx.task.answer, ctx.task.forbidden, ctx.answer)
 
 
 def _subset(expected: Any, actual: Any) -> bool:
@@ -252,6 +209,10 @@ def call_order(ctx: GradingContext, check: CallOrder) -> Outcome:
     return True, f"every call of {what} came after {' / '.join(check.first)}"
 
 
+def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
+    raise NotImplementedError("the confirmed check is being built")
+
+
 def custom(ctx: GradingContext, check: Custom) -> Outcome:
     fn = ctx.episode.world.checks.get(check.name)
     if fn is None:
@@ -266,7 +227,8 @@ def custom(ctx: GradingContext, check: Custom) -> Outcome:
 EVALUATORS: dict[type, Callable[[GradingContext, Any], Outcome]] = {
     RowExists: row_exists, RowAbsent: row_absent, FieldEquals: field_equals, RowCount: row_count,
     ColumnSum: column_sum, GoldState: gold_state, AllowedChanges: allowed_changes, AnswerFacts: answer_facts,
-    ToolCalled: tool_called, ToolNotCalled: tool_not_called, CallOrder: call_order, Custom: custom,
+    ToolCalled: tool_called, ToolNotCalled: tool_not_called, CallOrder: call_order, Confirmed: confirmed,
+    Custom: custom,
 }
 
 
@@ -274,4 +236,4 @@ def evaluate(ctx: GradingContext, check: Check) -> Outcome:
     return EVALUATORS[type(check)](ctx, check)
 
 
-__all__ = ["EVALUATORS", "GradingContext", "evaluate", "fact_stated", "normalize", "show_key"]
+__all__ = ["EVALUATORS", "GradingContext", "evaluate", "show_key"]

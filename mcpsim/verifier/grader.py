@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
+from typing import Any
 
 import structlog
 
@@ -52,8 +53,11 @@ class Verifier:
                     episode.close()
             return self._gold[task.id]
 
-    def grade(self, episode: Episode, task: Task | str, answer: str | None = None) -> Verdict:
-        """End the episode (later writes are refused) and grade its frozen state."""
+    def grade(self, episode: Episode, task: Task | str, answer: str | None = None,
+              conversation: list[dict[str, Any]] | None = None) -> Verdict:
+        """End the episode (later writes are refused) and grade its frozen state. `answer` is the
+        agent's final answer; `conversation` (OpenAI-style messages), when given, lets checks
+        on the dialogue (a confirmation before a write) see it."""
         task = self.tasks.get(task) if isinstance(task, str) else task
         episode.end()
         failure = self._refusal(episode, task)
@@ -63,7 +67,7 @@ class Verifier:
             changes = net_changes(episode.changes())
             diff = diff_entries(changes)
             if task.rubric:
-                checks = self._run_checks(episode, task, answer, changes)
+                checks = self._run_checks(episode, task, answer, changes, conversation)
         except VerifierTimeout:
             failure = failure or f"the verifier timed out after {self.timeout:g} s"
         except Exception as exc:  # fail closed, and say why
@@ -96,7 +100,8 @@ class Verifier:
             return f"a simulator bug happened during the episode ({episode.flags[0]}); it cannot be graded as a pass"
         return None
 
-    def _run_checks(self, episode: Episode, task: Task, answer: str | None, changes: NetChanges) -> list[CheckResult]:
+    def _run_checks(self, episode: Episode, task: Task, answer: str | None, changes: NetChanges,
+                    conversation: list[dict[str, Any]] | None) -> list[CheckResult]:
         deadline = time.monotonic() + self.timeout
         cancelled = threading.Event()
 
@@ -106,6 +111,7 @@ class Verifier:
         ctx = GradingContext(
             task=task, episode=episode, answer=answer, transcript=episode.transcript(), changes=changes,
             volatile=self.tasks.volatile_for(task), gold_changes=lambda: self.gold_changes(task),
+            conversation=conversation,
         )
 
         def run() -> list[CheckResult]:
