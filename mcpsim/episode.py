@@ -106,12 +106,9 @@ class Episode:
         self.scale: str = meta["scale"]
         self.template_version: str = meta["version"]
         self.task_id: str | None = meta.get("task")
-        self.flags: list[str] = []  # why this episode must not be graded as a pass
-        self.verdict: dict[str, Any] | None = None  # the last verdict, once graded
         self.faults: FaultProfile | None = FaultProfile.model_validate(meta["faults"]) if meta.get("faults") else None
         # (state before the latest write, reads left that may see it); kept in memory only
         self._stale: tuple[bytes, int] | None = None
-        self.ended = False
         self.last_used = 0.0  # set by the EpisodeManager that hosts it (its own clock)
         self._lock = threading.Lock()
         self.log = log.bind(world=world.name, episode=id)
@@ -171,7 +168,7 @@ class Episode:
         """Run a tool with already-validated arguments in one transaction, after the fault
         profile (if any) had its say."""
         with self._lock:
-            if self.ended and spec.writes:
+            if spec.writes and sqlite.meta_value(self.conn, "ended", False):
                 error = "This episode has ended; its state is frozen and no longer changes."
                 self._record_failure(spec, kwargs, error, bug=False)
                 return CallResult(spec.name, error=error)
@@ -260,7 +257,7 @@ class Episode:
             except Exception as exc:  # a bug in the simulator, never the agent's fault
                 session.rollback()
                 reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
-                self.flags.append(reason)
+                self._add_flag(reason)
                 self.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
                 error = BUG_MESSAGE.format(tool=spec.name)
                 self._record_failure(spec, kwargs, error, bug=True, fault=fault)
@@ -292,13 +289,43 @@ class Episode:
             sqlite.write_meta(self.conn, {"faults": profile.model_dump(mode="json") if profile else None})
             self.faults = profile
 
+    # Flags, the freeze and the verdict live in the episode's database, like everything else, so
+    # a snapshot, a restore or a fork keeps them: a restored flagged episode never passes.
+
     def end(self) -> None:
         """Freeze the episode: from now on write tools are refused, reads still answer."""
-        self.ended = True
+        with self._lock:
+            sqlite.write_meta(self.conn, {"ended": True})
+
+    @property
+    def ended(self) -> bool:
+        with self._lock:
+            return bool(sqlite.meta_value(self.conn, "ended", False))
+
+    @property
+    def flags(self) -> list[str]:
+        """Why this episode must not be graded as a pass (simulator bugs), oldest first."""
+        with self._lock:
+            return list(sqlite.meta_value(self.conn, "flags", []))
 
     @property
     def flagged(self) -> bool:
         return bool(self.flags)
+
+    def _add_flag(self, reason: str) -> None:
+        """Record a simulator bug (the caller holds the lock; outside the call's transaction)."""
+        sqlite.write_meta(self.conn, {"flags": [*sqlite.meta_value(self.conn, "flags", []), reason]})
+
+    @property
+    def verdict(self) -> dict[str, Any] | None:
+        """The verdict of the latest grading, if graded."""
+        with self._lock:
+            return sqlite.meta_value(self.conn, "verdict")
+
+    @verdict.setter
+    def verdict(self, value: dict[str, Any] | None) -> None:
+        with self._lock:
+            sqlite.write_meta(self.conn, {"verdict": value})
 
     def close(self) -> None:
         self.engine.dispose()

@@ -125,6 +125,11 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
     return {k: json.loads(v) for k, v in conn.execute(f"SELECT key, value FROM {META}")}
 
 
+def meta_value(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
+    row = conn.execute(f"SELECT value FROM {META} WHERE key = ?", (key,)).fetchone()
+    return default if row is None or row[0] is None else json.loads(row[0])
+
+
 def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
     conn.executemany(
         f"INSERT INTO {META}(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -126,6 +126,15 @@ def slow(ctx, seconds: float) -> bool:
     return True
 
 
+@world.check("heavy")
+def heavy(ctx, rows: int) -> bool:
+    """A check that makes SQLite count to `rows` (a deterministic amount of work)."""
+    (row,) = ctx.episode.query(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT count(*) AS c FROM n",
+        (rows,))
+    return row["c"] == rows
+
+
 @world.check("broken")
 def broken(ctx) -> bool:
     raise ZeroDivisionError("a bug in a custom check")

@@ -83,6 +83,14 @@ def ledger_tasks(world: Any, templates: Any) -> TaskSet:
                 "difficulty": "easy", "split": "dev",
             },
             {
+                "id": "heavy-check",
+                "instruction": "Nothing to do here, again.",
+                "seed": 1, "scale": "small", "gold": [],
+                "rubric": [{"type": "custom", "requirement": "Counts to two million in SQL", "name": "heavy",
+                            "params": {"rows": 2_000_000}, "noop_passes": True}],
+                "difficulty": "easy", "split": "dev",
+            },
+            {
                 "id": "broken-check",
                 "instruction": "Nothing to do here either.",
                 "seed": 1, "scale": "small", "gold": [],

@@ -1,6 +1,13 @@
 """Grading an episode against its task. Fails closed: an empty rubric, an episode of another
 world version or task, a simulator bug during the episode, a gold solution that does not replay,
-a verifier error or a timeout all give reward 0 with the reason."""
+a verifier error or grading that exceeds its work budget all give reward 0 with the reason.
+
+A verdict never depends on how busy the machine is. Grading is bounded by work, not by the wall
+clock: SQLite virtual-machine steps (counted by a progress handler) and the grading thread's CPU
+time. Both are properties of the episode and the task, so the same episode gets the same verdict
+on an idle machine and at concurrency 64. The wall clock only guards against a grader that makes
+no progress at all (a hung custom check): past `stall_timeout` grading raises `GradingUnavailable`,
+an infrastructure error the caller retries; it is never a reward."""
 
 from __future__ import annotations
 
@@ -23,8 +30,19 @@ from mcpsim.world import World
 log = structlog.get_logger("mcpsim.verifier")
 
 
-class VerifierTimeout(Exception):
-    pass
+SQLITE_STEP_BUDGET = 2_000_000_000  # SQLite VM instructions per grading (a retail grade uses well under 1%)
+CPU_BUDGET_S = 60.0  # CPU seconds of the grading thread
+STALL_TIMEOUT_S = 600.0  # wall-clock seconds before grading counts as stalled (an infrastructure error)
+_PROGRESS_EVERY = 10_000  # SQLite instructions between two progress-handler calls
+
+
+class WorkBudgetExceeded(Exception):
+    """The checks needed more work than the budget allows: deterministic, so a failed grade."""
+
+
+class GradingUnavailable(RuntimeError):
+    """Grading could not finish for a reason outside the episode (it stalled). Not a verdict:
+    retry it."""
 
 
 class Verifier:
@@ -32,11 +50,14 @@ class Verifier:
     per process (on a fresh episode of the task) and its net changes cached."""
 
     def __init__(self, world: World, tasks: TaskSet, *, templates: TemplateCache | None = None,
-                 timeout: float = 30.0) -> None:
+                 stall_timeout: float = STALL_TIMEOUT_S, sqlite_steps: int = SQLITE_STEP_BUDGET,
+                 cpu_seconds: float = CPU_BUDGET_S) -> None:
         self.world = world
         self.tasks = tasks
         self.templates = templates or process_templates()
-        self.timeout = timeout
+        self.stall_timeout = stall_timeout
+        self.sqlite_steps = sqlite_steps
+        self.cpu_seconds = cpu_seconds
         self._gold: dict[str, NetChanges] = {}
         self._gold_lock = threading.Lock()
 
@@ -68,8 +89,10 @@ class Verifier:
             diff = diff_entries(changes)
             if task.rubric:
                 checks = self._run_checks(episode, task, answer, changes, conversation)
-        except VerifierTimeout:
-            failure = failure or f"the verifier timed out after {self.timeout:g} s"
+        except WorkBudgetExceeded as exc:
+            failure = failure or f"grading exceeded its work budget: {exc}"
+        except GradingUnavailable:
+            raise
         except Exception as exc:  # fail closed, and say why
             log.exception("verifier error", task=task.id, episode=episode.id)
             failure = failure or f"verifier error: {type(exc).__name__}: {exc}"
@@ -102,34 +125,74 @@ class Verifier:
 
     def _run_checks(self, episode: Episode, task: Task, answer: str | None, changes: NetChanges,
                     conversation: list[dict[str, Any]] | None) -> list[CheckResult]:
-        deadline = time.monotonic() + self.timeout
-        cancelled = threading.Event()
-
-        def abort_slow_queries() -> int:
-            return 1 if cancelled.is_set() or time.monotonic() > deadline else 0
-
         ctx = GradingContext(
             task=task, episode=episode, answer=answer, transcript=episode.transcript(), changes=changes,
             volatile=self.tasks.volatile_for(task), gold_changes=lambda: self.gold_changes(task),
             conversation=conversation,
         )
+        cancelled = threading.Event()
+        budget = _Budget(self.sqlite_steps, self.cpu_seconds)
 
         def run() -> list[CheckResult]:
+            budget.start()
             results = []
             for check in task.rubric:
                 passed, reason = evaluate(ctx, check)
+                budget.check()
                 results.append(CheckResult(type=check.type, requirement=check.requirement, weight=check.weight,
                                            noop_passes=check.noop_passes, passed=passed, reason=reason))
             return results
 
-        episode.conn.set_progress_handler(abort_slow_queries, 10_000)
+        def progress() -> int:  # runs in the grading thread, inside SQLite
+            return 1 if cancelled.is_set() or budget.step() else 0
+
+        episode.conn.set_progress_handler(progress, _PROGRESS_EVERY)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcpsim-verify")
+        future = pool.submit(run)
         try:
-            return pool.submit(run).result(timeout=max(0.0, deadline - time.monotonic()))
+            return future.result(timeout=self.stall_timeout)
         except concurrent.futures.TimeoutError:
             cancelled.set()
-            raise VerifierTimeout from None
+            log.error("grading stalled", task=task.id, episode=episode.id, seconds=self.stall_timeout)
+            raise GradingUnavailable(f"grading made no progress for {self.stall_timeout:g} s; retry it") from None
+        except Exception as exc:
+            if budget.exceeded:  # SQLite's "interrupted" error, or the check after a check
+                raise WorkBudgetExceeded(budget.exceeded) from exc
+            raise
         finally:
             pool.shutdown(wait=False)
             if not cancelled.is_set():
                 episode.conn.set_progress_handler(None, 0)
+
+
+class _Budget:
+    """The work one grading may do: SQLite VM instructions and the grading thread's CPU time."""
+
+    def __init__(self, sqlite_steps: int, cpu_seconds: float) -> None:
+        self.sqlite_steps, self.cpu_seconds = sqlite_steps, cpu_seconds
+        self.steps = 0
+        self.cpu_start = 0.0
+        self.exceeded: str | None = None
+
+    def start(self) -> None:
+        self.cpu_start = time.thread_time()
+
+    def step(self) -> bool:
+        """One progress-handler call; True aborts the running statement."""
+        self.steps += _PROGRESS_EVERY
+        if self.steps > self.sqlite_steps:
+            self.exceeded = f"more than {self.sqlite_steps:,} SQLite steps"
+        elif self.steps % (100 * _PROGRESS_EVERY) == 0:
+            self._cpu()
+        return self.exceeded is not None
+
+    def check(self) -> None:
+        """Between two checks."""
+        self._cpu()
+        if self.exceeded:
+            raise WorkBudgetExceeded(self.exceeded)
+
+    def _cpu(self) -> None:
+        used = time.thread_time() - self.cpu_start
+        if used > self.cpu_seconds and not self.exceeded:
+            self.exceeded = f"more than {self.cpu_seconds:g} s of CPU time"
