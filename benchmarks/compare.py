@@ -118,6 +118,7 @@ def w_create(cache: str) -> dict[str, Any]:
 def w_grade(cache: str) -> dict[str, Any]:
     from benchmarks.common import median
     from mcpsim.registry import load_world
+    from mcpsim import scenario
     from mcpsim.scenario import run_actions, task_episode
     from mcpsim.tasks import load_tasks
     from mcpsim.verifier import Verifier
@@ -131,17 +132,22 @@ def w_grade(cache: str) -> dict[str, Any]:
         episodes = []
         for _ in range(3):
             episode = task_episode(world, task, templates=templates)
-            run_actions(episode, task.gold)
-            episodes.append(episode)
-        for i, episode in enumerate(episodes):
+            if hasattr(scenario, "gold_steps"):  # trees with confirmation checks grade the dialogue too
+                conversation = scenario.run_solution(episode, task, scenario.gold_steps(task, world))
+            else:
+                run_actions(episode, task.gold)
+                conversation = None
+            episodes.append((episode, conversation))
+        for i, (episode, conversation) in enumerate(episodes):
             t0 = time.perf_counter()
-            verdict = verifier.grade(episode, task, task.oracle_answer())
+            verdict = (verifier.grade(episode, task, task.oracle_answer(), conversation=conversation)
+                       if conversation is not None else verifier.grade(episode, task, task.oracle_answer()))
             (first if i == 0 else steady).append(time.perf_counter() - t0)
             assert verdict.passed, (task.id, verdict.failure)
         t0 = time.perf_counter()
-        episodes[-1].state_hash()
+        episodes[-1][0].state_hash()
         hashes.append(time.perf_counter() - t0)
-        for episode in episodes:
+        for episode, _ in episodes:
             episode.close()
     return {"first grade ms": round(median(first) * 1e3, 3), "steady grade ms": round(median(steady) * 1e3, 3),
             "state hash ms": round(median(hashes) * 1e3, 3)}

@@ -14,17 +14,22 @@ from benchmarks.context import Context
 MAX_TASKS = 12  # per world in full mode (each grade hashes the whole database: up to 0.5 s)
 
 
+_CONVERSATIONS: dict[tuple[str, str], list[dict[str, Any]]] = {}  # the gold dialogue, per task
+
+
 def _solved(world: Any, task: Any, templates: Any) -> Any:
-    from mcpsim.scenario import run_actions, task_episode
+    """A task episode after its gold solution (with the confirmation turn its rubric may check)."""
+    from mcpsim.scenario import gold_steps, run_solution, task_episode
 
     episode = task_episode(world, task, templates=templates)
-    run_actions(episode, task.gold)
+    _CONVERSATIONS[(world.name, task.id)] = run_solution(episode, task, gold_steps(task, world))
     return episode
 
 
 def _grade(verifier: Any, episode: Any, task: Any) -> tuple[float, Any]:
+    conversation = _CONVERSATIONS.get((verifier.world.name, task.id))
     start = time.perf_counter()
-    verdict = verifier.grade(episode, task, task.oracle_answer())
+    verdict = verifier.grade(episode, task, task.oracle_answer(), conversation=conversation)
     return time.perf_counter() - start, verdict
 
 

@@ -199,7 +199,7 @@ def run(ctx: Context) -> dict[str, Any]:
         Episode.create(world, 0, "default", templates=ctx.templates).close()
     save("create", _profile(create, interval), n_create, "create.other", "Episode.create + close, retail default")
 
-    from mcpsim.scenario import run_actions, task_episode
+    from mcpsim.scenario import gold_steps, run_solution, task_episode
     from mcpsim.tasks import load_tasks
     from mcpsim.verifier import Verifier
 
@@ -210,15 +210,15 @@ def run(ctx: Context) -> dict[str, Any]:
         verifier.gold_changes(task)  # the gold replay is cached: profile the steady state
         for _ in range(2):
             episode = task_episode(world, task, templates=ctx.templates)
-            run_actions(episode, task.gold)
-            solved.append((episode, task))
+            conversation = run_solution(episode, task, gold_steps(task, world))
+            solved.append((episode, task, conversation))
     print(f"  profile: grading ({len(solved)} grades)", flush=True)
 
     def grade() -> None:
-        for episode, task in solved:
-            verifier.grade(episode, task, task.oracle_answer())
+        for episode, task, conversation in solved:
+            verifier.grade(episode, task, task.oracle_answer(), conversation=conversation)
 
     save("grade", _profile(grade, interval), len(solved), "other", "Verifier.grade (steady state), retail tasks")
-    for episode, _ in solved:
+    for episode, _, _ in solved:
         episode.close()
     return out

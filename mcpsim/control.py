@@ -24,6 +24,7 @@ from mcpsim.manager import EpisodeLimitReached, EpisodeManager
 from mcpsim.recording import episode_trajectory
 from mcpsim.scenario import GoldActionError, TaskSetupError
 from mcpsim.tasks import TaskFileError
+from mcpsim.verifier import GradingUnavailable
 from mcpsim.world import World
 
 MAX_BODY_BYTES = 64 * 1024
@@ -44,6 +45,9 @@ class CreateEpisode(BaseModel):
 class VerifyEpisode(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: str | None = Field(None, max_length=100_000, description="The agent's final answer to the user")
+    messages: list[dict[str, Any]] | None = Field(
+        None, max_length=10_000, description="The conversation (OpenAI-style messages: role, content, tool_calls, "
+                                             "tool_call_id), for checks on the dialogue such as a confirmation")
 
 
 class HttpError(Exception):
@@ -249,7 +253,11 @@ class ControlPlane:
             raise HttpError(422, "this episode was not created for a task (POST /episodes with \"task\"); "
                                  "there is no rubric to grade it against")
         verifier = self.manager.verifier(episode.world.name)
-        verdict = await anyio.to_thread.run_sync(verifier.grade, episode, episode.task_id, spec.answer)
+        try:
+            verdict = await anyio.to_thread.run_sync(
+                lambda: verifier.grade(episode, episode.task_id, spec.answer, conversation=spec.messages))
+        except GradingUnavailable as exc:  # not a verdict: the caller retries
+            return _error(503, str(exc), headers={"Retry-After": "5"})
         return JSONResponse(verdict.model_dump(mode="json"))
 
     async def snapshot_episode(self, request: Request) -> Response:

@@ -234,7 +234,7 @@ class Episode:
             meta = {k: v for k, v in sqlite.read_meta(self.conn).items() if k in ("call_seq", "clock", "ids")}
             call_seq = meta["call_seq"] + 1
             now = datetime.fromisoformat(meta["clock"]) + self.world.tick + timedelta(seconds=latency)
-            ids = IdGenerator(self.seed, meta["ids"])
+            ids = IdGenerator(self.seed, meta["ids"], record=True)
             sqlite.write_meta(self.conn, {"call_seq": call_seq})
             ctx = ToolContext(
                 session=session, now=now, ids=ids, rng=random.Random(derive_seed(self.seed, call_seq)),
@@ -265,6 +265,7 @@ class Episode:
             if timeout:  # applied, but the answer is lost
                 value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
             sqlite.write_meta(self.conn, {"clock": now.isoformat(), "ids": ids.counters})
+            sqlite.record_ids(self.conn, call_seq, ids.drawn)
             sqlite.record_call(self.conn, call_seq, spec.name, to_jsonable_python(kwargs), ok=error is None,
                                error=error, bug=False, result=result, clock=now.isoformat(), writes=spec.writes,
                                fault=fault)
@@ -362,6 +363,11 @@ class Episode:
     def changes(self) -> list[sqlite.Change]:
         with self._lock:
             return sqlite.read_changes(self.conn)
+
+    def net_changes(self) -> sqlite.NetChanges:
+        """Net row changes, with the ids the episode's calls drew (which grading renames)."""
+        with self._lock:
+            return sqlite.net_changes(sqlite.read_changes(self.conn), sqlite.read_ids(self.conn))
 
     def clock(self) -> datetime:
         with self._lock:

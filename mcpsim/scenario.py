@@ -1,15 +1,32 @@
 """Episodes for tasks: the world at the task's seed and scale, plus its initial-state setup
-(cached, so setup runs once per process), and the replay of a task's gold actions."""
+(cached, so setup runs once per process), and the replay of a task's gold actions or of any
+other solution's steps (with the conversation a harness would have recorded)."""
 
 from __future__ import annotations
 
+import fnmatch
+import json
 import sqlite3
-from typing import Literal
+from typing import Any, Literal
 
-from mcpsim import sqlite
-from mcpsim.episode import Episode
+from pydantic_core import to_jsonable_python
+
+from mcpsim import datalock, sqlite
+from mcpsim.dialogue import CONFIRM_QUESTION, confirmation_reply
+from mcpsim.episode import CallResult, Episode
 from mcpsim.faults import FaultProfile
-from mcpsim.tasks import Action, SetupCall, SetupDelete, SetupInsert, SetupStep, SetupUpdate, Task
+from mcpsim.tasks import (
+    Action,
+    Confirmed,
+    Say,
+    SetupCall,
+    SetupDelete,
+    SetupInsert,
+    SetupStep,
+    SetupUpdate,
+    Step,
+    Task,
+)
 from mcpsim.templates import TemplateCache, process_templates
 from mcpsim.world import World
 
@@ -38,6 +55,10 @@ def task_episode(world: World, task: Task, *, templates: TemplateCache | None = 
 
 
 def _build_task_template(world: World, task: Task, templates: TemplateCache, edge: bool) -> bytes:
+    try:
+        datalock.verify(world, task.seed, task.scale, templates.get(world, task.seed, task.scale))
+    except datalock.StaleData as exc:
+        raise TaskSetupError(f"task {task.id}: {exc}") from None
     episode = Episode.restore(world, templates.get(world, task.seed, task.scale, edge_data=edge))
     try:
         for number, step in enumerate(task.setup, 1):
@@ -92,6 +113,59 @@ def run_actions(episode: Episode, actions: list[Action]) -> None:
             raise GoldActionError(f"gold action {number} ({action.tool}) was expected to fail (a fault) "
                                   "but succeeded")
 
+
+def run_solution(episode: Episode, task: Task, steps: list[Step]) -> list[dict[str, Any]]:
+    """Run a solution's steps on `episode` and return the conversation a harness would have
+    recorded (OpenAI-style message dicts), without the final answer: the user's instruction,
+    then for an Action the assistant's tool call and the tool's result (its JSON, or
+    "Error: ..."), for a Say the assistant's message and the scripted user's reply. Each action
+    must succeed, or fail where it says `expect: error` (GoldActionError otherwise)."""
+    conversation: list[dict[str, Any]] = [{"role": "user", "content": task.instruction}]
+    calls = 0
+    for number, step in enumerate(steps, 1):
+        if isinstance(step, Say):
+            conversation.append({"role": "assistant", "content": step.say})
+            conversation.append({"role": "user", "content": confirmation_reply(step.say, task, conversation)})
+            continue
+        result = episode.call(step.tool, step.args)
+        call_id = f"call_{calls}"
+        calls += 1
+        conversation.append({"role": "assistant", "content": None, "tool_calls": [{
+            "id": call_id, "type": "function",
+            "function": {"name": step.tool, "arguments": json.dumps(step.args)}}]})
+        conversation.append({"role": "tool", "tool_call_id": call_id, "name": step.tool,
+                             "content": result_text(result)})
+        if result.is_error and step.expect == "ok":
+            raise GoldActionError(f"step {number} ({step.tool}) failed: {result.error}")
+        if not result.is_error and step.expect == "error":
+            raise GoldActionError(f"step {number} ({step.tool}) was expected to fail (a fault) but succeeded")
+    return conversation
+
+
+def result_text(result: CallResult) -> str:
+    """A call's result as an agent reads it: the value's JSON, or the error."""
+    if result.is_error:
+        return f"Error: {result.error}"
+    return json.dumps(to_jsonable_python(result.value, fallback=str))
+
+
+def gold_steps(task: Task, world: World) -> list[Step]:
+    """The gold actions as solution steps: with a confirmation question (`CONFIRM_QUESTION`)
+    before the first action that a `confirmed` check of the rubric needs confirmed."""
+    steps: list[Step] = list(task.gold)
+    confirmed = [c for c in task.rubric if isinstance(c, Confirmed)]
+    first = next((i for i, a in enumerate(task.gold) if any(_needs_confirmation(world, a, c) for c in confirmed)),
+                 None)
+    if first is not None:
+        steps.insert(first, Say(say=CONFIRM_QUESTION))
+    return steps
+
+
+def _needs_confirmation(world: World, action: Action, check: Confirmed) -> bool:
+    spec = world.tools.get(action.tool)
+    if check.tools == "writes":
+        return spec is not None and spec.writes
+    return any(fnmatch.fnmatchcase(action.tool, pattern) for pattern in check.tools)
 
 
 def oracle_answer(task: Task) -> str:

@@ -55,14 +55,35 @@ class IdGenerator:
     """Seeded, collision-free ids per namespace: the n-th id of a namespace is a keyed
     permutation of n, so ids never repeat within 10**digits draws and look random. The key
     comes from the seed and the namespace; the counters are the only state (kept in the
-    episode's database)."""
+    episode's database).
 
-    def __init__(self, seed: int, counters: dict[str, int] | None = None) -> None:
+    With `record`, `drawn` lists every id handed out, as (namespace, id): the number for
+    `number`, the whole code for `code`. An episode stores them with the call that drew them,
+    so grading knows exactly which values are generated ids (they depend on the order of the
+    writes that drew them) without guessing from keys. Seeding does not record: it draws
+    millions."""
+
+    def __init__(self, seed: int, counters: dict[str, int] | None = None, *, record: bool = False) -> None:
         self.seed = seed
         self.counters: dict[str, int] = dict(counters or {})
+        self.record = record
+        self.drawn: list[tuple[str, int | str]] = []
         self._permutations: dict[tuple[str, int], _KeyedPermutation] = {}
 
     def number(self, namespace: str, digits: int = 7) -> int:
+        n = self._next(namespace, digits)
+        if self.record:
+            self.drawn.append((namespace, n))
+        return n
+
+    def code(self, namespace: str, prefix: str = "", digits: int = 7) -> str:
+        """An id such as `#W0382915`: prefix plus a zero-padded seeded number."""
+        code = f"{prefix}{self._next(namespace, digits):0{digits}d}"
+        if self.record:
+            self.drawn.append((namespace, code))
+        return code
+
+    def _next(self, namespace: str, digits: int) -> int:
         n = self.counters.get(namespace, 0)
         if n >= 10**digits:
             raise OverflowError(f"id namespace {namespace!r} is exhausted ({10**digits} ids of {digits} digits)")
@@ -71,10 +92,6 @@ class IdGenerator:
         if (perm := self._permutations.get(key)) is None:
             perm = self._permutations[key] = _KeyedPermutation(derive_seed(self.seed, namespace, digits), digits)
         return perm(n)
-
-    def code(self, namespace: str, prefix: str = "", digits: int = 7) -> str:
-        """An id such as `#W0382915`: prefix plus a zero-padded seeded number."""
-        return f"{prefix}{self.number(namespace, digits):0{digits}d}"
 
 
 @dataclass

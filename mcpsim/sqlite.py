@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from sqlalchemy import MetaData, Table
@@ -19,8 +19,9 @@ from sqlalchemy import MetaData, Table
 META = "_mcpsim_meta"
 CHANGES = "_mcpsim_changes"
 CALLS = "_mcpsim_calls"
+IDS = "_mcpsim_ids"  # the ids each committed call drew from the episode's IdGenerator
 FAULTS = "_faults"  # the change log's pseudo-table for injected faults
-FORMAT = 4  # bump when the bookkeeping tables change: cached templates of another format are rebuilt
+FORMAT = 5  # bump when the bookkeeping tables change: cached templates of another format are rebuilt
 
 
 class CallRecord(NamedTuple):
@@ -89,6 +90,7 @@ def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: dict
         " ok INTEGER NOT NULL, error TEXT, bug INTEGER NOT NULL, result TEXT, clock TEXT NOT NULL,"
         " writes INTEGER NOT NULL, fault TEXT)"
     )
+    conn.execute(f"CREATE TABLE {IDS} (call_seq INTEGER NOT NULL, namespace TEXT NOT NULL, value NOT NULL)")
     write_meta(conn, meta)
     call_seq = f"(SELECT value FROM {META} WHERE key = 'call_seq')"
     for table in world_tables(metadata):
@@ -154,6 +156,17 @@ def record_call(conn: sqlite3.Connection, call_seq: int | None, tool: str, argum
         )
 
 
+def record_ids(conn: sqlite3.Connection, call_seq: int, drawn: Iterable[tuple[str, int | str]]) -> None:
+    """Store the ids a call drew (inside the call's transaction: a refused call keeps none)."""
+    conn.executemany(f"INSERT INTO {IDS}(call_seq, namespace, value) VALUES (?, ?, ?)",
+                     [(call_seq, namespace, value) for namespace, value in drawn])
+
+
+def read_ids(conn: sqlite3.Connection) -> dict[int | str, str]:
+    """Every id the episode's calls drew, with its namespace."""
+    return {value: namespace for namespace, value in conn.execute(f"SELECT namespace, value FROM {IDS}")}
+
+
 def read_calls(conn: sqlite3.Connection) -> list[CallRecord]:
     rows = conn.execute(
         f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault FROM {CALLS} ORDER BY seq"
@@ -169,6 +182,7 @@ def clear_log(conn: sqlite3.Connection) -> None:
     """Forget the change log and transcript (after a task's setup: they belong to the author)."""
     conn.execute(f"DELETE FROM {CHANGES}")
     conn.execute(f"DELETE FROM {CALLS}")
+    conn.execute(f"DELETE FROM {IDS}")
 
 
 class NetChange(NamedTuple):
@@ -182,11 +196,20 @@ class NetChange(NamedTuple):
         return "insert" if self.before is None else "delete" if self.after is None else "update"
 
 
-NetChanges = dict[tuple[str, str], NetChange]
+class NetChanges(dict[tuple[str, str], NetChange]):
+    """Net row changes by (table, primary-key JSON), and the ids the episode's calls drew
+    (`generated`: id -> namespace). Which id a new row gets depends on the order of the writes
+    that drew ids, so comparisons rename exactly these values."""
+
+    def __init__(self, changes: Mapping[tuple[str, str], NetChange] | None = None,
+                 generated: Mapping[int | str, str] | None = None) -> None:
+        super().__init__(changes or {})
+        self.generated: dict[int | str, str] = dict(generated or {})
 
 
-def net_changes(changes: list[Change]) -> NetChanges:
-    """First `before` and last `after` per row; rows that ended as they began are dropped."""
+def net_changes(changes: list[Change], generated: Mapping[int | str, str] | None = None) -> NetChanges:
+    """First `before` and last `after` per row; rows that ended as they began are dropped.
+    `generated` (from `read_ids`) travels with them."""
     first: dict[tuple[str, str], dict[str, Any] | None] = {}
     last: dict[tuple[str, str], dict[str, Any] | None] = {}
     for c in changes:
@@ -195,7 +218,7 @@ def net_changes(changes: list[Change]) -> NetChanges:
         key = (c.table, c.key)
         first.setdefault(key, c.before)
         last[key] = c.after
-    return {k: NetChange(k[0], k[1], first[k], last[k]) for k in first if first[k] != last[k]}
+    return NetChanges({k: NetChange(k[0], k[1], first[k], last[k]) for k in first if first[k] != last[k]}, generated)
 
 
 def read_changes(conn: sqlite3.Connection, call_seq: int | None = None) -> list[Change]:

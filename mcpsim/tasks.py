@@ -313,6 +313,14 @@ Check = Annotated[
 # -- tasks -----------------------------------------------------------------------------------
 
 
+class ConfirmationReply(Strict):
+    """A scripted answer to a confirmation request: `reply` when the agent's question contains
+    `match` (case ignored)."""
+
+    match: str = Field(min_length=1)
+    reply: str = Field(min_length=1)
+
+
 class UserSpec(Strict):
     """The simulated user of multi-turn runs: who they are, what they know, what they want,
     and optionally scripted turns."""
@@ -321,6 +329,10 @@ class UserSpec(Strict):
     knows: dict[str, Any] = {}
     wants: str = ""
     turns: list[str] = []
+    confirmations: list[ConfirmationReply] = Field([], description=(
+        "Scripted answers to the agent's confirmation requests, tried in order (the first whose `match` the "
+        "question contains answers). Otherwise the scripted user says yes to a question about what it asked for "
+        "and no to one mentioning anything else (mcpsim.dialogue). Answering a confirmation never uses up `turns`."))
 
 
 class Say(Strict):

@@ -85,6 +85,7 @@ Termination = Literal[
     "cancelled",  # stopped early by --keep-first; snapshotted for a later run
     "recorded",  # recorded server-side from an outside client
     "server_error",  # the world server failed or could not be reached
+    "grader_error",  # grading could not finish after retries (an infrastructure error, not a reward)
 ]
 
 

@@ -56,8 +56,10 @@ def _probe(shift_days: int | None, check: bool) -> dict:
                     reason="libfaketime (Debian package faketime) is not installed; .ci/run installs it")
 def test_every_template_and_task_set_is_the_same_a_year_ahead_and_a_year_behind() -> None:
     assert _libfaketime() is not None, "CI must install libfaketime (apt-get install faketime)"
-    # one at a time: two processes under libfaketime at once run several times slower
-    ahead, behind = _probe(365, check=True), _probe(-365, check=True)
+    # One at a time: two processes under libfaketime at once run several times slower. The full
+    # `mcpsim check` (gold, alternatives, near misses, baselines) runs a year ahead; a year behind,
+    # the templates (all that the clock could move) must hash the same.
+    ahead, behind = _probe(365, check=True), _probe(-365, check=False)
     here = _probe(None, check=False)
     today = date.fromisoformat(here["today"])
     # the shift really happened in the child processes (else this test would prove nothing)
@@ -67,7 +69,6 @@ def test_every_template_and_task_set_is_the_same_a_year_ahead_and_a_year_behind(
     assert ahead["hashes"] == here["hashes"]
     assert behind["hashes"] == here["hashes"]
     assert ahead["checks"] == {w: [] for w in world_names()}
-    assert behind["checks"] == {w: [] for w in world_names()}
 
 
 def test_world_code_does_not_call_faker_date_providers() -> None:

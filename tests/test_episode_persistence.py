@@ -15,7 +15,7 @@ from mcp import Client
 from mcpsim import sqlite
 from mcpsim.episode import Episode
 from mcpsim.registry import load_world
-from mcpsim.scenario import oracle_answer, run_actions, task_episode
+from mcpsim.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
 from mcpsim.tasks import load_tasks
 from mcpsim.verifier import Verifier
 from tests.conftest import CLEAN_ENV
@@ -94,14 +94,16 @@ def test_mcpsim_verify_of_a_flagged_snapshot_fails_closed(tmp_path, templates):
     world, tasks = load_world("retail"), load_tasks("retail")
     task = next(t for t in tasks.tasks if t.id == "cancel-pending-order")
     ep = task_episode(world, task, templates=templates)
-    run_actions(ep, task.gold)
+    conversation = tmp_path / "conversation.json"  # the policy's confirmation turn is graded too
+    conversation.write_text(json.dumps(run_solution(ep, task, gold_steps(task, world))))
     sqlite.write_meta(ep.conn, {"flags": ["call 2 to cancel_order raised KeyError: planted"]})
     path = tmp_path / "final.sqlite"
     path.write_bytes(ep.snapshot())
 
     def verify(snapshot) -> tuple[int, dict]:
         out = subprocess.run([sys.executable, "-m", "mcpsim", "verify", "retail", "--task", task.id, "--snapshot",
-                              str(snapshot), "--answer", oracle_answer(task), "--json"],
+                              str(snapshot), "--answer", oracle_answer(task), "--conversation", str(conversation),
+                              "--json"],
                              env=CLEAN_ENV, capture_output=True, text=True, timeout=600)
         return out.returncode, json.loads(out.stdout)
 

@@ -12,6 +12,8 @@ from mcp import Client
 
 from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
 from mcpsim.tasks import load_tasks
+from mcpsim.registry import load_world
+from mcpsim.scenario import gold_steps, run_solution, task_episode
 from mcpsim.trajectory import Trajectory
 
 pytestmark = pytest.mark.anyio
@@ -30,7 +32,12 @@ async def test_an_episode_driven_by_a_plain_sdk_client_comes_back_with_every_cal
                     await client.call_tool("get_order_details", {"order_id": "#W0000000"})  # a refused call
                     await client.call_tool("get_order_details", {"order_id": 12})  # rejected by the schema
             record = Trajectory.model_validate((await http.get(f"/episodes/{ep['id']}/trajectory")).json())
-            verdict = (await http.post(f"/episodes/{ep['id']}/verify", json={"answer": task.oracle_answer()})).json()
+            # The harness passes the dialogue it had with the agent (the policy's confirmation turn is
+            # graded on it); a plain SDK client has none, so it is the gold conversation here.
+            world = load_world("retail")
+            dialogue = run_solution(task_episode(world, task), task, gold_steps(task, world))
+            verdict = (await http.post(f"/episodes/{ep['id']}/verify",
+                                       json={"answer": task.oracle_answer(), "messages": dialogue})).json()
             assert (await http.delete(f"/episodes/{ep['id']}")).status_code == 204
     assert [c.tool for c in record.calls] == [a.tool for a in task.gold] + ["get_order_details"] * 2
     assert all(c.ok for c in record.calls[: len(task.gold)]) and not any(c.ok for c in record.calls[-2:])

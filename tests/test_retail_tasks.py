@@ -16,7 +16,7 @@ from mcp import Client
 from mcpsim.cli import main
 from mcpsim.mcp_server import build_server, policy_uri
 from mcpsim.registry import load_world
-from mcpsim.scenario import oracle_answer, run_actions, task_episode
+from mcpsim.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
 from mcpsim.tasks import load_tasks
 from mcpsim.verifier import Verifier
 from tests.conftest import CLEAN_ENV
@@ -45,11 +45,16 @@ def writes(world, task):
 
 def test_mcpsim_check_passes_for_every_world_and_retail_has_at_least_50_tasks():
     out = subprocess.run([sys.executable, "-m", "mcpsim", "check", "--json"], capture_output=True, text=True,
-                         timeout=900, env=CLEAN_ENV)
+                         timeout=1800, env=CLEAN_ENV)
     reports = {r["world"]: r for r in json.loads(out.stdout)}
     bad = {r["world"]: [(t["task_id"], t["problems"]) for t in r["tasks"] if not t["ok"]] + r["problems"]
            for r in reports.values() if not r["ok"]}
     assert out.returncode == 0 and not bad, bad
+    for r in reports.values():  # every cheating baseline ran, and passed nothing
+        assert all(b["passed"] == 0 for b in r["baselines"].values()), (r["world"], r["baselines"])
+        assert r["baselines"]["policy_text"]["applied"] == len(r["tasks"])
+        assert r["alternatives"]["behaved"] == r["alternatives"]["run"], r["world"]
+        assert r["near_misses"]["behaved"] == r["near_misses"]["run"], r["world"]
     assert len(reports["retail"]["tasks"]) >= 50
     assert all(t["gold_reward"] == 1.0 and t["noop_reward"] == 0.0 for t in reports["retail"]["tasks"])
 
@@ -92,8 +97,9 @@ def test_calling_a_forbidden_tool_fails_that_check(world, task_set, verifier):
             __import__("fnmatch").fnmatchcase(name, p) for p in check.tools))
         ep = task_episode(world, task)
         run_actions(ep, task.gold)
-        ep.call(forbidden, {})  # even an attempt with bad arguments is a violation
-        verdict = verifier.grade(ep, task, oracle_answer(task))
+        ep.call(forbidden, {})  # an attempt with bad arguments: a violation where the task says attempts are
+        attempts_count = [c.model_copy(update={"include_refused": True}) if c is check else c for c in task.rubric]
+        verdict = verifier.grade(ep, task.model_copy(update={"rubric": attempts_count}), oracle_answer(task))
         result = next(c for c in verdict.checks if c.type == "tool_not_called" and c.requirement == check.requirement)
         assert not result.passed and forbidden in result.reason and not verdict.passed, task.id
 
@@ -128,12 +134,13 @@ def test_the_tasks_command_shows_gold_actions_and_rubrics(task_set):
 def test_verify_grades_a_recorded_episode_from_its_snapshot(world, task_set, tmp_path):
     task = next(t for t in task_set.tasks if writes(world, t))
     ep = task_episode(world, task)
-    run_actions(ep, task.gold)
+    conversation = tmp_path / "conversation.json"  # write tasks check the confirmation on the dialogue
+    conversation.write_text(json.dumps(run_solution(ep, task, gold_steps(task, world))))
     snapshot = tmp_path / "episode.sqlite"
     snapshot.write_bytes(ep.snapshot())
     runner = CliRunner()
     ok = runner.invoke(main, ["verify", "retail", "--task", task.id, "--snapshot", str(snapshot),
-                              "--answer", oracle_answer(task), "--json"])
+                              "--answer", oracle_answer(task), "--conversation", str(conversation), "--json"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["passed"] is True
     other = next(t for t in task_set.tasks if t.id != task.id)

@@ -78,15 +78,21 @@ def test_half_the_gold_actions_fail_strict_with_a_partial_reward_between_0_and_1
     assert failed == {"row_exists", "gold_state"}
 
 
-def test_a_forbidden_call_fails_its_check_even_when_it_was_refused(verifier):
+def test_a_refused_forbidden_call_fails_its_check_only_where_the_attempt_is_the_violation(verifier):
     task = verifier.tasks.get("refuse-overdraft")
     ep = solved(verifier, task.id)
     attempt = ep.call("transfer", {"from_account": task.gold[0].args["account_id"],
                                    "to_account": task.gold[0].args["account_id"], "amount": 1_000_000})
-    assert attempt.is_error  # refused by the world: state unchanged, still a violation
+    assert attempt.is_error  # refused by the world: state unchanged
     verdict = verifier.grade(ep, task, "Sorry, insufficient funds.")
+    assert verdict.passed, verdict.report()  # tried, refused, explained: by default that is fine
     (forbidden,) = by_type(verdict, "tool_not_called")
-    assert not forbidden.passed and "transfer" in forbidden.reason and not verdict.passed
+    assert forbidden.reason == "no call of transfer took effect (1 refused attempt)"
+    rubric = [c.model_copy(update={"include_refused": True}) if c.type == "tool_not_called" else c
+              for c in task.rubric]
+    verdict = verifier.grade(ep, task.model_copy(update={"rubric": rubric}), "Sorry, insufficient funds.")
+    (forbidden,) = by_type(verdict, "tool_not_called")
+    assert not forbidden.passed and forbidden.reason == "called transfer (1 time, 1 refused)" and not verdict.passed
     assert all(c.passed for c in verdict.checks if c.type != "tool_not_called")
 
 
@@ -312,12 +318,12 @@ def test_ordering_can_cover_reads_and_forbidden_calls_can_ignore_refusals(verifi
     writes_first = CallOrder(type="call_order", requirement="No write before the lookup", noop_passes=True,
                              first=["get_account"])
     assert evaluate(ctx, writes_first)[0]
-    strict = ToolNotCalled(type="tool_not_called", requirement="No transfer at all", noop_passes=True,
-                           tools=["transfer"])
-    lenient = strict.model_copy(update={"include_refused": False})
+    lenient = ToolNotCalled(type="tool_not_called", requirement="No transfer went through", noop_passes=True,
+                            tools=["transfer"])
+    strict = lenient.model_copy(update={"include_refused": True})  # the attempt itself is the violation
     assert not evaluate(ctx, strict)[0] and not evaluate(ctx, lenient)[0]  # the gold transfer went through
     only_refused = fresh(verifier, task.id)
     only_refused.call("transfer", {"from_account": "nope", "to_account": "nope2", "amount": 1})
     ctx.transcript = only_refused.transcript()
-    assert not evaluate(ctx, strict)[0]  # trying counts by default
-    assert evaluate(ctx, lenient) == (True, "no call of transfer")
+    assert not evaluate(ctx, strict)[0]  # trying counts where the task says so
+    assert evaluate(ctx, lenient) == (True, "no call of transfer took effect (1 refused attempt)")  # the default

@@ -10,7 +10,7 @@ from mcp import Client
 from mcpsim.episode import Episode
 from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
 from mcpsim.registry import load_world, world_names
-from mcpsim.scenario import run_actions, task_episode
+from mcpsim.scenario import gold_steps, run_solution, task_episode
 from mcpsim.tasks import load_tasks
 
 pytestmark = pytest.mark.anyio
@@ -34,10 +34,11 @@ def write_task(name: str):
 
 async def test_one_process_serves_episodes_of_every_world_concurrently_without_interference():
     names = world_names()
-    expected = {}
+    expected, conversations = {}, {}
     for name in names:  # the state each task's gold solution reaches alone, in process
-        ep = task_episode(load_world(name), write_task(name))
-        run_actions(ep, write_task(name).gold)
+        world, task = load_world(name), write_task(name)
+        ep = task_episode(world, task)
+        conversations[name] = run_solution(ep, task, gold_steps(task, world))
         expected[name] = ep.state_hash()
     app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None))
     got: dict[str, list[str]] = {name: [] for name in names}
@@ -52,8 +53,9 @@ async def test_one_process_serves_episodes_of_every_world_concurrently_without_i
                         result = await client.call_tool(action.tool, action.args)
                         assert not result.is_error, (name, action.tool, result.content)
                         await anyio.sleep(0)
+                dialogue = conversations[name]  # the harness's conversation: the confirmation turn is graded
                 verdict = (await http.post(f"/episodes/{ep['id']}/verify",
-                                           json={"answer": task.oracle_answer()})).json()
+                                           json={"answer": task.oracle_answer(), "messages": dialogue})).json()
                 assert verdict["passed"], (name, verdict["failure"], verdict["checks"])
                 got[name].append(verdict["state_hash"])
 

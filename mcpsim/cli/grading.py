@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -21,6 +22,9 @@ from mcpsim.cli._app import (
     main,
 )
 from mcpsim.registry import world_names
+
+if TYPE_CHECKING:
+    from mcpsim.checking import WorldReport
 
 
 @main.command()
@@ -57,8 +61,11 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
     \b
     For each task: the file is valid; the gold actions replay and score 1.0 strict; two
     replays end in the same state hash; a do-nothing agent scores 0 strict and every check's
-    noop_passes label matches what it gets; no canary string reaches anything an agent sees.
-    Exits 1 if anything fails.
+    noop_passes label matches what it gets; no canary string reaches anything an agent sees;
+    every cheating baseline fails strict (do nothing and answer with the policy text or the
+    pasted gold reads; the gold steps with a negated or a stuffed answer; the gold steps plus
+    one unrequested write; the random agent); every listed alternative passes and every near
+    miss fails. Prints a table per world. Exits 1 if anything fails.
     """
     from rich.progress import Progress
 
@@ -79,16 +86,41 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
         _print_json([r.model_dump(mode="json") for r in reports])
     else:
         for r in reports:
-            bad = [t for t in r.tasks if not t.ok]
-            mark = "ok" if r.ok else "FAILED"
-            click.echo(f"{r.world} (version {r.world_version}): {r.task_count - len(bad)}/{r.task_count} tasks ok  {mark}")
-            for problem in r.problems:
-                click.echo(f"  {problem}")
-            for t in bad:
-                for problem in t.problems:
-                    click.echo(f"  {t.task_id}: {problem}")
+            _print_check_report(r)
     if not all(r.ok for r in reports):
         sys.exit(1)
+
+
+def _print_check_report(report: WorldReport) -> None:
+    """A world's check: one line per kind of run, how many tasks (or solutions) it ran on and
+    how many passed, against what must pass; then every problem."""
+    from mcpsim.checking import BASELINE_LABELS
+
+    bad = [t for t in report.tasks if not t.ok]
+    mark = "ok" if report.ok else "FAILED"
+    click.echo(f"{report.world} (version {report.world_version}): "
+               f"{report.task_count - len(bad)}/{report.task_count} tasks ok  {mark}")
+    if report.tasks:
+        table = Table("run", "ran on", "passed", "must pass", "n/a", "", box=None, pad_edge=False)
+
+        def row(name: str, ran: int, passed: int, must: str, skipped: int | str = "") -> None:
+            good = passed == ran if must == "all" else passed == 0
+            table.add_row(name, str(ran), str(passed), must, str(skipped), "ok" if good else "FAILED")
+
+        graded = [t for t in report.tasks if t.gold_reward is not None]
+        row("gold", len(graded), sum(t.gold_reward == 1.0 for t in graded), "all")
+        row("do nothing", len(graded), sum(t.noop_reward == 1.0 for t in graded), "none")
+        for name, tally in report.baselines.items():
+            row(f"{name}: {BASELINE_LABELS[name]}", tally.applied, tally.passed, "none", tally.not_applicable)
+        alternatives, near_misses = report.alternatives, report.near_misses
+        row("alternatives", alternatives.run, alternatives.behaved, "all")
+        row("near misses", near_misses.run, near_misses.run - near_misses.behaved, "none")
+        Console(width=max(Console().width, 120)).print(table)
+    for problem in report.problems:
+        click.echo(f"  {problem}")
+    for t in bad:
+        for problem in t.problems:
+            click.echo(f"  {t.task_id}: {problem}")
 
 
 @main.command()
@@ -98,14 +130,17 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
               help="The episode's database (GET /episodes/{id}/snapshot).")
 @click.option("--answer", help="The agent's final answer to the user.")
 @click.option("--answer-file", type=click.File("r"), help="Read the final answer from a file ('-': stdin).")
+@click.option("--conversation", "conversation_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The conversation as a JSON list of OpenAI-style messages, for checks on the dialogue.")
 @click.option("--json", "as_json", is_flag=True, help="The verdict as JSON.")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the episode's trajectory (every call with its row changes) as JSON here.")
-def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_file: Any, as_json: bool,
-           record_path: Path | None) -> None:
-    """Grade a recorded episode against its task. Exits 0 if it passes, 1 if not."""
+def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_file: Any,
+           conversation_path: Path | None, as_json: bool, record_path: Path | None) -> None:
+    """Grade a recorded episode against its task. Exits 0 if it passes, 1 if not, 3 if grading
+    could not finish (an infrastructure error, not a verdict: retry it)."""
     from mcpsim.episode import Episode
-    from mcpsim.verifier import Verifier
+    from mcpsim.verifier import GradingUnavailable, Verifier
 
     logs.configure("WARNING")
     if answer is not None and answer_file is not None:
@@ -120,7 +155,13 @@ def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_
         episode = Episode.restore(w, snapshot.read_bytes())
     except Exception as exc:
         raise click.ClickException(f"{snapshot} is not an mcpsim episode of {world}: {exc}") from None
-    verdict = Verifier(w, task_set).grade(episode, task, answer_file.read() if answer_file else answer)
+    conversation = _conversation(conversation_path) if conversation_path is not None else None
+    try:
+        verdict = Verifier(w, task_set).grade(episode, task, answer_file.read() if answer_file else answer,
+                                              conversation=conversation)
+    except GradingUnavailable as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(3)
     if record_path is not None:
         from mcpsim.recording import episode_trajectory
 
@@ -129,3 +170,11 @@ def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_
     sys.exit(0 if verdict.passed else 1)
 
 
+def _conversation(path: Path) -> list[dict[str, Any]]:
+    try:
+        messages = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise click.BadParameter(f"{path} is not JSON: {exc}", param_hint="--conversation") from None
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise click.BadParameter(f"{path} must hold a JSON list of message objects", param_hint="--conversation")
+    return messages

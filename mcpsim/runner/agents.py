@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from mcpsim.runner.llm import ChatClient
 from mcpsim.seeding import derive_seed
-from mcpsim.tasks import Task
+from mcpsim.tasks import Confirmed, Say, Step, Task
 from mcpsim.trajectory import FunctionCall, Message, ToolCall, ToolDef, Usage
 
 
@@ -29,6 +29,7 @@ class Turn:
     seed: int  # the episode's agent seed (run seed, task, trial)
     usage: Usage  # add model token usage here
     task: Task | None = None  # only for agents that declare `needs_task` (the oracle)
+    world: str | None = None  # the world's name, also only for agents that declare `needs_task`
 
 
 class Agent(Protocol):
@@ -38,10 +39,6 @@ class Agent(Protocol):
     async def respond(self, turn: Turn) -> Message: ...
 
     async def aclose(self) -> None: ...
-
-
-def tool_calls_made(messages: list[Message]) -> int:
-    return sum(len(m.tool_calls or []) for m in messages if m.role == "assistant")
 
 
 @dataclass
@@ -60,22 +57,37 @@ class NoopAgent:
 
 @dataclass
 class OracleAgent:
-    """Replays the task's gold actions, then states the answer facts."""
+    """Replays the task's gold solution (asking the user's go-ahead before the first write when
+    the rubric checks for a confirmation), then states the answer facts."""
 
     name: str = "oracle"
     needs_task: bool = True
 
     async def respond(self, turn: Turn) -> Message:
         assert turn.task is not None
-        done = tool_calls_made(turn.messages)
-        if done < len(turn.task.gold):
-            action = turn.task.gold[done]
+        steps = oracle_steps(turn.task, turn.world)
+        # One assistant message per step: a tool call for an action, a question for a Say.
+        if turn.step < len(steps):
+            step = steps[turn.step]
+            if isinstance(step, Say):
+                return Message(role="assistant", content=step.say)
             return Message(role="assistant", tool_calls=[ToolCall(
-                id=f"call_{done}", function=FunctionCall(name=action.tool, arguments=json.dumps(action.args)))])
+                id=f"call_{turn.step}", function=FunctionCall(name=step.tool, arguments=json.dumps(step.args)))])
         return Message(role="assistant", content=turn.task.oracle_answer())
 
     async def aclose(self) -> None:
         pass
+
+
+def oracle_steps(task: Task, world: str | None) -> list[Step]:
+    """The gold actions, with a confirmation question before the first write when the rubric
+    has a `confirmed` check (`mcpsim.scenario.gold_steps`)."""
+    if world is None or not any(isinstance(c, Confirmed) for c in task.rubric):
+        return list(task.gold)
+    from mcpsim.registry import load_world
+    from mcpsim.scenario import gold_steps
+
+    return gold_steps(task, load_world(world))
 
 
 @dataclass

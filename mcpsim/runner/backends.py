@@ -20,11 +20,17 @@ from mcp import Client, StdioServerParameters
 
 from mcpsim.faults import FaultProfile
 from mcpsim.tasks import Task
+from mcpsim.verifier import GradingUnavailable
 from mcpsim.trajectory import Trajectory
 
 
 class BackendError(RuntimeError):
     pass
+
+
+class GradingFailed(BackendError):
+    """Grading could not finish (the grader stalled): an infrastructure error, not a verdict.
+    The runner retries it."""
 
 
 @dataclass
@@ -42,8 +48,9 @@ class LiveEpisode(Protocol):
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...
 
-    async def finish(self, answer: str | None) -> Outcome:
-        """End the episode, grade it, and return the verdict and the server's record."""
+    async def finish(self, answer: str | None, conversation: list[dict[str, Any]] | None = None) -> Outcome:
+        """End the episode, grade it (on the final answer and, for checks on the dialogue, the
+        conversation as OpenAI-style message dicts), and return the verdict and the server's record."""
         ...
 
     async def suspend(self) -> bytes:
@@ -128,11 +135,15 @@ class _InProcessEpisode:
 
         return await self.client.call_tool(name, arguments, meta={META_EPISODE: self.episode.id})
 
-    async def finish(self, answer: str | None) -> Outcome:
+    async def finish(self, answer: str | None, conversation: list[dict[str, Any]] | None = None) -> Outcome:
         from mcpsim.recording import episode_trajectory
 
         verifier = self.manager.verifier(self.world)
-        verdict = await anyio.to_thread.run_sync(verifier.grade, self.episode, self.episode.task_id, answer)
+        try:
+            verdict = await anyio.to_thread.run_sync(
+                lambda: verifier.grade(self.episode, self.episode.task_id, answer, conversation=conversation))
+        except GradingUnavailable as exc:
+            raise GradingFailed(str(exc)) from exc
         record = await anyio.to_thread.run_sync(lambda: episode_trajectory(self.episode, verdict=self.episode.verdict))
         return Outcome(verdict.model_dump(mode="json"), record)
 
@@ -166,6 +177,8 @@ class HttpBackend:
             response = await self.http.request(method, path, **kw)
         except httpx.TransportError as exc:
             raise BackendError(f"{method} {self.base_url}{path}: {exc}") from exc
+        if response.status_code == 503 and path.endswith("/verify"):
+            raise GradingFailed(f"{method} {path}: HTTP 503: {response.text[:300]}")
         if response.status_code >= 400:
             raise BackendError(f"{method} {path}: HTTP {response.status_code}: {response.text[:300]}")
         return response.json() if response.content and response.headers.get("content-type", "").startswith(
@@ -208,8 +221,9 @@ class _HttpEpisode:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         return await self.client.call_tool(name, arguments)
 
-    async def finish(self, answer: str | None) -> Outcome:
-        verdict = await self.backend._json("POST", f"/episodes/{self.id}/verify", json={"answer": answer})
+    async def finish(self, answer: str | None, conversation: list[dict[str, Any]] | None = None) -> Outcome:
+        body = {"answer": answer, "messages": conversation}
+        verdict = await self.backend._json("POST", f"/episodes/{self.id}/verify", json=body)
         record = await self.backend._json("GET", f"/episodes/{self.id}/trajectory")
         return Outcome(verdict, Trajectory.model_validate(record))
 
@@ -284,12 +298,19 @@ class _StdioEpisode:
             raise BackendError("the stdio server exited without writing its database")
         return path
 
-    async def finish(self, answer: str | None) -> Outcome:
-        path = await self._final_snapshot()
+    async def finish(self, answer: str | None, conversation: list[dict[str, Any]] | None = None) -> Outcome:
+        path = self.folder / "final.sqlite"
+        if not path.exists():  # a retried grading reuses the database the server wrote
+            path = await self._final_snapshot()
         record_path = self.folder / "record.json"
         command = [*self.backend.command, "verify", self.world, "--task", self.task.id, "--snapshot", str(path),
                    "--answer-file", "-", "--json", "--record", str(record_path)]
+        if conversation is not None:
+            (self.folder / "conversation.json").write_text(json.dumps(conversation))
+            command += ["--conversation", str(self.folder / "conversation.json")]
         result = await anyio.run_process(command, input=(answer or "").encode(), check=False)
+        if result.returncode == 3:  # grading stalled: retry (the database stays written)
+            raise GradingFailed(f"mcpsim verify could not finish: {result.stderr.decode()[-500:]}")
         if result.returncode not in (0, 1):
             raise BackendError(f"mcpsim verify failed: {result.stderr.decode()[-500:]}")
         return Outcome(json.loads(result.stdout), Trajectory.model_validate_json(record_path.read_text()))

@@ -12,7 +12,7 @@ import anyio
 import structlog
 
 from mcpsim.runner.agents import Agent, Turn
-from mcpsim.runner.backends import LiveEpisode
+from mcpsim.runner.backends import GradingFailed, LiveEpisode
 from mcpsim.runner.llm import ModelError
 from mcpsim.runner.users import User
 from mcpsim.seeding import derive_seed
@@ -61,9 +61,18 @@ def result_text(result: Any) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
 
 
-def final_answer(messages: list[Message]) -> str:
-    """Everything the agent told the user, in order (facts may be spread over several turns)."""
-    return "\n".join(m.content for m in messages if m.role == "assistant" and m.content)
+def final_answer(messages: list[Message], explicit: str | None = None) -> str:
+    """The agent's final answer: `explicit` when the harness gives one, else the agent's last
+    message with text. Earlier messages (a confirmation question, a progress note) are not the
+    answer: grading every message joined would let an agent state every candidate value."""
+    if explicit is not None:
+        return explicit
+    return next((m.content for m in reversed(messages) if m.role == "assistant" and m.content), "")
+
+
+def conversation_dicts(messages: list[Message]) -> list[dict[str, Any]]:
+    """The conversation as OpenAI-style message dicts, for checks on the dialogue."""
+    return [m.model_dump(mode="json", exclude_none=True) for m in messages]
 
 
 async def _call(live: LiveEpisode, state: _State, call_id: str, name: str, raw: str) -> None:
@@ -118,7 +127,8 @@ async def rollout(
                     termination = "step_limit"
                     break
                 turn = Turn(messages=list(state.messages), tools=tools, step=steps, seed=agent_seed,
-                            usage=state.usage, task=task if agent.needs_task else None)
+                            usage=state.usage, task=task if agent.needs_task else None,
+                            world=world if agent.needs_task else None)
                 message = await agent.respond(turn)
                 state.messages.append(message)
                 if message.tool_calls:
@@ -147,7 +157,7 @@ async def rollout(
                                 duration_s=round(time.perf_counter() - started, 3))
         return trajectory, snapshot
 
-    outcome = await live.finish(final_answer(state.messages))
+    outcome = await _grade(live, final_answer(state.messages), conversation_dicts(state.messages))
     # The server's record holds each call's row changes; match them to our calls in order.
     for index, server_call in zip(state.sent, outcome.record.calls, strict=False):
         state.calls[index].call_seq = server_call.call_seq
@@ -162,3 +172,21 @@ async def rollout(
         duration_s=round(time.perf_counter() - started, 3),
     )
     return trajectory, None
+
+
+GRADING_ATTEMPTS = 4
+GRADING_BACKOFF_S = 2.0  # times the attempt number
+
+
+async def _grade(live: LiveEpisode, answer: str | None, conversation: list[dict[str, Any]]) -> Any:
+    """Grade, retrying a grading that could not finish (an infrastructure error, never a reward);
+    the last failure propagates and the episode is recorded as a grader error."""
+    for attempt in range(1, GRADING_ATTEMPTS + 1):
+        try:
+            return await live.finish(answer, conversation)
+        except GradingFailed as exc:
+            if attempt == GRADING_ATTEMPTS:
+                raise
+            log.warning("grading could not finish; retrying", episode=live.id, attempt=attempt, error=str(exc))
+            await anyio.sleep(GRADING_BACKOFF_S * attempt)
+    raise AssertionError("unreachable")

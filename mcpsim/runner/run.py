@@ -14,7 +14,7 @@ import structlog
 
 from mcpsim.faults import FaultProfile
 from mcpsim.runner.agents import Agent
-from mcpsim.runner.backends import Backend, BackendError
+from mcpsim.runner.backends import Backend, BackendError, GradingFailed
 from mcpsim.runner.loop import Resume, RolloutSettings, rollout
 from mcpsim.runner.metrics import Summary, latest, summarize
 from mcpsim.runner.users import User
@@ -160,6 +160,22 @@ async def run_episodes(
 
 
 def _failed(world: str, task: Task, trial: int, agent: str, run_id: str, exc: BaseException) -> Trajectory:
+    grading = _leaf(exc, GradingFailed)
+    if grading is not None:  # no verdict: the episode has no reward, not a reward of 0
+        exc = grading
+        return Trajectory(run_id=run_id, world=world, world_version="", task_id=task.id, trial=trial, agent=agent,
+                          status="error", termination="grader_error", error=f"{type(exc).__name__}: {exc}")
     return Trajectory(run_id=run_id, world=world, world_version="", task_id=task.id, trial=trial, agent=agent,
                       status="error", termination="server_error", error=f"{type(exc).__name__}: {exc}",
                       reward=0.0, partial_reward=0.0)
+
+
+def _leaf(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """`exc` itself if of `kind`, or the first such exception inside (task groups wrap them)."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _leaf(inner, kind)) is not None:
+                return found
+    return None

@@ -3,6 +3,7 @@ found, so a failed check explains itself."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from mcpsim import sqlite
+from mcpsim.dialogue import is_affirmative, is_confirmation_request
 from mcpsim.verifier import answers
 from mcpsim.episode import Episode
 from mcpsim.sqlite import CallRecord
@@ -122,8 +124,8 @@ def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
     if check.allow is None:
         gold = ctx.gold_changes()
         # An existing row may change if the gold solution changed it. A new row is allowed if the
-        # gold solution created one with the same content up to generated ids: its key says
-        # nothing, since ids depend on the order of the writes that drew them.
+        # gold solution created one with the same content up to the ids each episode drew: they
+        # depend on the order of the writes that drew them.
         gold_ids, agent_ids = generated_ids(gold), generated_ids(ctx.changes)
         unmatched = Counter(canonical_row(c.table, c.after, ctx.volatile, gold_ids)
                             for c in gold.values() if c.before is None and c.after is not None)
@@ -180,10 +182,14 @@ def _matches(tool: str, patterns: list[str]) -> bool:
 
 
 def tool_not_called(ctx: GradingContext, check: ToolNotCalled) -> Outcome:
-    hits = [c for c in ctx.transcript if _matches(c.tool, check.tools) and (check.include_refused or _took_effect(c))]
-    if not hits:
-        return True, f"no call of {', '.join(check.tools)}"
-    return False, f"called {', '.join(sorted({c.tool for c in hits}))} ({_plural(len(hits), 'time')})"
+    attempts = [c for c in ctx.transcript if _matches(c.tool, check.tools)]
+    hits = attempts if check.include_refused else [c for c in attempts if _took_effect(c)]
+    if hits:
+        refused = sum(1 for c in hits if not _took_effect(c))
+        shown = _plural(len(hits), "time") + (f", {refused} refused" if refused else "")
+        return False, f"called {', '.join(sorted({c.tool for c in hits}))} ({shown})"
+    note = f" took effect ({_plural(len(attempts), 'refused attempt')})" if attempts else ""
+    return True, f"no call of {', '.join(check.tools)}{note}"
 
 
 def _in_then(call: CallRecord, then: list[str] | str) -> bool:
@@ -197,20 +203,93 @@ def _in_then(call: CallRecord, then: list[str] | str) -> bool:
 
 
 def call_order(ctx: GradingContext, check: CallOrder) -> Outcome:
-    seen_first = False
+    """A `first` call counts once it took effect with a result including `first_result` (a
+    verification that answered `verified: false` succeeded as a call, but verified nothing). A
+    `first` call never counts as a `then` call: trying to verify is not acting before verifying."""
+    seen_first = unmet = False
+    wanted = f" with a result including {check.first_result}" if check.first_result else ""
     for c in ctx.transcript:
         if not _took_effect(c):
             continue
         if _matches(c.tool, check.first):
-            seen_first = True
+            counts = _subset(check.first_result, c.result) if check.first_result else True
+            seen_first, unmet = seen_first or counts, unmet or not counts
         elif _in_then(c, check.then) and not seen_first:
-            return False, f"{c.tool} (call {c.call_seq}) came before any of {', '.join(check.first)}"
+            tried = f" (a call of {' / '.join(check.first)} returned something else)" if unmet else ""
+            return False, f"{c.tool} (call {c.call_seq}) came before any of {', '.join(check.first)}{wanted}{tried}"
     what = check.then if isinstance(check.then, str) else " / ".join(check.then)
-    return True, f"every call of {what} came after {' / '.join(check.first)}"
+    return True, f"every call of {what} came after {' / '.join(check.first)}{wanted}"
+
+
+def _arguments(call: dict[str, Any]) -> Any:
+    try:
+        return json.loads((call.get("function") or {}).get("arguments") or "{}")
+    except ValueError:
+        return None  # never reached the world
+
+
+def _sent_as(sent: Any, recorded: Any) -> bool:
+    """Whether `recorded` arguments are `sent` ones with defaults filled in, at any depth."""
+    if isinstance(sent, dict):
+        return isinstance(recorded, dict) and all(k in recorded and _sent_as(v, recorded[k]) for k, v in sent.items())
+    if isinstance(sent, list):
+        return (isinstance(recorded, list) and len(sent) == len(recorded)
+                and all(_sent_as(a, b) for a, b in zip(sent, recorded, strict=True)))
+    return _same(sent, recorded)
+
+
+def _position_in_conversation(conversation: list[dict[str, Any]], transcript: list[CallRecord],
+                              target: CallRecord) -> int | None:
+    """The index of the assistant message that made the `target` call. Conversation calls and
+    transcript records are matched in order, by tool and arguments (the transcript's arguments
+    carry the defaults the world filled in); a call that never reached the world matches none."""
+    start = 0
+    for index, message in enumerate(conversation):
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            name, arguments = (call.get("function") or {}).get("name"), _arguments(call)
+            found = next((k for k in range(start, len(transcript)) if transcript[k].tool == name
+                          and isinstance(arguments, dict) and _sent_as(arguments, transcript[k].arguments)), None)
+            if found is None:
+                continue
+            if transcript[found].seq == target.seq:
+                return index
+            start = found + 1
+    return None
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # OpenAI content parts
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content or ""
 
 
 def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
-    raise NotImplementedError("the confirmed check is being built")
+    if ctx.conversation is None:
+        return False, "no conversation was given to grade the confirmation"
+    what = "writes" if check.tools == "writes" else " / ".join(check.tools)
+    hits = [c for c in ctx.transcript
+            if _took_effect(c) and (c.writes if check.tools == "writes" else _matches(c.tool, list(check.tools)))]
+    if not hits:
+        return True, f"no call of {what} took effect, so there was nothing to confirm"
+    target = hits[0]
+    position = _position_in_conversation(ctx.conversation, ctx.transcript, target)
+    if position is None:
+        return False, f"{target.tool} (call {target.call_seq}) took effect, but the conversation does not show that call"
+    before = ctx.conversation[:position]
+    users = [i for i, m in enumerate(before) if m.get("role") == "user"]
+    if len(users) < 2:  # the first is the request itself
+        return False, f"the agent called {target.tool} without asking the user to confirm first"
+    reply = _text(before[users[-1]])
+    question = next((_text(m) for m in reversed(before[:users[-1]]) if m.get("role") == "assistant" and _text(m)), "")
+    if not is_confirmation_request(question):
+        return False, (f"the user's last message before {target.tool} ({reply[:80]!r}) did not answer a request "
+                       "for confirmation")
+    if not is_affirmative(reply):
+        return False, f"the user did not agree before {target.tool}: asked {question[:80]!r}, answered {reply[:80]!r}"
+    return True, f"asked {question[:80]!r} and the user agreed ({reply[:80]!r}) before {target.tool}"
 
 
 def custom(ctx: GradingContext, check: Custom) -> Outcome:

@@ -23,7 +23,7 @@ from mcpsim.scenario import run_actions, task_episode
 from mcpsim.tasks import Task, TaskSet
 from mcpsim.templates import TemplateCache, process_templates
 from mcpsim.verifier.checks import GradingContext, evaluate
-from mcpsim.verifier.diff import NetChanges, diff_entries, net_changes
+from mcpsim.verifier.diff import NetChanges, diff_entries
 from mcpsim.verifier.verdict import CheckResult, Verdict
 from mcpsim.world import World
 
@@ -69,7 +69,7 @@ class Verifier:
                     run_actions(episode, task.gold)
                     if episode.flagged:
                         raise RuntimeError(f"gold replay hit a simulator bug: {episode.flags[0]}")
-                    self._gold[task.id] = net_changes(episode.changes())
+                    self._gold[task.id] = episode.net_changes()
                 finally:
                     episode.close()
             return self._gold[task.id]
@@ -85,7 +85,7 @@ class Verifier:
         checks: list[CheckResult] = []
         diff = []
         try:
-            changes = net_changes(episode.changes())
+            changes = episode.net_changes()
             diff = diff_entries(changes)
             if task.rubric:
                 checks = self._run_checks(episode, task, answer, changes, conversation)

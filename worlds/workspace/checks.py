@@ -8,7 +8,6 @@ Each is called as `fn(ctx, **params)` with a `mcpsim.verifier.GradingContext` an
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from mcpsim.verifier import GradingContext
@@ -169,23 +168,21 @@ def file_access_exactly(
 @world.check("answer_gives_event_time")
 def answer_gives_event_time(ctx: GradingContext, title_mentions: list[str], time_zone: str = "Europe/London"
                             ) -> tuple[bool, str]:
-    """The final answer gives the local start time (HH:MM, or h am/pm) of the event the owner
-    created in this episode: the time only the run decides (the first free slot)."""
+    """The final answer gives the local day and start time of the event the owner created in this
+    episode (the time only the run decides: the first free slot), graded as typed date and time
+    facts: any common format, not under negation, not hedged or buried among other times."""
     from datetime import datetime
     from zoneinfo import ZoneInfo
+
+    from mcpsim.tasks import DateFact, TimeFact
+    from mcpsim.verifier.answers import grade_answer
 
     created = [e for e in _inserted(ctx, "events") if _mentions(e["title"], title_mentions)]
     if len(created) != 1:
         return False, f"{len(created)} new events mention {title_mentions}"
-    if not ctx.answer:
-        return False, "no final answer was given"
     local = datetime.fromisoformat(created[0]["start_utc"]).astimezone(ZoneInfo(time_zone))
-    hour12 = local.hour % 12 or 12
-    suffix = "am" if local.hour < 12 else "pm"
-    forms = [f"{local:%H:%M}", f"{local.hour}:{local:%M}", f"{hour12}:{local:%M} {suffix}", f"{hour12}:{local:%M}{suffix}"]
-    if local.minute == 0:
-        forms += [f"{hour12} {suffix}", f"{hour12}{suffix}"]
-    text = ctx.answer.lower()
-    if any(re.search(rf"(?<![\d:]){re.escape(f)}(?![\d])", text) for f in forms):
-        return True, f"the answer gives the start time {local:%H:%M} ({time_zone})"
-    return False, f"the answer does not give the start time {local:%H:%M} ({time_zone})"
+    facts = [DateFact(date=f"{local:%Y-%m-%d}"), TimeFact(time=f"{local:%H:%M}")]
+    passed, reason = grade_answer(facts, [], ctx.answer)
+    if passed:
+        return True, f"the answer gives the start, {local:%a %d %b %H:%M} ({time_zone})"
+    return False, f"the answer does not give the start, {local:%a %d %b %H:%M} ({time_zone}): {reason}"

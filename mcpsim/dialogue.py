@@ -1,0 +1,230 @@
+"""Confirmation turns: recognising an agent's request for the user's go-ahead, recognising the
+user's agreement, and the scripted user's deterministic answer to such a request.
+
+The policies of the retail, airline and bank worlds require an explicit "yes" before any change.
+The scripted user says yes to a question about what it asked for, and no to one that mentions
+something it did not ask for: an id, an amount of money or a name that appears nowhere in what
+the task says the user wants (instruction, `user.wants`, `user.knows`, scripted turns, the gold
+actions' arguments, the answer facts, the rubric's values) nor in what the agent read with the
+gold solution's own calls (the user's order, as the agent looked it up). A task can script other
+answers (`user.confirmations`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mcpsim.tasks import Task
+
+CONFIRM_QUESTION = "I have everything I need to make this change for you. Shall I go ahead? (yes/no)"
+YES_REPLY = "Yes, please go ahead."
+NO_REPLY = "No, I did not ask for that."
+
+# A sentence asks for the go-ahead when it asks permission to act, or asks the user to confirm.
+_PERMISSION = re.compile(
+    r"\b(?:shall|should|may|can|could) i\b"
+    r"|\b(?:do|would) you (?:like|want) me to\b|\bwant me to\b|\blike me to\b"
+    r"|\bgo ahead\b|\bproceed\b"
+    r"|\bconfirm\b|\bconfirmation\b"
+    r"|\bis (?:that|this|everything|all (?:of )?that) (?:correct|right|ok(?:ay)?|fine)\b"
+    r"|\byes\s*(?:/|or)\s*no\b",
+    re.IGNORECASE)
+# Without a question mark, only an explicit call for an answer counts ("please confirm").
+_IMPERATIVE = re.compile(r"\b(?:please|kindly) (?:confirm|reply|respond|say|answer)\b|\breply (?:with )?\W?yes\b"
+                         r"|\blet me know if\b|\(yes/no\)", re.IGNORECASE)
+# Offers of more help and requests for identity details are questions, not requests to act.
+_NOT_A_REQUEST = re.compile(
+    r"\banything else\b|\bsomething else\b|\bany other (?:questions?|requests?|help)\b|\bhelp you with\b"
+    r"|\bconfirm (?:your|the) (?:full )?(?:e-?mail|name|zip|postal|identity|date of birth|birth ?date|phone|"
+    r"user ?id|customer ?id|account number|pin|booking reference)\b",
+    re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+
+_NEGATIVE_START = re.compile(
+    r"^\W*(?:no\b|nope\b|nah\b|not\b|never\b|don'?t\b|do not\b|cancel\b|stop\b|wait\b|hold on\b|"
+    r"i (?:do not|don'?t|did not|didn'?t)\b)", re.IGNORECASE)
+_AFFIRMATIVE_START = re.compile(
+    r"^\W*(?:yes\b|yeah\b|yep\b|yup\b|sure\b|ok\b|okay\b|correct\b|confirmed?\b|absolutely\b|definitely\b|"
+    r"of course\b|right\b|that'?s (?:right|correct|fine|good)\b|sounds good\b|please (?:do|go ahead|proceed)\b|"
+    r"go ahead\b|proceed\b|do it\b|i confirm\b|i agree\b|affirmative\b|y\b)", re.IGNORECASE)
+_AFFIRMATIVE_ANYWHERE = re.compile(r"\b(?:please (?:go ahead|proceed)|go ahead|i confirm|yes)\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|never|didn'?t|did not)\b", re.IGNORECASE)
+
+_MONEY = re.compile(r"(?:\$|\bUSD\s?)\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|usd)\b",
+                    re.IGNORECASE)
+_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+# An identifier: a token with a digit and a letter (W2378156, HAT123, cus_3673453, an email) or
+# a run of four digits or more (an item id, a zip code, a card's last four).
+_TOKEN = re.compile(r"#?[A-Za-z0-9][A-Za-z0-9_.@+-]*[A-Za-z0-9]|\d{4,}")
+_NAME = re.compile(r"(?<![.!?:;\"'(\[\n]\s)(?<!^)\b[A-Z][a-zA-Z'-]+\b")
+_WORD = re.compile(r"[a-z0-9]+")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
+
+def is_confirmation_request(text: str | None) -> bool:
+    """Whether the agent asks the user for the go-ahead ("Shall I go ahead?", "Please confirm
+    (yes/no)"), as opposed to offering more help or asking for a detail."""
+    for sentence in _sentences(text or ""):
+        if _NOT_A_REQUEST.search(sentence):
+            continue
+        asks = sentence.endswith("?") or _IMPERATIVE.search(sentence)
+        if asks and _PERMISSION.search(sentence):
+            return True
+    return False
+
+
+def is_affirmative(text: str | None) -> bool:
+    """Whether the user agrees: an answer that opens with yes (or the like), or one that says
+    "go ahead" without a negation. "No", "don't" and "wait" are not agreement."""
+    text = (text or "").strip()
+    if not text or _NEGATIVE_START.search(text):
+        return False
+    if _AFFIRMATIVE_START.search(text):
+        return True
+    first = _sentences(text)[0]
+    return bool(_AFFIRMATIVE_ANYWHERE.search(first)) and not _NEGATION.search(first)
+
+
+# -- what the user asked for --------------------------------------------------------------------
+
+
+def _walk(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield str(k), str(k)
+            yield from _walk(v, str(k))
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _walk(v, key)
+    elif hasattr(value, "model_dump"):
+        yield from _walk(value.model_dump(exclude_defaults=True), key)
+    elif value is not None:
+        yield key, value
+
+
+class Known:
+    """What the user knows it asked for: its words, identifiers and amounts."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.amounts: set[float] = set()
+
+    def add(self, value: Any) -> None:
+        for key, item in _walk(value):
+            if isinstance(item, bool):
+                continue
+            if isinstance(item, int | float):
+                self.amounts.add(round(float(item), 2))
+                if key.endswith("_cents"):
+                    self.amounts.add(round(item / 100, 2))
+                self.text.append(str(item))
+                continue
+            text = str(item)
+            self.text.append(text)
+            self.amounts.update(round(float(n.replace(",", "")), 2) for n in _NUMBER.findall(text))
+
+    def freeze(self) -> tuple[str, set[str]]:
+        blob = "\n".join(self.text).lower()
+        words = set(_WORD.findall(blob))
+        return blob, words | {_singular(w) for w in words}
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _task_known(task: Task) -> Known:
+    known = Known()
+    user = task.user
+    known.add([task.instruction, user.wants, user.knows, list(user.turns)])
+    for action in task.gold:
+        known.add(action.tool.replace("_", " "))
+        known.add(action.args)
+    known.add(list(task.answer))
+    for check in task.rubric:
+        known.add(check.model_dump(exclude={"requirement", "weight", "noop_passes", "type"}))
+    return known
+
+
+def _gold_results(task: Task, messages: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """The results of the conversation's calls that are gold actions (same tool, same arguments):
+    what the user's own records say, as the agent read them."""
+    gold = {(a.tool, json.dumps(a.args, sort_keys=True)) for a in task.gold}
+    wanted: set[str] = set()
+    results: list[Any] = []
+    for m in messages:
+        if m.get("role") == "assistant":
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                try:
+                    args = json.loads(fn.get("arguments") or "{}")
+                except ValueError:
+                    continue
+                if (fn.get("name"), json.dumps(args, sort_keys=True)) in gold:
+                    wanted.add(call.get("id"))
+        elif m.get("role") == "tool" and m.get("tool_call_id") in wanted:
+            content = m.get("content") or ""
+            try:
+                results.append(json.loads(content))
+            except ValueError:
+                results.append(content)
+    return results
+
+
+def _mentions(question: str) -> tuple[list[float], list[str], list[str]]:
+    """The amounts of money, identifiers and names a question mentions."""
+    amounts = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(question)]
+    rest = _TIME.sub(" ", _MONEY.sub(" ", question))
+    ids = [t.lstrip("#") for t in _TOKEN.findall(rest)
+           if re.search(r"\d", t) and (re.search(r"[A-Za-z]", t) or len(re.sub(r"\D", "", t)) >= 4)]
+    names = [n for n in _NAME.findall(rest) if n.lower() not in _COMMON]
+    return amounts, ids, names
+
+
+_COMMON = {
+    "i", "i'm", "i'll", "i've", "i'd", "ok", "okay", "yes", "no", "please", "mr", "mrs", "ms", "dr",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "usd",
+}
+
+
+def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = ()) -> list[str]:
+    """What the question mentions that the user did not ask for (empty when it asked for all)."""
+    messages = list(messages)
+    known = _task_known(task)
+    for result in _gold_results(task, messages):
+        known.add(result)
+    blob, words = known.freeze()
+    policy = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system").lower()
+    vocabulary = words | set(_WORD.findall(policy))
+    amounts, ids, names = _mentions(question)
+    missing = [f"${a:,.2f}" for a in amounts if not any(abs(a - k) < 0.005 for k in known.amounts)]
+    missing += [i for i in ids if not re.search(rf"(?<![a-z0-9]){re.escape(i.lower())}(?![a-z0-9])", blob)]
+    missing += [n for n in names if not all(w in vocabulary or _singular(w) in vocabulary
+                                            for w in _WORD.findall(n.lower()))]
+    return missing
+
+
+def confirmation_reply(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = ()) -> str:
+    """The scripted user's answer to a confirmation request: the task's scripted answer for the
+    first of `user.confirmations` whose `match` the question contains; otherwise yes when the
+    question is about what the user asked for, no when it mentions anything else. `messages`
+    (the conversation so far, OpenAI-style dicts) lets the user recognise its own records in
+    what the agent read with the gold solution's calls."""
+    lowered = question.lower()
+    for scripted in task.user.confirmations:
+        if scripted.match.lower() in lowered:
+            return scripted.reply
+    return NO_REPLY if unasked(question, task, messages) else YES_REPLY
+
+
+__all__ = ["CONFIRM_QUESTION", "NO_REPLY", "YES_REPLY", "confirmation_reply", "is_affirmative",
+           "is_confirmation_request", "unasked"]

@@ -1,0 +1,381 @@
+"""Confirmation turns: the final answer is the agent's last message, the scripted user answers
+"Shall I go ahead?" (yes to what it asked for, no to anything else), the `confirmed` check grades
+the dialogue, and the conversation reaches the grader over every transport."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import pytest
+from click.testing import CliRunner
+
+from mcpsim.cli import main
+from mcpsim.dialogue import (
+    CONFIRM_QUESTION,
+    NO_REPLY,
+    YES_REPLY,
+    confirmation_reply,
+    is_affirmative,
+    is_confirmation_request,
+)
+from mcpsim.manager import EpisodeManager
+from mcpsim.registry import load_world
+from mcpsim.runner.agents import Turn
+from mcpsim.runner.backends import InProcessBackend
+from mcpsim.runner.loop import final_answer
+from mcpsim.runner.run import RunConfig, run_episodes
+from mcpsim.runner.users import MAX_CONFIRMATIONS_IN_A_ROW, ScriptedUser
+from mcpsim.scenario import gold_steps, run_solution, task_episode
+from mcpsim.tasks import Action, ConfirmationReply, Confirmed, Say, Task, UserSpec, load_tasks
+from mcpsim.templates import TemplateCache
+from mcpsim.trajectory import FunctionCall, Message, ToolCall, Trajectory, Usage
+from mcpsim.verifier import Verifier
+
+CANCEL = "cancel-pending-order"  # retail: cancel #W0006911, refund $39.98
+BANK_TASK = "update-email-and-phone"  # bank: its rubric has a `confirmed` check
+
+
+@pytest.fixture(scope="module")
+def retail():
+    return load_tasks("retail")
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return load_tasks("bank")
+
+
+def lines(out: Path) -> list[Trajectory]:
+    return [Trajectory.model_validate_json(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+
+
+def say(text: str) -> Message:
+    return Message(role="assistant", content=text)
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+# -- the final answer ---------------------------------------------------------------------------
+
+
+def test_the_final_answer_is_the_last_assistant_message_with_text_or_the_explicit_one():
+    call = Message(role="assistant", tool_calls=[ToolCall(id="c", function=FunctionCall(name="t", arguments="{}"))])
+    messages = [user("Cancel my order."), say("It would be $10, $20 or $39.98. Shall I go ahead?"), user("Yes."),
+                call, Message(role="tool", tool_call_id="c", name="t", content="{}"), say("Refunded $39.98."), call]
+    # Today's main joined every message, so an agent could list every candidate value early on.
+    assert final_answer(messages) == "Refunded $39.98."
+    assert final_answer(messages, explicit="Explicit.") == "Explicit."
+    assert final_answer([user("Hi")]) == ""
+
+
+@dataclass
+class StatesEarlyThenVague:
+    """Replays the gold, states the facts in a progress note, then ends on a vague answer."""
+
+    name: str = "early"
+    needs_task: bool = True
+
+    async def respond(self, turn: Turn) -> Message:
+        assert turn.task is not None
+        if turn.step < len(turn.task.gold):
+            a = turn.task.gold[turn.step]
+            return Message(role="assistant", tool_calls=[ToolCall(
+                id=f"c{turn.step}", function=FunctionCall(name=a.tool, arguments=json.dumps(a.args)))])
+        if turn.step == len(turn.task.gold):
+            return say(f"Note to self: {turn.task.oracle_answer()} Anything else I can help you with?")
+        return say("All done.")
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.anyio
+async def test_facts_stated_only_before_the_last_message_do_not_make_the_answer(tmp_path, retail):
+    task = retail.get(CANCEL).model_copy(update={"user": UserSpec(turns=["Thanks. And the result?"])})
+    backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
+    with anyio.fail_after(120):
+        await run_episodes(RunConfig(world="retail", tasks=[task], out=tmp_path), backend, StatesEarlyThenVague,
+                           ScriptedUser)
+    (t,) = lines(tmp_path)
+    answer_check = next(c for c in t.verdict["checks"] if c["type"] == "answer_facts")
+    assert t.verdict["answer"] == "All done." and not answer_check["passed"] and t.reward == 0.0
+
+
+# -- recognising a request and a yes ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    CONFIRM_QUESTION, "Shall I go ahead?", "I'll cancel order #W0006911. Do you want me to proceed?",
+    "Would you like me to cancel it now?", "Please confirm (yes/no).", "Can you confirm that I should cancel it?",
+    "That is order #W1 for $39.98. Is that correct?",
+])
+def test_requests_for_the_go_ahead_are_recognised(text):
+    assert is_confirmation_request(text)
+
+
+@pytest.mark.parametrize("text", [
+    "", "Your order is cancelled; $39.98 comes back to you.", "Is there anything else I can help you with?",
+    "Could you confirm your email address?", "I have confirmed the refund.", "What is your zip code?",
+])
+def test_other_messages_are_not_requests(text):
+    assert not is_confirmation_request(text)
+
+
+@pytest.mark.parametrize("text", [YES_REPLY, "yes", "Yes.", "Sure, go ahead", "OK", "Please proceed.", "Correct."])
+def test_agreement_is_recognised(text):
+    assert is_affirmative(text)
+
+
+@pytest.mark.parametrize("text", [NO_REPLY, "no", "No, go ahead and cancel the other one.", "Don't go ahead.",
+                                  "Wait, change the address first.", "I didn't ask for that.", "", "Hmm."])
+def test_refusal_and_anything_else_are_not_agreement(text):
+    assert not is_affirmative(text)
+
+
+# -- the scripted user's answer -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("question", [
+    CONFIRM_QUESTION,
+    "I will cancel order #W0006911 because you no longer need it; $39.98 goes back to you. Shall I go ahead?",
+    "Should I cancel #W0006911 for you, Christine?",
+])
+def test_the_user_says_yes_to_what_it_asked_for(retail, question):
+    assert confirmation_reply(question, retail.get(CANCEL)) == YES_REPLY
+
+
+@pytest.mark.parametrize("question", [
+    "Shall I cancel order #W0006912?",  # another order
+    "I will cancel #W0006911 and refund $80.00. Shall I go ahead?",  # an amount it never heard of
+    "Shall I also cancel the order of Brad Mitchell?",  # someone else
+])
+def test_the_user_says_no_to_what_it_did_not_ask_for(retail, question):
+    assert confirmation_reply(question, retail.get(CANCEL)) == NO_REPLY
+
+
+def test_the_user_recognises_its_own_records_in_what_the_gold_reads_returned(retail):
+    task = retail.get(CANCEL)
+    question = "Shall I cancel #W0006911, your 2 Aero Dotted Notebooks, and refund $39.98 to your card?"
+    assert confirmation_reply(question, task) == NO_REPLY  # the instruction never names the notebooks
+    seen = run_solution(task_episode(load_world("retail"), task), task, list(task.gold[:2]))  # the gold's reads
+    assert confirmation_reply(question, task, seen) == YES_REPLY
+
+
+def test_a_task_scripts_its_own_answers_in_order(retail):
+    task = retail.get(CANCEL).model_copy(update={"user": UserSpec(confirmations=[
+        ConfirmationReply(match="#W0006911", reply="No, wait: let me check with my wife first."),
+        ConfirmationReply(match="go ahead", reply="Yes."),
+    ])})
+    assert confirmation_reply("Shall I cancel order #W0006911? Shall I go ahead?", task).startswith("No, wait")
+    assert confirmation_reply("Shall I go ahead?", task) == "Yes."
+    assert confirmation_reply("Do you want me to proceed?", task) == YES_REPLY
+
+
+def test_the_scripted_user_answers_confirmations_without_using_up_its_turns(retail):
+    task = retail.get(CANCEL).model_copy(update={"user": UserSpec(turns=["Also, when will it ship?"])})
+    scripted = ScriptedUser(task)
+
+    def reply(messages: list[Message]) -> str | None:
+        return anyio.run(scripted.reply, messages, Usage())
+
+    conversation = [user(task.instruction), say("Shall I go ahead?")]
+    assert reply(conversation) == YES_REPLY
+    conversation += [user(YES_REPLY), say("Cancelled; $39.98 comes back.")]
+    assert reply(conversation) == "Also, when will it ship?"  # the scripted turn is still there
+    conversation += [user("Also, when will it ship?"), say("Shall I cancel order #W0006912 too?")]
+    assert reply(conversation) == NO_REPLY
+    conversation += [user(NO_REPLY), say("It will not ship: it is cancelled.")]
+    assert reply(conversation) is None  # turns exhausted: the conversation ends
+    assert reply(conversation) is None  # and the same conversation always gets the same answer
+
+
+def test_an_agent_that_only_ever_asks_stops_getting_answers(retail):
+    task = retail.get(CANCEL)
+    scripted = ScriptedUser(task)
+    conversation = [user(task.instruction)]
+    for _ in range(MAX_CONFIRMATIONS_IN_A_ROW):
+        conversation.append(say("Shall I go ahead?"))
+        said = anyio.run(scripted.reply, conversation, Usage())
+        assert said == YES_REPLY
+        conversation.append(user(said))
+    conversation.append(say("Shall I go ahead?"))
+    assert anyio.run(scripted.reply, conversation, Usage()) is None
+
+
+# -- an agent that asks before writing passes ---------------------------------------------------
+
+
+@dataclass
+class AsksFirst:
+    """Replays the gold actions of a retail task, asking `question` before the first write, as the
+    retail, airline and bank policies require; then gives the oracle's answer."""
+
+    question: str = CONFIRM_QUESTION
+    name: str = "asks-first"
+    needs_task: bool = True
+    steps: list = field(default_factory=list)
+
+    async def respond(self, turn: Turn) -> Message:
+        assert turn.task is not None
+        if not self.steps:
+            world = load_world("retail")
+            first = next(i for i, a in enumerate(turn.task.gold) if world.tools[a.tool].writes)
+            self.steps = [*turn.task.gold[:first], Say(say=self.question), *turn.task.gold[first:]]
+        if turn.step < len(self.steps):
+            step = self.steps[turn.step]
+            if isinstance(step, Say):
+                return say(step.say)
+            return Message(role="assistant", tool_calls=[ToolCall(
+                id=f"c{turn.step}", function=FunctionCall(name=step.tool, arguments=json.dumps(step.args)))])
+        return say(turn.task.oracle_answer())
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.anyio
+async def test_an_agent_that_asks_before_its_first_write_passes_a_real_retail_write_task(tmp_path, retail):
+    """On main before this change the scripted user had no scripted turn to say after "Shall I go
+    ahead?", so the conversation ended there: no write was made and the task scored 0 (and the
+    question was graded as part of the answer)."""
+    backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
+    question = ("I can cancel order #W0006911 (reason: no longer needed); $39.98 will go back to your original "
+                "payment method. Shall I go ahead?")
+    with anyio.fail_after(120):
+        await run_episodes(RunConfig(world="retail", tasks=[retail.get(CANCEL)], out=tmp_path), backend,
+                           lambda: AsksFirst(question), ScriptedUser)
+    (t,) = lines(tmp_path)
+    spoken = [(m.role, m.content) for m in t.messages if m.role in ("user", "assistant") and m.content]
+    assert spoken[1:3] == [("assistant", question), ("user", YES_REPLY)]
+    assert [c.tool for c in t.calls] == [a.tool for a in retail.get(CANCEL).gold]
+    assert t.reward == 1.0 and t.verdict["answer"] == retail.get(CANCEL).oracle_answer()
+
+
+@pytest.mark.anyio
+async def test_an_agent_asking_about_the_wrong_order_hears_no(tmp_path, retail):
+    backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
+    with anyio.fail_after(120):
+        await run_episodes(RunConfig(world="retail", tasks=[retail.get(CANCEL)], out=tmp_path), backend,
+                           lambda: AsksFirst("Shall I cancel order #W0006912?"), ScriptedUser)
+    (t,) = lines(tmp_path)
+    assert [m.content for m in t.messages if m.role == "user"][1] == NO_REPLY
+
+
+# -- the confirmed check ------------------------------------------------------------------------
+
+
+def _graded(bank_tasks, steps, *, answer: str | None = None, conversation: bool = True):
+    task = bank_tasks.get(BANK_TASK)
+    world = load_world("bank")
+    episode = task_episode(world, task)
+    try:
+        said = run_solution(episode, task, steps)
+        verdict = Verifier(world, bank_tasks).grade(episode, task, answer or task.oracle_answer(),
+                                                    conversation=said if conversation else None)
+    finally:
+        episode.close()
+    (check,) = [c for c in verdict.checks if c.type == "confirmed"]
+    return verdict, check
+
+
+def _write_index(task: Task) -> int:
+    world = load_world("bank")
+    return next(i for i, a in enumerate(task.gold) if world.tools[a.tool].writes)
+
+
+def test_asked_and_agreed_before_the_write_passes(bank):
+    task = bank.get(BANK_TASK)
+    verdict, check = _graded(bank, gold_steps(task, load_world("bank")))
+    assert check.passed and "agreed" in check.reason
+    assert verdict.passed
+
+
+def test_writing_without_asking_fails(bank):
+    _, check = _graded(bank, list(bank.get(BANK_TASK).gold))
+    assert not check.passed and "without asking" in check.reason
+
+
+def test_writing_after_the_user_said_no_fails(bank):
+    task = bank.get(BANK_TASK)
+    i = _write_index(task)
+    wrong = Say(say="I will also close your account 99999999. Shall I go ahead?")  # the user declines
+    _, check = _graded(bank, [*task.gold[:i], wrong, *task.gold[i:]])
+    assert not check.passed and "did not agree" in check.reason and NO_REPLY in check.reason
+
+
+def test_asking_only_after_the_write_fails(bank):
+    task = bank.get(BANK_TASK)
+    _, check = _graded(bank, [*task.gold, Say(say=CONFIRM_QUESTION)])
+    assert not check.passed and "without asking" in check.reason
+
+
+def test_a_refused_write_before_asking_does_not_count_as_the_write(bank):
+    task = bank.get(BANK_TASK)
+    i = _write_index(task)
+    refused = Action(tool=task.gold[i].tool, args={**task.gold[i].args, "customer_id": "cus_0000000"}, expect="error")
+    _, check = _graded(bank, [*task.gold[:i], refused, Say(say=CONFIRM_QUESTION), *task.gold[i:]])
+    assert check.passed
+
+
+def test_without_a_conversation_the_check_fails_and_says_why(bank):
+    _, check = _graded(bank, gold_steps(bank.get(BANK_TASK), load_world("bank")), conversation=False)
+    assert not check.passed and check.reason == "no conversation was given to grade the confirmation"
+
+
+def test_a_do_nothing_agent_passes_the_check(bank):
+    task = bank.get(BANK_TASK)
+    assert next(c for c in task.rubric if isinstance(c, Confirmed)).noop_passes
+    verdict, check = _graded(bank, [], answer="Nothing.")
+    assert check.passed and not verdict.passed
+
+
+# -- the conversation reaches the grader over every transport -----------------------------------
+
+
+@pytest.mark.parametrize("transport", ["in-process", "http", "stdio"])
+def test_the_oracle_asks_and_passes_a_task_with_a_confirmed_check_over_every_transport(tmp_path, transport):
+    extra = [] if transport == "in-process" else ["--transport", transport]
+    result = CliRunner().invoke(main, ["run", "bank", "--agent", "oracle", "--tasks", BANK_TASK,
+                                       "--out", str(tmp_path), *extra])
+    assert result.exit_code == 0, result.output
+    (t,) = lines(tmp_path)
+    (check,) = [c for c in t.verdict["checks"] if c["type"] == "confirmed"]
+    assert check["passed"], check["reason"]
+    assert t.reward == 1.0
+    assert [m.content for m in t.messages if m.role == "user"][1] == YES_REPLY
+
+
+def test_a_conversation_that_does_not_show_the_write_fails(bank):
+    task = bank.get(BANK_TASK)
+    world = load_world("bank")
+    episode = task_episode(world, task)
+    try:
+        said = run_solution(episode, task, gold_steps(task, world))
+        words_only = [m for m in said if m["role"] == "user" or (m["role"] == "assistant" and m.get("content"))]
+        verdict = Verifier(world, bank).grade(episode, task, task.oracle_answer(), conversation=words_only)
+    finally:
+        episode.close()
+    (check,) = [c for c in verdict.checks if c.type == "confirmed"]
+    assert not check.passed and "does not show" in check.reason
+
+
+def test_a_write_whose_arguments_the_world_filled_with_defaults_is_found_in_the_conversation(retail):
+    """The transcript records `items: [{item_id, quantity: None}]` where the agent sent `[{item_id}]`."""
+    task = retail.get("return-one-item-to-card")
+    if not any(isinstance(c, Confirmed) for c in task.rubric):
+        task = task.model_copy(update={"rubric": [*task.rubric, Confirmed(
+            type="confirmed", requirement="The customer agreed before the return.", noop_passes=True)]})
+    world = load_world("retail")
+    episode = task_episode(world, task)
+    try:
+        said = run_solution(episode, task, gold_steps(task, world))
+        verdict = Verifier(world, retail).grade(episode, task, task.oracle_answer(), conversation=said)
+    finally:
+        episode.close()
+    (check,) = [c for c in verdict.checks if c.type == "confirmed"]
+    assert check.passed, check.reason
