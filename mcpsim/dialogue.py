@@ -41,7 +41,7 @@ _NOT_A_REQUEST = re.compile(
     r"|\bconfirm (?:your|the) (?:full )?(?:e-?mail|name|zip|postal|identity|date of birth|birth ?date|phone|"
     r"user ?id|customer ?id|account number|pin|booking reference)\b",
     re.IGNORECASE)
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|(?<=\d)\.(?=\d))+[.!?]*")  # "$41.00" does not end a sentence
 
 _NEGATIVE_START = re.compile(
     r"^\W*(?:no\b|nope\b|nah\b|not\b|never\b|don'?t\b|do not\b|cancel\b|stop\b|wait\b|hold on\b|"
@@ -52,6 +52,8 @@ _AFFIRMATIVE_START = re.compile(
     r"go ahead\b|proceed\b|do it\b|i confirm\b|i agree\b|affirmative\b|y\b)", re.IGNORECASE)
 _AFFIRMATIVE_ANYWHERE = re.compile(r"\b(?:please (?:go ahead|proceed)|go ahead|i confirm|yes)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|never|didn'?t|did not)\b", re.IGNORECASE)
+_HESITATION = re.compile(r"\b(?:but wait|wait|hold on|not yet|actually,? no|no,? (?:don'?t|wait|stop))\b",
+                         re.IGNORECASE)
 
 _MONEY = re.compile(r"(?:\$|\bUSD\s?)\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|usd)\b",
                     re.IGNORECASE)
@@ -86,8 +88,8 @@ def is_affirmative(text: str | None) -> bool:
     text = (text or "").strip()
     if not text or _NEGATIVE_START.search(text):
         return False
-    if _AFFIRMATIVE_START.search(text):
-        return True
+    if _AFFIRMATIVE_START.search(text):  # "Yes, but wait" / "Yes... no, hold on" are not agreement
+        return not _HESITATION.search(text)
     first = _sentences(text)[0]
     return bool(_AFFIRMATIVE_ANYWHERE.search(first)) and not _NEGATION.search(first)
 

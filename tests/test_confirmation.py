@@ -113,6 +113,7 @@ async def test_facts_stated_only_before_the_last_message_do_not_make_the_answer(
     CONFIRM_QUESTION, "Shall I go ahead?", "I'll cancel order #W0006911. Do you want me to proceed?",
     "Would you like me to cancel it now?", "Please confirm (yes/no).", "Can you confirm that I should cancel it?",
     "That is order #W1 for $39.98. Is that correct?",
+    "Shall I open a dispute for the $41.00 Nordstrom charge?",  # a decimal point does not end the sentence
 ])
 def test_requests_for_the_go_ahead_are_recognised(text):
     assert is_confirmation_request(text)
@@ -132,7 +133,8 @@ def test_agreement_is_recognised(text):
 
 
 @pytest.mark.parametrize("text", [NO_REPLY, "no", "No, go ahead and cancel the other one.", "Don't go ahead.",
-                                  "Wait, change the address first.", "I didn't ask for that.", "", "Hmm."])
+                                  "Wait, change the address first.", "I didn't ask for that.", "", "Hmm.",
+                                  "Yes, but wait: use the other card.", "Yes... hold on, not that order."])
 def test_refusal_and_anything_else_are_not_agreement(text):
     assert not is_affirmative(text)
 
