@@ -17,6 +17,6 @@ RUN pip install --no-cache-dir . \
 
 USER mcpsim
 EXPOSE 8000
-# 0.0.0.0 turns the SDK's automatic DNS-rebinding protection off, so hosts and origins are
-# listed explicitly (MCPSIM_ALLOWED_HOSTS / MCPSIM_ALLOWED_ORIGINS, set in docker-compose.yml).
+# Bound to 0.0.0.0, the server accepts only the Host and Origin values listed explicitly
+# (MCPSIM_ALLOWED_HOSTS / MCPSIM_ALLOWED_ORIGINS, set in docker-compose.yml); see docs/security.md.
 CMD ["mcpsim", "serve", "retail", "--http", "--host", "0.0.0.0", "--port", "8000", "--log-format", "json"]

@@ -175,12 +175,13 @@ def w_e2e(cache: str) -> dict[str, Any]:
             failed = sum(t.trials - t.passes for t in result.summary.tasks)
             return result.ran / (time.perf_counter() - t0), failed
 
-    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=cache, max_episodes=40, ttl_seconds=None))
+    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=cache, max_episodes=40, ttl_seconds=None,
+                                 token="bench"))
     with serve_in_thread(app) as url:
         async def main() -> None:
             backends = {"in-process": InProcessBackend(EpisodeManager(_templates(cache), max_episodes=40,
                                                                       ttl_seconds=None)),
-                        "http": HttpBackend(url)}
+                        "http": HttpBackend(url, "bench")}
             for name, backend in backends.items():
                 await once(backend, 8)  # warm: task templates, gold replays
             for name, backend in backends.items():

@@ -57,7 +57,7 @@ def run(ctx: Context) -> dict[str, Any]:
     async def main(url: str) -> dict[str, Any]:
         backends = {
             "in-process": InProcessBackend(EpisodeManager(ctx.templates, max_episodes=cap, ttl_seconds=None)),
-            "http": HttpBackend(url),
+            "http": HttpBackend(url, "bench"),
         }
         try:
             warm = {}
@@ -88,6 +88,6 @@ def run(ctx: Context) -> dict[str, Any]:
 
     with ExitStack() as stack:
         app = create_app(ServeConfig(world="retail", scale="small", cache_dir=str(ctx.cache_dir),
-                                     max_episodes=cap, ttl_seconds=None))
+                                     max_episodes=cap, ttl_seconds=None, token="bench"))
         url = stack.enter_context(serve_in_thread(app))
         return anyio.run(main, url)

@@ -157,7 +157,8 @@ async def _measure_transport(ctx: Context, transport: str, scales: list[str]) ->
                 episode = _retail_episode(ctx, scale)
                 sync_stack.callback(episode.close)
                 seconds, app = timed(lambda s=scale: create_app(ServeConfig(
-                    world="retail", seed=0, scale=s, cache_dir=str(ctx.cache_dir), ttl_seconds=None)))
+                    world="retail", seed=0, scale=s, cache_dir=str(ctx.cache_dir), ttl_seconds=None,
+                    no_auth=True, shared_default=True)))  # measures the one default episode, as before
                 setup[f"mcpsim_{scale}_app_s"] = round(seconds, 3)
                 base = sync_stack.enter_context(serve_in_thread(app))
                 client = await stack.enter_async_context(Client(f"{base}/mcp"))

@@ -1,12 +1,14 @@
 """The control plane: plain HTTP JSON for harnesses, beside the MCP endpoints and never part of
-them. Create, inspect, verify, snapshot, restore, fork and delete episodes; optionally behind a
-bearer token that agents never see."""
+them. Create, inspect, verify, snapshot, restore, fork and delete episodes; behind a bearer
+token that agents never see (unless the operator opens it with --no-auth), and behind the Host
+and Origin check of `mcpsim.access` like every route."""
 
 from __future__ import annotations
 
 import hmac
 import json
-import sqlite3
+import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -18,17 +20,19 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpsim import __version__
-from mcpsim.episode import Episode, snapshot_world
-from mcpsim.faults import FaultProfile, load_profile
+from mcpsim.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url, verdict_for
+from mcpsim.episode import Episode, EpisodeClosed
+from mcpsim.faults import FaultProfile, profile_from_request
 from mcpsim.manager import EpisodeLimitReached, EpisodeManager
 from mcpsim.recording import episode_trajectory
 from mcpsim.scenario import GoldActionError, TaskSetupError
+from mcpsim.snapshots import SnapshotError, load_untrusted, process_key, sign_episode
 from mcpsim.tasks import TaskFileError
 from mcpsim.verifier import GradingUnavailable
 from mcpsim.world import World
 
 MAX_BODY_BYTES = 64 * 1024
-MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024  # restore uploads (ControlPlane.max_snapshot_bytes)
 
 
 class CreateEpisode(BaseModel):
@@ -38,8 +42,9 @@ class CreateEpisode(BaseModel):
     scale: str | None = Field(None, max_length=32, description="Default 'default'; a task brings its own")
     task: str | None = Field(None, max_length=100, description="A task id: its seed, scale and setup are used")
     faults: str | dict[str, Any] | None = Field(
-        None, description="A fault profile: none, flaky, hostile, or one written inline; default: the task's, "
-                          "else the server's --faults")
+        None, description="A fault profile: none, flaky, hostile (or a profile of the server's --faults-dir) by "
+                          "name, or one written inline; never a file path. Default: the task's, else the "
+                          "server's --faults")
 
 
 class VerifyEpisode(BaseModel):
@@ -60,6 +65,74 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None, **e
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
 
+MAX_JSON_DEPTH = 32
+
+
+async def read_body(request: Request, limit: int, what: str) -> bytes:
+    """The whole body, streamed into one buffer (linear, not quadratic), 413 past `limit` bytes
+    (at once when Content-Length says so)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise HttpError(413, f"{what} larger than {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise HttpError(413, f"{what} larger than {limit} bytes")
+    return bytes(body)
+
+
+def _no_constant(name: str) -> Any:
+    raise HttpError(422, f"request body holds {name}: numbers must be finite")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise HttpError(422, f"request body holds the number {text[:40]}, out of range: numbers must be finite")
+    return value
+
+
+def _check_json_value(value: Any) -> None:
+    """Depth and text of a parsed body (iterative: no recursion on hostile input)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            texts: list[str] = [item]
+        elif isinstance(item, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise HttpError(422, f"request body is nested more than {MAX_JSON_DEPTH} levels deep")
+            texts = [k for k in item if isinstance(k, str)] if isinstance(item, dict) else []
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+        else:
+            continue
+        for text in texts:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise HttpError(422, "request body holds a lone surrogate (such as \\udcff): strings must be "
+                                     "valid Unicode") from None
+
+
+def parse_json(body: bytes) -> Any:
+    """Strict JSON: UTF-8, finite numbers, valid Unicode strings, at most MAX_JSON_DEPTH deep."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HttpError(400, f"request body is not valid UTF-8: {exc}") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise HttpError(422, f"request body is nested more than {MAX_JSON_DEPTH} levels deep") from None
+    except json.JSONDecodeError as exc:
+        raise HttpError(400, f"request body is not valid JSON: {exc}") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise HttpError(422, f"request body holds an unreadable value: {exc}") from None
+    _check_json_value(value)
+    return value
+
+
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -67,11 +140,36 @@ Handler = Callable[[Request], Awaitable[Response]]
 class ControlPlane:
     """The control-plane routes over one EpisodeManager and the worlds a server hosts."""
 
+    faults_dirs: tuple[str, ...] = ()  # the operator's directories of named fault profiles (--faults-dir)
+    snapshot_key: bytes | None = None  # signs snapshots (--snapshot-key); None: the process's generated key
+    max_snapshot_bytes: int = MAX_SNAPSHOT_BYTES  # largest restore upload
+
+    @property
+    def key(self) -> bytes:
+        return self.snapshot_key if self.snapshot_key is not None else process_key()
+
     def __init__(self, worlds: list[World], manager: EpisodeManager, *, token: str | None = None,
-                 faults: FaultProfile | None = None) -> None:
+                 no_auth: bool = False, faults: FaultProfile | None = None, public_url: str | None = None,
+                 verdict_detail: VerdictDetail | None = None, bind_host: str = "127.0.0.1") -> None:
+        """Closed by default: every route but /health needs `token` as a bearer token; only an
+        explicit `no_auth=True` opens it. `mcp_url`s are built from `public_url` (None: the address
+        of the socket that accepted the request), never from the request's Host header.
+        `verdict_detail`: what POST .../verify (and the trajectory) tell a caller; None: "full"
+        behind a token (the caller is the operator's harness), "summary" without one."""
+        if token is None and not no_auth:
+            raise ValueError("the control plane needs a token, or no_auth=True to open it (local experiments)")
+        if token is not None and no_auth:
+            raise ValueError("give a control-plane token or no_auth=True, not both")
+        if verdict_detail is not None and verdict_detail not in VERDICT_DETAILS:
+            raise ValueError(f"verdict_detail must be one of {', '.join(VERDICT_DETAILS)}, not {verdict_detail!r}")
         self.worlds = {w.name: w for w in worlds}
         self.manager = manager
         self.token = token
+        self.public_url = normalize_public_url(public_url) if public_url else None
+        self.bind_host = bind_host
+        self.verdict_detail: VerdictDetail = verdict_detail or ("full" if token is not None else "summary")
+        self._grading_locks: weakref.WeakKeyDictionary[Episode, threading.Lock] = weakref.WeakKeyDictionary()
+        self._grading_locks_lock = threading.Lock()
         self.faults = faults  # for episodes created without a profile of their own
         manager.worlds = self.lookup
 
@@ -82,7 +180,7 @@ class ControlPlane:
             raise LookupError(f"unknown world {name!r} (this server has: {', '.join(sorted(self.worlds))})") from None
 
     def authorized(self, request: Request) -> bool:
-        if self.token is None:
+        if self.token is None:  # no_auth: opened by the operator
             return True
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
@@ -101,7 +199,9 @@ class ControlPlane:
         return endpoint
 
     def routes(self) -> list[Route]:
-        g = self.guarded
+        def g(handler: Handler) -> Handler:
+            return self.guarded(self.lifecycle(handler))
+
         return [
             Route("/health", self.health, methods=["GET"]),
             Route("/worlds", g(self.list_worlds), methods=["GET"]),
@@ -119,6 +219,19 @@ class ControlPlane:
             Route("/episodes/{episode_id}/trajectory", g(self.trajectory), methods=["GET"]),
         ]
 
+    @staticmethod
+    def lifecycle(handler: Handler) -> Handler:
+        """An episode deleted or expired while a request on it was running: the operation was
+        refused before touching its database (`EpisodeClosed`), answered 404 with the reason."""
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except EpisodeClosed as exc:
+                raise HttpError(404, str(exc)) from None
+
+        return endpoint
+
     def episode_of(self, request: Request) -> Episode:
         try:
             return self.manager.get(request.path_params["episode_id"])
@@ -126,7 +239,10 @@ class ControlPlane:
             raise HttpError(404, str(exc)) from None
 
     def mcp_url(self, request: Request, episode: Episode) -> str:
-        return f"{str(request.base_url).rstrip('/')}/episodes/{episode.id}/mcp"
+        """From the configured public URL (or the listening socket), never from the Host header:
+        a client cannot make the server hand out URLs of a host of its choosing."""
+        base = self.public_url or socket_base_url(request.scope, self.bind_host)
+        return f"{base}/episodes/{episode.id}/mcp"
 
     def describe(self, request: Request, episode: Episode) -> dict[str, Any]:
         return {
@@ -146,17 +262,13 @@ class ControlPlane:
         }
 
     async def read_json(self, request: Request) -> Any:
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY_BYTES:
-                raise HttpError(413, f"request body larger than {MAX_BODY_BYTES} bytes")
+        """The request's JSON body, refused with the reason: 413 past MAX_BODY_BYTES, 400 for
+        invalid UTF-8 or JSON, 422 for nesting deeper than MAX_JSON_DEPTH, non-finite numbers
+        (NaN, Infinity, 1e400) and lone surrogates ("\\udcff")."""
+        body = await read_body(request, MAX_BODY_BYTES, "request body")
         if not body:
             return {}
-        try:
-            return json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise HttpError(400, f"request body is not valid JSON: {exc}") from None
+        return parse_json(body)
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "version": __version__, "episodes": len(self.manager),
@@ -174,7 +286,7 @@ class ControlPlane:
             spec = CreateEpisode.model_validate(body)
         except ValidationError as exc:
             return _error(422, "invalid episode request", details=json.loads(exc.json(include_url=False)))
-        world_name = spec.world or (self.manager.default.world.name if self.manager.default else None)
+        world_name = spec.world or (self.manager.default_world.name if self.manager.default_world else None)
         if world_name is None:
             raise HttpError(422, "no world given and this server has no default world")
         try:
@@ -186,7 +298,7 @@ class ControlPlane:
                         raise ValueError(f"task {task.id} runs at {name} {own!r}; leave {name} out or give {own!r}")
             else:
                 world.scale_params(spec.scale or "default")
-            profile: Any = load_profile(spec.faults) if spec.faults is not None else (
+            profile: Any = profile_from_request(spec.faults, self.faults_dirs) if spec.faults is not None else (
                 "task" if spec.task is not None and self.faults is None else self.faults)
             if profile is not None and profile != "task" and profile.edge_data and not world.has_edge_data:
                 raise ValueError(f"world {world.name} has no edge-case data for the profile's edge_data")
@@ -202,14 +314,21 @@ class ControlPlane:
         return JSONResponse(self.describe(request, episode), status_code=201)
 
     async def list_episodes(self, request: Request) -> Response:
-        return JSONResponse([self.describe(request, e) for e in self.manager.list()])
+        described = []
+        for episode in self.manager.list():
+            try:
+                described.append(self.describe(request, episode))
+            except EpisodeClosed:  # deleted meanwhile: no longer listed
+                pass
+        return JSONResponse(described)
 
     async def get_episode(self, request: Request) -> Response:
         return JSONResponse(self.describe(request, self.episode_of(request)))
 
     async def delete_episode(self, request: Request) -> Response:
         episode_id = request.path_params["episode_id"]
-        if not self.manager.delete(episode_id):
+        # Off the event loop: closing waits for the operation in progress on the episode.
+        if not await anyio.to_thread.run_sync(self.manager.delete, episode_id):
             raise HttpError(404, f"episode {episode_id} does not exist (it was deleted or expired)")
         return Response(status_code=204)
 
@@ -235,11 +354,12 @@ class ControlPlane:
 
     async def get_changes(self, request: Request) -> Response:
         episode = self.episode_of(request)
-        return JSONResponse({"id": episode.id, "changes": [c._asdict() for c in episode.changes()]})
+        changes = await anyio.to_thread.run_sync(episode.changes)
+        return JSONResponse({"id": episode.id, "changes": [c._asdict() for c in changes]})
 
     async def end_episode(self, request: Request) -> Response:
         episode = self.episode_of(request)
-        episode.end()
+        await anyio.to_thread.run_sync(episode.end)
         return JSONResponse(self.describe(request, episode))
 
     async def verify_episode(self, request: Request) -> Response:
@@ -254,21 +374,42 @@ class ControlPlane:
                                  "there is no rubric to grade it against")
         verifier = self.manager.verifier(episode.world.name)
         try:
-            verdict = await anyio.to_thread.run_sync(
-                lambda: verifier.grade(episode, episode.task_id, spec.answer, conversation=spec.messages))
+            verdict = await anyio.to_thread.run_sync(self._grade_once, verifier, episode, spec)
         except GradingUnavailable as exc:  # not a verdict: the caller retries
             return _error(503, str(exc), headers={"Retry-After": "5"})
-        return JSONResponse(verdict.model_dump(mode="json"))
+        return JSONResponse(verdict_for(verdict, self.verdict_detail))
+
+    def _grade_once(self, verifier: Any, episode: Episode, spec: VerifyEpisode) -> dict[str, Any]:
+        """A verdict is final: the first grading's verdict is stored in the episode's database
+        and every later verify returns it unchanged, whatever the new answer (one grading at a
+        time per episode). In summary mode only the summary is stored: the detail never leaves
+        the grading, not even through a snapshot or the trajectory."""
+        with self._grading_locks_lock:
+            lock = self._grading_locks.setdefault(episode, threading.Lock())
+        with lock:
+            stored = episode.verdict
+            if stored is not None:
+                return stored
+            redact = None if self.verdict_detail == "full" else (lambda v: verdict_for(v, self.verdict_detail))
+            verdict = verifier.grade(episode, episode.task_id, spec.answer, conversation=spec.messages, stored=redact)
+            graded = verdict.model_dump(mode="json")
+            return graded if redact is None else redact(graded)
 
     async def snapshot_episode(self, request: Request) -> Response:
+        """The episode's database with a signed trailer (see `mcpsim.snapshots`): restorable on a
+        server with the same snapshot key, and still a plain SQLite file."""
         episode = self.episode_of(request)
-        data = await anyio.to_thread.run_sync(episode.snapshot)
+        data = await anyio.to_thread.run_sync(sign_episode, episode, self.key)
         return Response(data, media_type="application/vnd.sqlite3",
                         headers={"Content-Disposition": f'attachment; filename="{episode.id}.sqlite"'})
 
     async def trajectory(self, request: Request) -> Response:
         episode = self.episode_of(request)
-        trajectory = await anyio.to_thread.run_sync(lambda: episode_trajectory(episode, verdict=episode.verdict))
+        def shown() -> Any:
+            stored = episode.verdict
+            return episode_trajectory(episode, verdict=verdict_for(stored, self.verdict_detail) if stored else None)
+
+        trajectory = await anyio.to_thread.run_sync(shown)
         return JSONResponse(trajectory.model_dump(mode="json"))
 
     async def restore_episode(self, request: Request) -> Response:
@@ -276,16 +417,14 @@ class ControlPlane:
         partial rollout."""
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/vnd.sqlite3":
             raise HttpError(415, "send the snapshot's bytes with Content-Type: application/vnd.sqlite3")
-        data = b""
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > MAX_SNAPSHOT_BYTES:
-                raise HttpError(413, f"snapshot larger than {MAX_SNAPSHOT_BYTES} bytes")
+        data = await read_body(request, self.max_snapshot_bytes, "snapshot")
+        # Checked off the event loop: the signature, then the schema (see mcpsim.snapshots).
         try:
-            world_name = snapshot_world(data)
-            episode = Episode.restore(self.lookup(world_name), data)
-        except (ValueError, LookupError, sqlite3.Error) as exc:
-            raise HttpError(422, f"not an mcpsim episode of a world this server has: {exc}") from None
+            episode = await anyio.to_thread.run_sync(load_untrusted, self.lookup, data, self.key)
+        except SnapshotError as exc:
+            raise HttpError(422, f"snapshot refused: {exc}") from None
+        except LookupError as exc:
+            raise HttpError(422, "snapshot refused: " + str(exc).strip("'\"")) from None
         try:
             self.manager.add(episode)
         except EpisodeLimitReached as exc:
@@ -295,8 +434,10 @@ class ControlPlane:
 
     async def fork_episode(self, request: Request) -> Response:
         source = self.episode_of(request)
+        fork = await anyio.to_thread.run_sync(source.fork)
         try:
-            episode = self.manager.add(source.fork())
+            episode = self.manager.add(fork)
         except EpisodeLimitReached as exc:
+            fork.close("refused (the server is full)")
             raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
         return JSONResponse(self.describe(request, episode), status_code=201)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import random
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +28,7 @@ from mcpsim import sqlite
 from mcpsim.faults import FaultProfile
 from mcpsim.seeding import IdGenerator, derive_seed
 from mcpsim.templates import TemplateCache, engine_for, process_templates
+from mcpsim.textsafe import lone_surrogate, scrub
 from mcpsim.world import PartialFailure, ToolContext, ToolSpec, World, WorldError
 
 log = structlog.get_logger("mcpsim.episode")
@@ -77,6 +79,20 @@ class CallResult:
         return self.error is not None
 
 
+class EpisodeClosed(LookupError):
+    """The episode was closed (deleted, expired, or its server shut down) and does no more work.
+    A LookupError: to a caller it is an episode that no longer exists."""
+
+    def __init__(self, episode_id: str, reason: str = "closed") -> None:
+        super().__init__(f"episode {episode_id} was {reason}; it no longer exists")
+        self.episode_id, self.reason = episode_id, reason
+
+
+def _database_bytes(conn: sqlite3.Connection) -> int:
+    """The size of a database: its page count times its page size."""
+    return conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
+
+
 def snapshot_world(data: bytes) -> str:
     """The world name recorded in a snapshot's bytes (ValueError if they are not an episode)."""
     conn = sqlite.connect(data)
@@ -111,6 +127,8 @@ class Episode:
         self._stale: tuple[bytes, int] | None = None
         self.last_used = 0.0  # set by the EpisodeManager that hosts it (its own clock)
         self._lock = threading.Lock()
+        self._closed: str | None = None  # why the episode was closed (deleted, expired...), once it is
+        self.size_bytes = _database_bytes(conn)  # its database's size, kept current by `_open`
         self.log = log.bind(world=world.name, episode=id)
 
     @classmethod
@@ -149,6 +167,9 @@ class Episode:
         if spec is None:
             known = ", ".join(sorted(self.world.tools))
             return self.refuse(tool, arguments, f"Unknown tool {tool!r}. Available tools: {known}")
+        if (where := lone_surrogate(arguments)) is not None:  # SQLite and UTF-8 JSON cannot hold it
+            return self.refuse(tool, arguments, f"Invalid arguments for {tool}: {where} holds a lone surrogate "
+                                                "(such as \\udcff), which is not valid Unicode; nothing was done")
         try:
             args = spec.args_model.model_validate(arguments or {})
         except ValidationError as exc:
@@ -156,18 +177,22 @@ class Episode:
         return self.run(spec, {name: getattr(args, name) for name in type(args).model_fields})
 
     def refuse(self, tool: str, arguments: Any, error: str) -> CallResult:
-        """Record a call that never ran (unknown tool, invalid arguments) and return its error."""
+        """Record a call that never ran (unknown tool, invalid arguments) and return its error.
+        Invalid Unicode in what the client sent is stored as U+FFFD, so the transcript, the
+        trajectory and the journal always encode."""
         spec = self.world.tools.get(tool)
-        with self._lock:
+        tool, error = scrub(tool), scrub(error)
+        with self._open():
             clock = sqlite.read_meta(self.conn)["clock"]
-            sqlite.record_call(self.conn, None, tool, to_jsonable_python(arguments, fallback=str), ok=False,
-                               error=error, bug=False, result=None, clock=clock, writes=bool(spec and spec.writes))
+            sqlite.record_call(self.conn, None, tool, to_jsonable_python(scrub(arguments), fallback=str),
+                               ok=False, error=error, bug=False, result=None, clock=clock,
+                               writes=bool(spec and spec.writes))
         return CallResult(tool, error=error)
 
     def run(self, spec: ToolSpec, kwargs: dict[str, Any]) -> CallResult:
         """Run a tool with already-validated arguments in one transaction, after the fault
         profile (if any) had its say."""
-        with self._lock:
+        with self._open():
             if spec.writes and sqlite.meta_value(self.conn, "ended", False):
                 error = "This episode has ended; its state is frozen and no longer changes."
                 self._record_failure(spec, kwargs, error, bug=False)
@@ -286,7 +311,7 @@ class Episode:
 
     def set_faults(self, profile: FaultProfile | None) -> None:
         """Inject faults from now on (stored in the database: snapshots keep the profile)."""
-        with self._lock:
+        with self._open():
             sqlite.write_meta(self.conn, {"faults": profile.model_dump(mode="json") if profile else None})
             self.faults = profile
 
@@ -295,18 +320,18 @@ class Episode:
 
     def end(self) -> None:
         """Freeze the episode: from now on write tools are refused, reads still answer."""
-        with self._lock:
+        with self._open():
             sqlite.write_meta(self.conn, {"ended": True})
 
     @property
     def ended(self) -> bool:
-        with self._lock:
+        with self._open():
             return bool(sqlite.meta_value(self.conn, "ended", False))
 
     @property
     def flags(self) -> list[str]:
         """Why this episode must not be graded as a pass (simulator bugs), oldest first."""
-        with self._lock:
+        with self._open():
             return list(sqlite.meta_value(self.conn, "flags", []))
 
     @property
@@ -320,21 +345,53 @@ class Episode:
     @property
     def verdict(self) -> dict[str, Any] | None:
         """The verdict of the latest grading, if graded."""
-        with self._lock:
+        with self._open():
             return sqlite.meta_value(self.conn, "verdict")
 
     @verdict.setter
     def verdict(self, value: dict[str, Any] | None) -> None:
-        with self._lock:
+        with self._open():
             sqlite.write_meta(self.conn, {"verdict": value})
 
-    def close(self) -> None:
-        self.engine.dispose()
-        self.conn.close()
+    def close(self, reason: str = "closed") -> None:
+        """Free the database, for good. Takes the episode's lock, so it waits for the operation in
+        progress and a connection is never closed under a running statement (which crashed the
+        process in SQLite); every later operation raises `EpisodeClosed` with `reason` ("deleted",
+        "expired"...). Closing twice is harmless."""
+        with self._lock:
+            if self._closed is not None:
+                return
+            self._closed = reason
+            self.engine.dispose()
+            self.conn.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    @contextmanager
+    def _open(self) -> Iterator[None]:
+        """Hold the episode's lock for one operation on its database, refusing a closed episode.
+        Every use of `self.conn` outside `__init__` and `close` goes through this."""
+        with self._lock:
+            if self._closed is not None:
+                raise EpisodeClosed(self.id, self._closed)
+            try:
+                yield
+            finally:
+                self.size_bytes = _database_bytes(self.conn)
+
+    def set_progress_handler(self, handler: Callable[[], int] | None, n: int) -> None:
+        """Install (or, with None, remove) a SQLite progress handler (the grader's work budget).
+        Removing one from a closed episode is a no-op."""
+        if handler is None and self._closed is not None:
+            return
+        with self._open():
+            self.conn.set_progress_handler(handler, n)
 
     def snapshot(self) -> bytes:
         """The database bytes: world rows, clock, id counters and change log."""
-        with self._lock:
+        with self._open():
             return self.conn.serialize()
 
     def fork(self, id: str = "default") -> Episode:
@@ -344,11 +401,11 @@ class Episode:
     # -- reading state -----------------------------------------------------------------------
 
     def state_hash(self) -> str:
-        with self._lock:
+        with self._open():
             return sqlite.state_hash(self.conn, self.world.metadata)
 
     def tables(self, names: list[str] | None = None, limit: int | None = None) -> dict[str, list[dict[str, Any]]]:
-        with self._lock:
+        with self._open():
             return {
                 t.name: sqlite.dump_table(self.conn, t, limit)
                 for t in sqlite.world_tables(self.world.metadata)
@@ -357,25 +414,25 @@ class Episode:
 
     def transcript(self) -> list[sqlite.CallRecord]:
         """Every call this episode saw, in order, refused and failed ones included."""
-        with self._lock:
+        with self._open():
             return sqlite.read_calls(self.conn)
 
     def changes(self) -> list[sqlite.Change]:
-        with self._lock:
+        with self._open():
             return sqlite.read_changes(self.conn)
 
     def net_changes(self) -> sqlite.NetChanges:
         """Net row changes, with the ids the episode's calls drew (which grading renames)."""
-        with self._lock:
+        with self._open():
             return sqlite.net_changes(sqlite.read_changes(self.conn), sqlite.read_ids(self.conn))
 
     def clock(self) -> datetime:
-        with self._lock:
+        with self._open():
             return datetime.fromisoformat(sqlite.read_meta(self.conn)["clock"])
 
     @property
     def calls(self) -> int:
-        with self._lock:
+        with self._open():
             return sqlite.read_meta(self.conn)["call_seq"]
 
     def table(self, name: str) -> Table:
@@ -392,7 +449,7 @@ class Episode:
     def edit(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> int:
         """Run one write statement outside any tool (task setup, never an agent's path); returns
         the number of rows it changed. Logged like a call's changes, under call number 0."""
-        with self._lock:
+        with self._open():
             saved = sqlite.read_meta(self.conn)["call_seq"]
             self.conn.execute("BEGIN")
             try:
@@ -407,7 +464,7 @@ class Episode:
 
     def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Read-only SQL over the episode's database (tests, graders, debugging)."""
-        with self._lock:
+        with self._open():
             self.conn.execute("PRAGMA query_only = ON")
             try:
                 cur = self.conn.execute(sql, params)

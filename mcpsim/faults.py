@@ -18,19 +18,35 @@ Kinds:
 Besides, `latency_s` adds virtual time to every call (and `real_delay` really waits), and
 `edge_data` asks the world for edge-case data (unicode, very long strings, empty optional
 fields) when the episode is created.
+
+Every number is bounded (rates in [0, 1], delays and retry-after at most `MAX_DELAY_S`, windows,
+page sizes and scripts small), so a profile cannot hold a call for days or a server's memory.
+A profile from a request (`profile_from_request`) is a built-in name or written inline: files
+are read only from directories the operator configured (`mcpsim serve --faults-dir`).
 """
 
 from __future__ import annotations
 
 import random
+import re
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcpsim.seeding import derive_seed
+
+MAX_DELAY_S = 60.0  # the most virtual (or, with real_delay, real) seconds one call may take
+MAX_RETRY_AFTER_S = 60
+MAX_STALE_WINDOW = 20
+MAX_PAGE_SIZE = 100
+MAX_TRUNCATE_AT = 100_000
+MAX_ATTEMPT = 100_000  # a scripted fault's attempt number
+MAX_RULES = 100
+MAX_SCRIPT = 1000
 
 FaultKind = Literal["transient", "rate_limit", "timeout", "partial", "stale", "paginate", "truncate"]
 KINDS: tuple[str, ...] = ("transient", "rate_limit", "timeout", "partial", "stale", "paginate", "truncate")
@@ -39,7 +55,7 @@ KINDS: tuple[str, ...] = ("transient", "rate_limit", "timeout", "partial", "stal
 class Rates(BaseModel):
     """Probabilities per attempt of each kind (they may not add up to more than 1)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     transient: float = Field(0.0, ge=0, le=1)
     rate_limit: float = Field(0.0, ge=0, le=1)
     timeout: float = Field(0.0, ge=0, le=1)
@@ -56,32 +72,41 @@ class Rates(BaseModel):
 
 
 class ToolRule(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    tools: str = Field("*", description="A tool-name pattern such as 'cancel_*'")
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    tools: str = Field("*", max_length=100, description="A tool-name pattern such as 'cancel_*'")
     rates: Rates = Rates()
 
 
 class ScriptedFault(BaseModel):
     """Exactly this fault at the `call`-th attempt (1-based) of `tool`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    tool: str
-    call: int = Field(ge=1)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    tool: str = Field(max_length=100)
+    call: int = Field(ge=1, le=MAX_ATTEMPT)
     fault: FaultKind
 
 
 class FaultProfile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,40}$")
-    rules: list[ToolRule] = []  # the first rule whose pattern matches a tool applies
-    script: list[ScriptedFault] = []
-    latency_s: tuple[float, float] = (0.0, 0.0)  # virtual seconds added per call, uniform in [lo, hi]
+    # the first rule whose pattern matches a tool applies
+    rules: list[ToolRule] = Field([], max_length=MAX_RULES)
+    script: list[ScriptedFault] = Field([], max_length=MAX_SCRIPT)
+    # virtual seconds added per call, uniform in [lo, hi]
+    latency_s: tuple[Annotated[float, Field(ge=0, le=MAX_DELAY_S)], Annotated[float, Field(ge=0, le=MAX_DELAY_S)]] = (
+        0.0, 0.0)
     real_delay: bool = False  # also really wait that long (HTTP/stdio serving only)
-    retry_after_s: int = Field(5, ge=1)
-    stale_window: int = Field(2, ge=1, description="reads after a write that may be stale")
-    page_size: int = Field(2, ge=1)
-    truncate_at: int = Field(80, ge=8)
+    retry_after_s: int = Field(5, ge=1, le=MAX_RETRY_AFTER_S)
+    stale_window: int = Field(2, ge=1, le=MAX_STALE_WINDOW, description="reads after a write that may be stale")
+    page_size: int = Field(2, ge=1, le=MAX_PAGE_SIZE)
+    truncate_at: int = Field(80, ge=8, le=MAX_TRUNCATE_AT)
     edge_data: bool = False
+
+    @model_validator(mode="after")
+    def _latency_ordered(self) -> FaultProfile:
+        if self.latency_s[0] > self.latency_s[1]:
+            raise ValueError(f"latency_s is [lo, hi] with lo <= hi, got {list(self.latency_s)}")
+        return self
 
     @property
     def can_be_stale(self) -> bool:
@@ -155,3 +180,54 @@ def load_profile(spec: str | dict[str, Any] | FaultProfile | None) -> FaultProfi
         except (yaml.YAMLError, ValueError) as exc:
             raise FaultProfileError(f"{path}: {exc}") from None
     raise FaultProfileError(f"unknown fault profile {spec!r}: use {', '.join(BUILTIN)} or a YAML file")
+
+
+PROFILE_SUFFIXES = (".yaml", ".yml", ".json")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,40}$")
+
+
+def _directory_profiles(dirs: Sequence[Path | str]) -> dict[str, Path]:
+    """Profile files in the operator's directories by name (the first directory wins)."""
+    found: dict[str, Path] = {}
+    for folder in dirs:
+        folder = Path(folder)
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.suffix in PROFILE_SUFFIXES and _NAME.match(path.stem) and path.is_file():
+                found.setdefault(path.stem, path)
+    return found
+
+
+def available_profiles(dirs: Sequence[Path | str] = ()) -> list[str]:
+    """The names a request may use: the built-ins, then the operator's directories' profiles."""
+    return [*BUILTIN, *sorted(set(_directory_profiles(dirs)) - set(BUILTIN))]
+
+
+def profile_from_request(spec: str | dict[str, Any] | None, dirs: Sequence[Path | str] = ()) -> FaultProfile | None:
+    """A profile named or written by a client (the control plane): a built-in name, the name of
+    a profile in one of the operator's `dirs`, or an inline object. Never a path: a string that
+    is none of the names is refused with the same message whether or not such a file exists,
+    and nothing outside `dirs` is read."""
+    if spec is None:
+        return None
+    if isinstance(spec, dict):
+        try:
+            return FaultProfile.model_validate(spec)
+        except ValueError as exc:
+            raise FaultProfileError(f"invalid inline fault profile: {exc}") from None
+    if not isinstance(spec, str):
+        raise FaultProfileError("a fault profile is a name or an inline object")
+    if spec in BUILTIN:
+        return BUILTIN[spec]
+    names = available_profiles(dirs)
+    if dirs and _NAME.match(spec):
+        path = _directory_profiles(dirs).get(spec)
+        if path is not None:
+            try:
+                return FaultProfile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+            except (OSError, yaml.YAMLError, ValueError) as exc:
+                raise FaultProfileError(f"the server's fault profile {spec!r} is invalid: {exc}") from None
+    raise FaultProfileError(
+        f"unknown fault profile: use one of {', '.join(names)}, or write the profile inline as an object "
+        "(a request never names a file)")

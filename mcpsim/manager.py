@@ -6,6 +6,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import structlog
@@ -15,28 +16,47 @@ from mcpsim.faults import FaultProfile
 from mcpsim.registry import load_world
 from mcpsim.scenario import task_episode
 from mcpsim.tasks import TaskSet, load_tasks
-from mcpsim.templates import TemplateCache
+from mcpsim.templates import TemplateCache, format_size, parse_size  # noqa: F401 (parse_size: for callers)
 from mcpsim.verifier import Verifier
 from mcpsim.world import World
 
 log = structlog.get_logger("mcpsim.manager")
 
 DEFAULT_ID = "default"
+DEFAULT_MAX_EPISODES = 1000
+DEFAULT_MAX_EPISODE_BYTES = 4 * 1024**3  # 4 GiB of live episode databases
 
 
 class EpisodeLimitReached(RuntimeError):
     pass
 
 
+@dataclass(frozen=True)
+class DefaultSpec:
+    """What `/mcp` serves: episodes of this world, seed, scale and fault profile."""
+
+    world: World
+    seed: int
+    scale: str
+    faults: FaultProfile | None
+    shared: bool  # one episode for every client (--shared-default), else one per client
+
+
 class EpisodeManager:
     """Creates, finds and removes episodes. The default episode (served at `/mcp`) never expires
-    and does not count against the cap."""
+    and does not count against the caps: at most `max_episodes` live episodes, holding at most
+    `max_episode_bytes` of databases together (None: no byte cap). An episode's size is its
+    database's page count times its page size, kept current after every operation on it.
+
+    Removing an episode (delete, expiry, shutdown) closes it under its own lock: an operation in
+    progress finishes first, and any later one on it raises `EpisodeClosed` (a LookupError)."""
 
     def __init__(
         self,
         templates: TemplateCache,
         *,
-        max_episodes: int = 1000,
+        max_episodes: int = DEFAULT_MAX_EPISODES,
+        max_episode_bytes: int | None = DEFAULT_MAX_EPISODE_BYTES,
         ttl_seconds: float | None = 3600.0,
         worlds: Callable[[str], World] = load_world,
         tasks: Callable[[str], TaskSet] = load_tasks,
@@ -45,6 +65,7 @@ class EpisodeManager:
     ) -> None:
         self.templates = templates
         self.max_episodes = max_episodes
+        self.max_episode_bytes = max_episode_bytes
         self.ttl_seconds = ttl_seconds
         self.worlds = worlds
         self.tasks = tasks
@@ -53,14 +74,35 @@ class EpisodeManager:
         self._verifiers: dict[str, Verifier] = {}
         self._episodes: dict[str, Episode] = {}
         self._lock = threading.Lock()
-        self.default: Episode | None = None
+        self.default: Episode | None = None  # the one episode `/mcp` serves to everyone (--shared-default)
+        self.default_spec: DefaultSpec | None = None  # what `/mcp` serves: shared, or one fresh episode per client
 
     def __len__(self) -> int:
         return len(self._episodes)
 
-    def set_default(self, world: World, seed: int, scale: str, faults: FaultProfile | None = None) -> Episode:
-        self.default = Episode.create_with_faults(world, seed, scale, faults, id=DEFAULT_ID, templates=self.templates)
+    def set_default(self, world: World, seed: int, scale: str, faults: FaultProfile | None = None, *,
+                    shared: bool = False) -> Episode | None:
+        """What `/mcp` serves. By default each client (MCP session) gets a fresh episode of this
+        world, seed and scale (`create_default`), so agents cannot see, or pass notes through, each
+        other's writes. `shared=True` builds the one old-style default episode that every client of
+        `/mcp` shares (id "default", never expires, outside the caps); it is returned."""
+        self.default_spec = DefaultSpec(world, seed, scale, faults, shared)
+        self.default = (Episode.create_with_faults(world, seed, scale, faults, id=DEFAULT_ID, templates=self.templates)
+                        if shared else None)
         return self.default
+
+    @property
+    def default_world(self) -> World | None:
+        """The world of `/mcp` (and of POST /episodes without a world), if the server has one."""
+        return self.default_spec.world if self.default_spec else None
+
+    def create_default(self) -> Episode:
+        """A fresh episode like the default one, for one client of `/mcp`: a normal episode (an
+        unguessable id, the caps, the TTL, listed by GET /episodes)."""
+        spec = self.default_spec
+        if spec is None:
+            raise LookupError("this server has no default episode")
+        return self.create(spec.world.name, spec.seed, spec.scale, None, spec.faults)
 
     def verifier(self, world_name: str) -> Verifier:
         """The verifier of a world's tasks (tasks loaded once)."""
@@ -91,18 +133,32 @@ class EpisodeManager:
         try:
             self.add(episode)
         except EpisodeLimitReached:
-            episode.close()
+            episode.close("refused (the server is full)")
             raise
         log.info("episode created", world=world.name, episode=episode.id, seed=episode.seed, scale=episode.scale,
                  task=task)
         return episode
 
-    def _check_room(self) -> None:
+    def live_bytes(self) -> int:
+        """The bytes the live episodes' databases hold (the default episode left out)."""
+        return sum(e.size_bytes for e in list(self._episodes.values()))
+
+    def _check_room(self, new_bytes: int = 0) -> None:
+        """Refuse one more episode (of `new_bytes`, when known) past either cap (caller holds the lock)."""
         if len(self._episodes) >= self.max_episodes:
             raise EpisodeLimitReached(
                 f"this server already holds its maximum of {self.max_episodes} live episodes; "
                 "delete finished episodes (DELETE /episodes/{id}) or raise --max-episodes"
             )
+        if self.max_episode_bytes is not None:
+            used = self.live_bytes()
+            if used + new_bytes > self.max_episode_bytes:
+                raise EpisodeLimitReached(
+                    f"this server's live episodes hold {format_size(used)} of their "
+                    f"{format_size(self.max_episode_bytes)} memory budget"
+                    + (f" and a new one needs {format_size(new_bytes)}" if new_bytes else "")
+                    + "; delete finished episodes (DELETE /episodes/{id}) or raise --max-episode-bytes"
+                )
 
     def get(self, episode_id: str | None) -> Episode:
         """The episode with this id (None: the default one), or LookupError."""
@@ -112,8 +168,7 @@ class EpisodeManager:
             return self.default
         episode = self._episodes.get(episode_id)
         now = self.clock()
-        if episode is not None and self.ttl_seconds is not None and episode.last_used < now - self.ttl_seconds:
-            self.delete(episode_id)
+        if episode is not None and self.ttl_seconds is not None and self._expire(episode_id, now - self.ttl_seconds):
             episode = None
         if episode is None:
             raise LookupError(f"episode {episode_id} does not exist (it was deleted or expired)")
@@ -123,30 +178,42 @@ class EpisodeManager:
     def add(self, episode: Episode) -> Episode:
         """Register an episode made elsewhere (a fork or a restored snapshot) under a fresh id."""
         with self._lock:
-            self._check_room()
+            self._check_room(episode.size_bytes)
             episode.id = secrets.token_urlsafe(16)
             episode.log = episode.log.bind(episode=episode.id)
             episode.last_used = self.clock()
             self._episodes[episode.id] = episode
         return episode
 
-    def delete(self, episode_id: str) -> bool:
+    def delete(self, episode_id: str, reason: str = "deleted") -> bool:
+        """Remove and close an episode; False if there is none by that id (any more)."""
         with self._lock:
             episode = self._episodes.pop(episode_id, None)
         if episode is None:
             return False
-        self._retire(episode)
-        log.info("episode deleted", world=episode.world.name, episode=episode_id)
+        self._retire(episode, reason)
+        log.info(f"episode {reason}", world=episode.world.name, episode=episode_id)
         return True
 
-    def _retire(self, episode: Episode) -> None:
+    def _expire(self, episode_id: str, cutoff: float) -> bool:
+        """Remove an episode if it is (still) idle since before `cutoff`: one used meanwhile stays."""
+        with self._lock:
+            episode = self._episodes.get(episode_id)
+            if episode is None or episode.last_used >= cutoff:
+                return False
+            del self._episodes[episode_id]
+        self._retire(episode, "expired")
+        log.info("episode expired", world=episode.world.name, episode=episode_id)
+        return True
+
+    def _retire(self, episode: Episode, reason: str = "deleted") -> None:
         try:
             if self.on_retire is not None:
                 self.on_retire(episode)
         except Exception:
             log.exception("recording an episode failed", episode=episode.id)
         finally:
-            episode.close()
+            episode.close(reason)
 
     def list(self) -> list[Episode]:
         with self._lock:
@@ -158,14 +225,11 @@ class EpisodeManager:
             return []
         cutoff = self.clock() - self.ttl_seconds
         with self._lock:
-            expired = [i for i, e in self._episodes.items() if e.last_used < cutoff]
-        for episode_id in expired:
-            if self.delete(episode_id):
-                log.info("episode expired", episode=episode_id)
-        return expired
+            idle = [i for i, e in self._episodes.items() if e.last_used < cutoff]
+        return [episode_id for episode_id in idle if self._expire(episode_id, cutoff)]
 
     def close(self) -> None:
         for episode_id in list(self._episodes):
-            self.delete(episode_id)
+            self.delete(episode_id, "closed (the server shut down)")
         if self.default is not None:
-            self._retire(self.default)
+            self._retire(self.default, "closed (the server shut down)")

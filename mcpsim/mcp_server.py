@@ -25,7 +25,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, ToolAnnotations
 
 from mcpsim import __version__
-from mcpsim.episode import Episode
+from mcpsim.episode import Episode, EpisodeClosed
 from mcpsim.world import ToolSpec, World
 
 EPISODE_PATH = re.compile(r"/episodes/([^/]+)/mcp/?$")
@@ -92,9 +92,9 @@ class _RecordRejectedCalls:
         params = ctx.params or {}
         try:
             episode = self.resolve(_request_episode(ctx.request, ctx.meta))
-        except LookupError:
-            return result
-        episode.refuse(str(params.get("name")), params.get("arguments"), text)
+            episode.refuse(str(params.get("name")), params.get("arguments"), text)
+        except LookupError:  # gone, or deleted meanwhile (EpisodeClosed): nothing to record it in
+            pass
         return result
 
 
@@ -114,7 +114,10 @@ def _mcp_tool(spec: ToolSpec, resolve: EpisodeResolver) -> Callable[..., Any]:
         except LookupError as exc:
             raise ToolError(str(exc)) from None
         with structlog.contextvars.bound_contextvars(world=episode.world.name, episode=episode.id):
-            result = episode.run(spec, arguments)
+            try:
+                result = episode.run(spec, arguments)
+            except EpisodeClosed as exc:  # deleted or expired while the request was on its way
+                raise ToolError(str(exc)) from None
         if result.delay_s > 0:  # a fault profile with real delays
             await anyio.sleep(result.delay_s)
         if result.is_error:

@@ -139,13 +139,33 @@ def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
     )
 
 
+MAX_REJECTED_ARGUMENTS = 4096  # bytes of a failed or refused call's arguments kept in the transcript
+MAX_REJECTED_TEXT = 4096  # characters of its error message kept
+MAX_TOOL_NAME = 256  # characters of a tool name kept (an unknown tool's name is whatever was sent)
+TRUNCATED = "$truncated"  # marks arguments stored cut short: {"$truncated": true, "$bytes": n, "$head": "..."}
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… [{len(text)} characters in all]"
+
+
 def record_call(conn: sqlite3.Connection, call_seq: int | None, tool: str, arguments: Any, *, ok: bool,
                 error: str | None, bug: bool, result: Any, clock: str, writes: bool,
                 fault: dict[str, Any] | None = None) -> None:
+    """Append one call to the transcript. A call that did not succeed (refused, invalid, failed)
+    is whatever a client sent: its arguments are kept whole only up to MAX_REJECTED_ARGUMENTS
+    bytes of JSON, else as `{"$truncated": true, "$bytes": <full size>, "$head": <first bytes>}`,
+    and its tool name and error are clipped, so junk cannot grow an episode without bound."""
+    text = json.dumps(arguments, default=str)  # ASCII: one character per byte
+    if not ok:
+        if len(text) > MAX_REJECTED_ARGUMENTS:
+            text = json.dumps({TRUNCATED: True, "$bytes": len(text), "$head": text[:MAX_REJECTED_ARGUMENTS]})
+        tool = _clip(tool, MAX_TOOL_NAME)
+        error = None if error is None else _clip(error, MAX_REJECTED_TEXT)
     conn.execute(
         f"INSERT INTO {CALLS}(call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (call_seq, tool, json.dumps(arguments, default=str), ok, error, bug,
+        (call_seq, tool, text, ok, error, bug,
          None if result is None else json.dumps(result, default=str), clock, writes,
          None if fault is None else json.dumps(fault)),
     )

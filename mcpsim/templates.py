@@ -4,9 +4,11 @@ for every episode. Generating data costs seconds; cloning bytes costs about a mi
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -79,17 +81,96 @@ def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
     return out
 
 
-class TemplateCache:
-    """Template bytes per (world, version, seed, scale): built at most once per process, and kept
-    on disk under `cache_dir` when one is given (written atomically, keyed by world version, so
-    a changed world never reuses stale data). Safe to call from many threads."""
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
+          "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
 
-    def __init__(self, cache_dir: Path | str | None = None) -> None:
+
+def parse_size(text: str | int) -> int:
+    """A byte count from `4294967296`, `512MB`, `4GiB`, `1.5 GB` (SI or binary units)."""
+    if isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
+    if match is None or match.group(2).lower() not in _UNITS:
+        raise ValueError(f"{text!r} is not a size (use bytes, or a number with KB, MB, GB, KiB, MiB or GiB)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def format_size(n: int) -> str:
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+DEFAULT_TEMPLATE_BYTES = 1024**3  # 1 GiB of templates kept in memory per cache
+
+
+def _env_bytes(name: str, default: int | None) -> int | None:
+    """A byte budget from the environment (`0` or `none`: unlimited)."""
+    text = os.environ.get(name)
+    if not text:
+        return default
+    if text.strip().lower() in ("0", "none", "unlimited"):
+        return None
+    return parse_size(text)
+
+
+class TemplateCache:
+    """Template bytes per (world, version, seed, scale): built at most once while cached, and kept
+    on disk under `cache_dir` when one is given (written atomically, keyed by world version, so
+    a changed world never reuses stale data). Safe to call from many threads.
+
+    Memory is bounded by `max_bytes` (None: unbounded): past it, the least recently used templates
+    are dropped from memory (a later request reloads them from disk or rebuilds them, with the
+    same bytes). A template larger than the whole budget is served but not kept."""
+
+    def __init__(self, cache_dir: Path | str | None = None, *, max_bytes: int | None = DEFAULT_TEMPLATE_BYTES) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.max_bytes = max_bytes
         self.builds = 0  # how many templates this cache generated (not loaded from disk)
-        self._bytes: dict[tuple[object, ...], bytes] = {}
+        self.evictions = 0  # how many templates the budget dropped from memory
+        self._bytes: OrderedDict[tuple[object, ...], bytes] = OrderedDict()  # least recently used first
+        self._size = 0
         self._locks: dict[tuple[object, ...], threading.Lock] = {}
         self._guard = threading.Lock()
+
+    @property
+    def size_bytes(self) -> int:
+        """The bytes of the templates held in memory."""
+        return self._size
+
+    def set_max_bytes(self, max_bytes: int | None) -> None:
+        """Change the budget, evicting at once what no longer fits."""
+        with self._guard:
+            self.max_bytes = max_bytes
+            self._evict()
+
+    def _cached(self, key: tuple[object, ...]) -> bytes | None:
+        with self._guard:
+            data = self._bytes.get(key)
+            if data is not None:
+                self._bytes.move_to_end(key)
+            return data
+
+    def _keep(self, key: tuple[object, ...], data: bytes) -> None:
+        with self._guard:
+            if self.max_bytes is not None and len(data) > self.max_bytes:
+                log.warning("template larger than the template cache's budget; not kept in memory",
+                            bytes=len(data), max_bytes=self.max_bytes)
+                return
+            if key not in self._bytes:
+                self._bytes[key] = data
+                self._size += len(data)
+            self._evict()
+
+    def _evict(self) -> None:
+        """Drop least recently used templates until the budget holds (caller holds the guard)."""
+        while self.max_bytes is not None and self._size > self.max_bytes and self._bytes:
+            key, data = self._bytes.popitem(last=False)
+            self._size -= len(data)
+            self._locks.pop(key, None)
+            self.evictions += 1
+            log.info("template evicted from memory", key=key[:5], bytes=len(data))
 
     def get(self, world: World, seed: int, scale: str, *, edge_data: bool = False) -> bytes:
         """The template; with `edge_data`, the same world after its edge-case hook ran."""
@@ -103,14 +184,14 @@ class TemplateCache:
     def get_or_build(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
         """Database bytes under `key`, built by `build` at most once per process, even when
         many threads ask at once (task templates use this too)."""
-        if (data := self._bytes.get(key)) is not None:
+        if (data := self._cached(key)) is not None:
             return data
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
-            if (data := self._bytes.get(key)) is None:
+            if (data := self._cached(key)) is None:
                 data = build()
-                self._bytes[key] = data
+                self._keep(key, data)
         return data
 
     def _path(self, world: World, seed: int, scale: str) -> Path | None:
@@ -138,5 +219,8 @@ class TemplateCache:
 
 @cache
 def process_templates() -> TemplateCache:
-    """The process's shared cache, created on first use (in memory; the CLI adds a disk cache)."""
-    return TemplateCache(os.environ.get("MCPSIM_CACHE_DIR") or None)
+    """The process's shared cache, created on first use (in memory; the CLI adds a disk cache).
+    Its memory budget is MCPSIM_TEMPLATE_CACHE_BYTES (e.g. `512MiB`; `0`: unlimited; default 1 GiB),
+    or `process_templates().set_max_bytes(n)`."""
+    return TemplateCache(os.environ.get("MCPSIM_CACHE_DIR") or None,
+                         max_bytes=_env_bytes("MCPSIM_TEMPLATE_CACHE_BYTES", DEFAULT_TEMPLATE_BYTES))

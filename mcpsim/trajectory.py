@@ -5,12 +5,24 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mcpsim.textsafe import scrub
 
 SCHEMA_VERSION = 1
 
 
-class FunctionCall(BaseModel):
+class _ValidText(BaseModel):
+    """Text that always encodes: a lone surrogate from a model or a client (which UTF-8 cannot
+    hold, so the journal line could not be written) is stored as U+FFFD."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scrub(cls, data: Any) -> Any:
+        return scrub(data)
+
+
+class FunctionCall(_ValidText):
     name: str
     arguments: str  # a JSON string, as OpenAI sends it (it may be invalid JSON from a model)
 
@@ -21,7 +33,7 @@ class ToolCall(BaseModel):
     function: FunctionCall
 
 
-class Message(BaseModel):
+class Message(_ValidText):
     model_config = ConfigDict(extra="forbid")
     role: Literal["system", "user", "assistant", "tool"]
     content: str | None = None
@@ -45,7 +57,7 @@ class RowChange(BaseModel):
     after: dict[str, Any] | None = None
 
 
-class CallLog(BaseModel):
+class CallLog(_ValidText):
     """One tool call: what was asked, what came back, how long it took, what rows it changed."""
 
     index: int
@@ -89,7 +101,7 @@ Termination = Literal[
 ]
 
 
-class Trajectory(BaseModel):
+class Trajectory(_ValidText):
     schema_version: int = SCHEMA_VERSION
     run_id: str | None = None
     episode_id: str | None = None

@@ -65,14 +65,19 @@ class LiveServer:
 
 @pytest.fixture
 def serve_http(templates: TemplateCache):
-    """Start an HTTP server for the given worlds; returns a LiveServer. Options go to build_app."""
-    def start(worlds: list[World], *, default: World | None = None, max_episodes: int = 50,
-              ttl: float | None = 60.0, tasks: dict | None = None, **options: object) -> LiveServer:
+    """Start an HTTP server for the given worlds; returns a LiveServer. Options go to build_app;
+    without a token the control plane is opened (no_auth), as most tests drive it directly.
+    `default`: the world of `/mcp` (one episode per client; `shared_default=True`: one for all)."""
+    def start(worlds: list[World], *, default: World | None = None, shared_default: bool = False,
+              max_episodes: int = 50, ttl: float | None = 60.0, tasks: dict | None = None,
+              **options: object) -> LiveServer:
         clock = FakeClock()
         manager = EpisodeManager(templates, max_episodes=max_episodes, ttl_seconds=ttl, clock=clock,
                                  tasks=lambda name: (tasks or {})[name])
         if default is not None:
-            manager.set_default(default, 0, "small")
+            manager.set_default(default, 0, "small", shared=shared_default)
+        if options.get("token") is None:
+            options.setdefault("no_auth", True)
         url = stack.enter_context(serve_in_thread(build_app(worlds, manager, **options)))
         return LiveServer(url, manager, clock)
 

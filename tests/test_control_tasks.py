@@ -15,7 +15,8 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def live(serve_http, ledger, templates):
-    return serve_http([ledger], tasks={"ledger": ledger_tasks(ledger, templates)})
+    # The tests read the checks' reasons and the diff: the full verdict (the default behind a token).
+    return serve_http([ledger], tasks={"ledger": ledger_tasks(ledger, templates)}, verdict_detail="full")
 
 
 async def test_a_task_episode_is_driven_over_mcp_then_verified_and_frozen(live, ledger, templates):
@@ -97,7 +98,7 @@ async def test_faults_are_chosen_per_episode_and_bad_profiles_get_422(live):
                 first = await client.call_tool("list_accounts", {})
                 second = await client.call_tool("list_accounts", {})
         assert first.is_error and "503" in first.content[0].text and not second.is_error
-        for bad, fragment in (("chaotic", "unknown fault profile 'chaotic'"),
+        for bad, fragment in (("chaotic", "unknown fault profile: use one of none, flaky, hostile"),
                               ({"name": "x", "rules": [{"rates": {"transient": 2}}]}, "less than or equal to 1")):
             r = await http.post("/episodes", json={"world": "ledger", "scale": "small", "faults": bad})
             assert r.status_code == 422 and fragment in r.text

@@ -71,7 +71,7 @@ async def test_two_episodes_driven_concurrently_never_see_each_others_writes(ser
 
 
 async def test_the_default_endpoint_serves_the_default_episode_and_unknown_episodes_get_404(serve_http, ledger):
-    live = serve_http([ledger], default=ledger)
+    live = serve_http([ledger], default=ledger, shared_default=True)
     with anyio.fail_after(20):
         async with Client(f"{live.url}/mcp") as client:
             r = await client.call_tool("open_account", {"owner": "Default User"})

@@ -21,9 +21,10 @@ pytestmark = pytest.mark.anyio
 
 async def test_an_episode_driven_by_a_plain_sdk_client_comes_back_with_every_call_result_and_change(tmp_path):
     task = next(t for t in load_tasks("retail").tasks if len(t.gold) >= 3)
-    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None, record_dir=str(tmp_path / "rec")))
+    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None, record_dir=str(tmp_path / "rec"),
+                                 token="tok"))
     with serve_in_thread(app) as url:
-        async with httpx.AsyncClient(base_url=url) as http:
+        async with httpx.AsyncClient(base_url=url, headers={"Authorization": "Bearer tok"}) as http:
             ep = (await http.post("/episodes", json={"world": "retail", "task": task.id})).json()
             with anyio.fail_after(60):
                 async with Client(ep["mcp_url"], mode="legacy") as client:
@@ -55,7 +56,8 @@ async def test_an_episode_driven_by_a_plain_sdk_client_comes_back_with_every_cal
 
 
 async def test_the_default_episode_is_recorded_when_the_server_stops(tmp_path):
-    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None, record_dir=str(tmp_path)))
+    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None, record_dir=str(tmp_path),
+                                 shared_default=True, no_auth=True))
     with serve_in_thread(app) as url:
         with anyio.fail_after(60):
             async with Client(f"{url}/mcp") as client:

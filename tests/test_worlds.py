@@ -40,10 +40,10 @@ async def test_one_process_serves_episodes_of_every_world_concurrently_without_i
         ep = task_episode(world, task)
         conversations[name] = run_solution(ep, task, gold_steps(task, world))
         expected[name] = ep.state_hash()
-    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None))
+    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None, token="tok"))
     got: dict[str, list[str]] = {name: [] for name in names}
     with serve_in_thread(app) as url:
-        async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        async with httpx.AsyncClient(base_url=url, timeout=60, headers={"Authorization": "Bearer tok"}) as http:
 
             async def drive(name: str, copy: int) -> None:
                 task = write_task(name)

@@ -150,6 +150,24 @@ class RunPlan:
         raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
 
 
+def _loopback_snapshot_key(out: Path) -> str:
+    """The key of the loopback server's snapshots: $MCPSIM_SNAPSHOT_KEY, else one kept (mode 0600)
+    in the run's folder, so a later --resume (another process, another server) restores what
+    --keep-first suspended."""
+    import os
+    import secrets
+
+    if os.environ.get("MCPSIM_SNAPSHOT_KEY"):
+        return os.environ["MCPSIM_SNAPSHOT_KEY"]
+    path = out / ".snapshot-key"
+    if not path.exists():
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32))
+    return path.read_text().strip()
+
+
 def _backend(plan: RunPlan, stack: ExitStack) -> Any:
     from mcpsim.runner.backends import HttpBackend, InProcessBackend, StdioBackend
 
@@ -164,9 +182,14 @@ def _backend(plan: RunPlan, stack: ExitStack) -> Any:
         from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
 
         cache = str(plan.templates.cache_dir) if plan.templates.cache_dir else None
+        import secrets
+
+        token = secrets.token_urlsafe(32)  # the control plane is closed; only this process holds its token
         app = create_app(ServeConfig(world=plan.world, scale="small", max_episodes=plan.concurrency + 8,
-                                     ttl_seconds=None, cache_dir=cache))
+                                     ttl_seconds=None, cache_dir=cache, snapshot_key=_loopback_snapshot_key(plan.out),
+                                     token=token))
         url = stack.enter_context(serve_in_thread(app))
+        return HttpBackend(url, token)
     return HttpBackend(url, plan.token)
 
 

@@ -56,6 +56,17 @@ def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task
             Recorder(record_dir).record(episode)
 
 
+def _size_option(text: str, name: str) -> int | None:
+    """A byte budget from the command line (`0`: none)."""
+    from mcpsim.templates import parse_size
+
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=name) from None
+    return size or None
+
+
 @main.command()
 @click.argument("world")
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP (many episodes) instead of stdio.")
@@ -64,41 +75,80 @@ def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the default episode.")
 @click.option("--scale", default="default", show_default=True, help="Scale of the default episode.")
 @click.option("--token", envvar="MCPSIM_TOKEN", metavar="TOKEN",
-              help="Require this bearer token on the control plane [env MCPSIM_TOKEN]. Agents never need it.")
+              help="HTTP: the bearer token the control plane requires [env MCPSIM_TOKEN]; none given: one is "
+                   "generated and printed to stderr. Agents never need it (docs/security.md).")
+@click.option("--no-auth", is_flag=True, envvar="MCPSIM_NO_AUTH",
+              help="HTTP: open the control plane to anyone who can reach the server, for local experiments "
+                   "(an agent could then fork and verify its own episode) [env MCPSIM_NO_AUTH].")
+@click.option("--public-url", metavar="URL", envvar="MCPSIM_PUBLIC_URL",
+              help="HTTP: the base URL clients reach this server at; episodes' mcp_url are built from it, never "
+                   "from a request's Host header, and its host is always allowed. Default: http://HOST:PORT "
+                   "(127.0.0.1 for a 0.0.0.0 bind) [env MCPSIM_PUBLIC_URL].")
+@click.option("--verdict-detail", type=click.Choice(["full", "summary"]), envvar="MCPSIM_VERDICT_DETAIL",
+              help="HTTP: what POST /episodes/{id}/verify returns: full (checks' requirements and reasons, the row "
+                   "diff, the answer) or summary (passed, rewards, failure, each check's name and pass/fail). "
+                   "Default: full with a token, summary with --no-auth [env MCPSIM_VERDICT_DETAIL].")
+@click.option("--shared-default", is_flag=True, envvar="MCPSIM_SHARED_DEFAULT",
+              help="HTTP: /mcp serves one episode shared by every client (they can see each other's writes); "
+                   "default: a fresh episode per client session [env MCPSIM_SHARED_DEFAULT].")
 @click.option("--ttl", default=3600.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds an idle episode lives (0: forever).")
 @click.option("--max-episodes", default=1000, show_default=True, type=click.IntRange(min=1),
               help="Live episodes allowed at once; more get 503.")
+@click.option("--max-episode-bytes", default="4GiB", show_default=True, metavar="SIZE", envvar="MCPSIM_MAX_EPISODE_BYTES",
+              help="Memory the live episodes' databases may hold together (page count x page size; e.g. 512MiB, "
+                   "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason "
+                   "[env MCPSIM_MAX_EPISODE_BYTES].")
+@click.option("--template-cache-bytes", default="1GiB", show_default=True, metavar="SIZE",
+              envvar="MCPSIM_TEMPLATE_CACHE_BYTES",
+              help="Memory for built templates (one per world, seed, scale and task); past it the least recently "
+                   "used are dropped and reloaded from the disk cache or rebuilt when needed (0: no limit) "
+                   "[env MCPSIM_TEMPLATE_CACHE_BYTES].")
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]", envvar="MCPSIM_ALLOWED_HOSTS",
-              help="Accepted Host headers of MCP requests (DNS-rebinding protection; needed when binding "
-                   "0.0.0.0). Repeatable [env MCPSIM_ALLOWED_HOSTS, space-separated].")
+              help="HTTP: accepted Host headers of every request, control plane and MCP (DNS-rebinding "
+                   "protection; exact, HOST:* for any port; default: the loopback names; the --public-url host "
+                   "always). Repeatable [env MCPSIM_ALLOWED_HOSTS, space-separated].")
 @click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN", envvar="MCPSIM_ALLOWED_ORIGINS",
-              help="Accepted Origin headers of MCP requests. Repeatable [env MCPSIM_ALLOWED_ORIGINS].")
+              help="HTTP: accepted Origin headers of browser requests (exact, SCHEME://HOST:* for any port; "
+                   "default: the loopback origins; the --public-url origin always). Repeatable "
+                   "[env MCPSIM_ALLOWED_ORIGINS].")
 @click.option("--record", "record_dir", type=click.Path(file_okay=False), envvar="MCPSIM_RECORD_DIR",
               help="Append every episode's trajectory to DIR/trajectories.jsonl when it ends [env MCPSIM_RECORD_DIR].")
 @click.option("--faults", "faults_spec", metavar="PROFILE", envvar="MCPSIM_FAULTS",
               help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
                    "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].")
+@click.option("--faults-dir", "faults_dirs", multiple=True, metavar="DIR", envvar="MCPSIM_FAULTS_DIRS",
+              type=click.Path(exists=True, file_okay=False),
+              help="HTTP: profiles (NAME.yaml/.yml/.json) that POST /episodes may name with \"faults\": \"NAME\"; "
+                   "requests never name files. Repeatable [env MCPSIM_FAULTS_DIRS, space-separated].")
+@click.option("--snapshot-key", "snapshot_key_text", metavar="KEY", envvar="MCPSIM_SNAPSHOT_KEY",
+              help="HTTP: the key that signs snapshots (GET /episodes/{id}/snapshot) and that POST /episodes/restore "
+                   "checks; at least 16 characters. Default: generated per process, so snapshots restore only "
+                   "on the server that made them [env MCPSIM_SNAPSHOT_KEY].")
 @click.option("--task", "task_id", help="stdio: serve an episode of this task (its seed, scale and setup).")
 @click.option("--snapshot", "start_snapshot", type=click.Path(exists=True, dir_okay=False),
               help="stdio: start from this episode database instead of a fresh one.")
 @click.option("--exit-snapshot", type=click.Path(dir_okay=False),
               help="stdio: write the episode's database here when the client hangs up.")
 @_apply(cache_options + log_options)
-def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: str, token: str | None, ttl: float,
-          max_episodes: int, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], record_dir: str | None,
-          faults_spec: str | None, task_id: str | None, start_snapshot: str | None, exit_snapshot: str | None,
-          cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
+def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: str, token: str | None,
+          no_auth: bool, public_url: str | None, verdict_detail: str | None, shared_default: bool, ttl: float,
+          max_episodes: int, max_episode_bytes: str, template_cache_bytes: str, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], record_dir: str | None,
+          faults_spec: str | None, faults_dirs: tuple[str, ...], snapshot_key_text: str | None, task_id: str | None,
+          start_snapshot: str | None, exit_snapshot: str | None, cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
     """Serve WORLD over MCP.
 
     \b
     stdio (default): one process, one episode; what desktop clients launch.
     --http: one process, many episodes; POST /episodes creates one and returns its MCP URL,
-    /mcp serves a default episode. All installed worlds can be created over HTTP.
+    /mcp serves a fresh episode per client. All installed worlds can be created over HTTP. The
+    control plane requires a bearer token (--token, or a generated one) unless --no-auth.
     """
     logs.configure(log_level, log_format)
     w = _world_at_scale(world, scale)
     templates = _templates(cache_dir, no_cache)
+    episode_budget = _size_option(max_episode_bytes, "--max-episode-bytes")
+    templates.set_max_bytes(_size_option(template_cache_bytes, "--template-cache-bytes"))
     profile = _profile(faults_spec)
     if not use_http:
         _serve_stdio(w, seed, scale, templates, task_id, start_snapshot, exit_snapshot, record_dir, profile)
@@ -110,14 +160,42 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
     import uvicorn
 
     from mcpsim.http_app import ServeConfig, create_app
+    from mcpsim.snapshots import snapshot_key
 
-    app = create_app(ServeConfig(
-        world=w.name, seed=seed, scale=scale, token=token, host=host, max_episodes=max_episodes,
-        ttl_seconds=ttl or None, cache_dir=None if no_cache else str(templates.cache_dir),
-        allowed_hosts=list(allowed_hosts), allowed_origins=list(allowed_origins), record_dir=record_dir,
-        faults=faults_spec,
-    ))
-    print(f"mcpsim: serving {w.name} on http://{host}:{port}/mcp (control plane: http://{host}:{port}/episodes)",
+    if snapshot_key_text is not None:
+        try:
+            snapshot_key(snapshot_key_text)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--snapshot-key") from None
+
+    from mcpsim.access import default_public_url, normalize_public_url
+
+    if token is not None and no_auth:
+        raise click.UsageError("--token and --no-auth exclude each other: a token closes the control plane, "
+                               "--no-auth opens it")
+    try:
+        # --port 0 (a free port picked at bind time): URLs from the listening socket instead.
+        public_url = normalize_public_url(public_url) if public_url else (default_public_url(host, port) if port else None)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--public-url") from None
+    if host in ("0.0.0.0", "::") and not allowed_hosts:
+        print(f"mcpsim: bound to {host}: only the loopback names and {public_url or 'the public URL'} are accepted "
+              "as Host; list the "
+              "names clients use with --allowed-host (and --public-url)", file=sys.stderr, flush=True)
+    try:
+        app = create_app(ServeConfig(
+            world=w.name, seed=seed, scale=scale, token=token, host=host, max_episodes=max_episodes,
+            no_auth=no_auth, public_url=public_url, verdict_detail=verdict_detail,  # type: ignore[arg-type]
+            shared_default=shared_default,
+            max_episode_bytes=episode_budget, template_cache_bytes=templates.max_bytes,
+            ttl_seconds=ttl or None, cache_dir=None if no_cache else str(templates.cache_dir),
+            allowed_hosts=list(allowed_hosts), allowed_origins=list(allowed_origins), record_dir=record_dir,
+            faults=faults_spec, faults_dirs=list(faults_dirs), snapshot_key=snapshot_key_text,
+        ))
+    except ValueError as exc:  # a token, host or origin the access checks refuse
+        raise click.UsageError(str(exc)) from None
+    shown = public_url or f"http://{host}:{port}"
+    print(f"mcpsim: serving {w.name} on {shown}/mcp (control plane: {shown}/episodes)",
           file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
 

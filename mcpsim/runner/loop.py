@@ -17,6 +17,7 @@ from mcpsim.runner.llm import ModelError
 from mcpsim.runner.users import User
 from mcpsim.seeding import derive_seed
 from mcpsim.tasks import Task
+from mcpsim.textsafe import lone_surrogate
 from mcpsim.trajectory import CallLog, Message, ToolDef, Trajectory, Usage
 
 log = structlog.get_logger("mcpsim.runner")
@@ -81,6 +82,8 @@ async def _call(live: LiveEpisode, state: _State, call_id: str, name: str, raw: 
         arguments = json.loads(raw) if raw.strip() else {}
         if not isinstance(arguments, dict):
             raise ValueError("arguments must be a JSON object")
+        if (where := lone_surrogate(arguments)) is not None:  # no transport, database or journal holds one
+            raise ValueError(f"{where} holds a lone surrogate such as \\udcff, which is not valid Unicode")
     except ValueError as exc:
         error = f"the arguments of {name} are not a valid JSON object ({exc}); nothing was done"
         state.calls.append(CallLog(index=index, tool=name, arguments=raw, ok=False, error=error, tool_call_id=call_id))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -75,7 +76,8 @@ class Verifier:
             return self._gold[task.id]
 
     def grade(self, episode: Episode, task: Task | str, answer: str | None = None,
-              conversation: list[dict[str, Any]] | None = None) -> Verdict:
+              conversation: list[dict[str, Any]] | None = None,
+              stored: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Verdict:
         """End the episode (later writes are refused) and grade its frozen state. `answer` is the
         agent's final answer; `conversation` (OpenAI-style messages), when given, lets checks
         on the dialogue (a confirmation before a write) see it."""
@@ -105,7 +107,8 @@ class Verifier:
             failure=failure, checks=checks, diff=diff, answer=answer, calls=episode.calls,
             state_hash=episode.state_hash(),
         )
-        episode.verdict = verdict.model_dump(mode="json")
+        graded = verdict.model_dump(mode="json")
+        episode.verdict = stored(graded) if stored is not None else graded  # what the episode keeps
         return verdict
 
     def _refusal(self, episode: Episode, task: Task) -> str | None:
@@ -146,7 +149,7 @@ class Verifier:
         def progress() -> int:  # runs in the grading thread, inside SQLite
             return 1 if cancelled.is_set() or budget.step() else 0
 
-        episode.conn.set_progress_handler(progress, _PROGRESS_EVERY)
+        episode.set_progress_handler(progress, _PROGRESS_EVERY)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcpsim-verify")
         future = pool.submit(run)
         try:
@@ -162,7 +165,7 @@ class Verifier:
         finally:
             pool.shutdown(wait=False)
             if not cancelled.is_set():
-                episode.conn.set_progress_handler(None, 0)
+                episode.set_progress_handler(None, 0)
 
 
 class _Budget:

@@ -1,0 +1,220 @@
+"""Who may reach what on the HTTP server: the control-plane token, the Host and Origin check,
+the public URL that `mcp_url`s are built from, and how much a verdict tells its caller.
+
+The threat model (docs/security.md): the agent is untrusted, the operator is trusted. An agent
+only ever holds an MCP URL; the control plane (create, inspect, fork, verify, snapshot...) needs
+a bearer token the agent never sees, and a browser tricked by DNS rebinding into calling the
+server (a page on evil.example that resolves to 127.0.0.1) is refused on every route because
+its Host header names a host the server does not serve.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import structlog
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+log = structlog.get_logger("mcpsim.access")
+
+VerdictDetail = Literal["full", "summary"]
+VERDICT_DETAILS: tuple[str, ...] = ("full", "summary")
+
+LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+WILDCARD_BINDS = ("0.0.0.0", "::", "")
+
+# -- the token ------------------------------------------------------------------------------
+
+
+def resolve_token(token: str | None, no_auth: bool, *, announce: bool = True) -> str | None:
+    """The bearer token the control plane requires, or None when the operator opened it with
+    `no_auth`. No token and no `no_auth`: a fresh one (256 random bits), printed once to stderr
+    so the local operator can copy it (it never goes to the logs)."""
+    if no_auth:
+        if token is not None:
+            raise ValueError("give a control-plane token or no_auth (--no-auth), not both")
+        log.warning("the control plane is open to anyone who can reach this server (--no-auth): an agent "
+                    "that can reach it can create, fork and verify episodes; use it for local experiments only")
+        return None
+    if token is not None:
+        if not token or any(c.isspace() or not c.isprintable() for c in token):
+            raise ValueError("the control-plane token must be non-empty printable text without spaces")
+        return token
+    token = secrets.token_urlsafe(32)
+    if announce:
+        print("mcpsim: no --token given; the control plane requires this generated bearer token "
+              f"(Authorization: Bearer ...):\nmcpsim: token {token}", file=sys.stderr, flush=True)
+    return token
+
+
+# -- the public URL -------------------------------------------------------------------------
+
+
+def normalize_public_url(url: str) -> str:
+    """`http(s)://host[:port][/prefix]` without a trailing slash, or ValueError with the reason."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"public URL {url!r} must look like http://host:port or https://host[/prefix]")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"public URL {url!r} must have no query, fragment or credentials")
+    try:
+        parts.port  # noqa: B018 (validates the port)
+    except ValueError as exc:
+        raise ValueError(f"public URL {url!r}: {exc}") from None
+    return f"{parts.scheme}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
+
+
+def default_public_url(host: str, port: int) -> str:
+    """`http://{host}:{port}`; a wildcard bind (0.0.0.0, ::) is reached locally as 127.0.0.1 (give
+    --public-url for the address remote clients use)."""
+    if host in WILDCARD_BINDS:
+        host = "127.0.0.1"
+    return f"http://{_bracket(host)}:{port}"
+
+
+def socket_base_url(scope: Scope, fallback_host: str) -> str:
+    """The base URL of the socket that accepted the request (ASGI `server`): what the server
+    itself listens on, never what the client wrote in its Host header."""
+    server = scope.get("server")
+    if server and server[1] is not None:
+        return f"http://{_bracket(str(server[0]))}:{server[1]}"
+    return f"http://{_bracket(fallback_host)}"
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+# -- Host and Origin ------------------------------------------------------------------------
+
+_PORT = r"[0-9]{1,5}"
+_HOST = r"(\[[0-9a-f:.]+\]|[a-z0-9._-]+)"
+_HOST_RE = re.compile(rf"{_HOST}(?::({_PORT}))?")
+_HOST_PATTERN_RE = re.compile(rf"{_HOST}(?::({_PORT}|\*))?")
+_ORIGIN_RE = re.compile(rf"(https?)://{_HOST}(?::({_PORT}))?")
+_ORIGIN_PATTERN_RE = re.compile(rf"(https?)://{_HOST}(?::({_PORT}|\*))?")
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    scheme: str | None
+    host: str
+    port: str | None  # None: no port; "*": any port (or none)
+
+    def matches(self, scheme: str | None, host: str, port: str | None) -> bool:
+        if scheme != self.scheme or host != self.host:
+            return False
+        return self.port == "*" or self.port == port
+
+
+def _parse_host_pattern(text: str) -> _Pattern:
+    m = _HOST_PATTERN_RE.fullmatch(text.strip().lower())
+    if not m:
+        raise ValueError(f"allowed host {text!r} must be HOST, HOST:PORT or HOST:* (e.g. localhost:8000)")
+    return _Pattern(None, m[1], m[2])
+
+
+def _parse_origin_pattern(text: str) -> _Pattern:
+    m = _ORIGIN_PATTERN_RE.fullmatch(text.strip().lower().rstrip("/"))
+    if not m:
+        raise ValueError(f"allowed origin {text!r} must be SCHEME://HOST[:PORT] or SCHEME://HOST:* "
+                         "(e.g. http://localhost:8000)")
+    return _Pattern(m[1], m[2], m[3])
+
+
+def _netloc_pattern(public_url: str) -> tuple[str, str]:
+    """The Host and Origin a public URL is reached by."""
+    parts = urlsplit(public_url)
+    return parts.netloc.lower(), f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+class HostOriginGuard:
+    """ASGI middleware: every HTTP request (control plane, MCP endpoints, `/health`, unknown
+    paths) must carry an allowed Host header, and an allowed Origin header if it has one;
+    otherwise 403 with the reason, before any route runs.
+
+    Matching is exact: `localhost:8000` matches only that Host; `localhost:*` matches localhost
+    with any numeric port (or none), never `localhost:8000.evil.example` or `localhost.evil`
+    (the MCP SDK's own check matches wildcards by prefix). Hosts and schemes are compared
+    case-insensitively. With no hosts (origins) configured, the loopback names are allowed; the
+    public URL's host (origin) is always allowed."""
+
+    def __init__(self, app: ASGIApp, *, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
+                 public_url: str | None = None) -> None:
+        self.app = app
+        hosts, origins = list(allowed_hosts) or list(LOOPBACK_HOSTS), list(allowed_origins) or list(LOOPBACK_ORIGINS)
+        if public_url:
+            host, origin = _netloc_pattern(public_url)
+            hosts.append(host)
+            origins.append(origin)
+        self.hosts = [_parse_host_pattern(h) for h in hosts]
+        self.origins = [_parse_origin_pattern(o) for o in origins]
+
+    def host_allowed(self, value: str | None) -> bool:
+        m = _HOST_RE.fullmatch(value.strip().lower()) if value else None
+        return bool(m) and any(p.matches(None, m[1], m[2]) for p in self.hosts)
+
+    def origin_allowed(self, value: str | None) -> bool:
+        if value is None:  # not a browser (or a same-origin GET): nothing to check
+            return True
+        m = _ORIGIN_RE.fullmatch(value.strip().lower())
+        return bool(m) and any(p.matches(m[1], m[2], m[3]) for p in self.origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host, origin = headers.get("host"), headers.get("origin")
+        problem = None
+        if not self.host_allowed(host):
+            problem = (f"Host header {_shown(host)} is not served here (DNS-rebinding protection); "
+                       "the operator can allow it with --allowed-host or --public-url")
+        elif not self.origin_allowed(origin):
+            problem = (f"Origin {_shown(origin)} is not allowed (DNS-rebinding protection); "
+                       "the operator can allow it with --allowed-origin")
+        if problem is not None:
+            log.warning("request refused", reason=problem, path=str(scope.get("path", ""))[:200])
+            if scope["type"] == "websocket":  # refused at the handshake (403)
+                await send({"type": "websocket.close", "code": 1008, "reason": problem[:120]})
+            else:
+                await JSONResponse({"error": problem}, status_code=403)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _shown(value: str | None) -> str:
+    return "(missing)" if value is None else repr(value[:100])
+
+
+# -- verdicts -------------------------------------------------------------------------------
+
+
+def summarize_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+    """What a verdict tells a caller in `summary` mode: the outcome and which checks passed, never
+    what they expected. Left out: each check's requirement and reason (they name expected values,
+    "The agent said the total is $308"), the row diff, the answer, the state hash. Idempotent."""
+    return {
+        "detail": "summary",
+        "task_id": verdict.get("task_id"),
+        "episode_id": verdict.get("episode_id"),
+        "passed": bool(verdict.get("passed")),
+        "reward": verdict.get("reward"),
+        "partial_reward": verdict.get("partial_reward"),
+        "failure": verdict.get("failure"),
+        "checks": [{"check": c.get("check", f"{i + 1}:{c.get('type')}"), "passed": bool(c.get("passed"))}
+                   for i, c in enumerate(verdict.get("checks") or [])],
+    }
+
+
+def verdict_for(verdict: dict[str, Any], detail: VerdictDetail) -> dict[str, Any]:
+    return verdict if detail == "full" else summarize_verdict(verdict)
