@@ -342,10 +342,10 @@ class ControlPlane:
         limit_text = request.query_params.get("limit")
         try:
             limit = int(limit_text) if limit_text is not None else None
-            if limit is not None and limit < 0:
+            if limit is not None and not 0 <= limit <= 2**63 - 1:  # SQLite's LIMIT is a 64-bit integer
                 raise ValueError
         except ValueError:
-            raise HttpError(422, "limit must be a non-negative integer") from None
+            raise HttpError(422, "limit must be a non-negative integer of at most 2**63 - 1") from None
         tables, state_hash = await anyio.to_thread.run_sync(
             lambda: (episode.tables(wanted, limit), episode.state_hash())
         )

@@ -12,6 +12,7 @@ maps a session to its episode's path).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -40,6 +42,7 @@ from mcpsim.access import (
     resolve_token,
 )
 from mcpsim.control import ControlPlane, _error
+from mcpsim.episode import Episode
 from mcpsim.faults import FaultProfile, load_profile
 from mcpsim.manager import DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_EPISODES, EpisodeLimitReached, EpisodeManager
 from mcpsim.mcp_server import build_server
@@ -296,7 +299,14 @@ def build_app(
         manager.close()
 
     routes = [*control.routes(), Route("/episodes/{episode_id}/mcp", mcp_endpoint), Route("/mcp", mcp_endpoint)]
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=guard)
+    async def http_error(request: Any, exc: Exception) -> Response:
+        """Starlette's own refusals (a wrong method: 405, an unknown path: 404) as JSON errors
+        with the reason, like every refusal of the control plane."""
+        assert isinstance(exc, HTTPException)
+        return _error(exc.status_code, f"{exc.detail}: {request.method} {request.url.path}", dict(exc.headers or {}))
+
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=guard,
+                    exception_handlers={HTTPException: http_error})
     app.state.token = token
     app.state.control = control
     return app
@@ -382,22 +392,90 @@ class ServeConfig:
 def create_app(config: ServeConfig) -> Starlette:
     """Load the worlds, build the default episode, and assemble the app."""
     default = load_world(config.world)
-    recorder = Recorder(config.record_dir) if config.record_dir else None
-    manager = EpisodeManager(
+    recorder = Recorder(config.record_dir) if config.record_dir else None  # recovers what a crash left
+    manager = (_RecordingManager if recorder else EpisodeManager)(
         TemplateCache(config.cache_dir, max_bytes=config.template_cache_bytes), max_episodes=config.max_episodes,
         max_episode_bytes=config.max_episode_bytes, ttl_seconds=config.ttl_seconds,
         on_retire=recorder.record if recorder else None,
     )
     profile = load_profile(config.faults)
+    if recorder is not None:
+        manager.recorder = recorder
     manager.set_default(default, config.seed, config.scale, profile, shared=config.shared_default)
+    if recorder is not None and manager.default is not None:
+        recorder.track(manager.default)
     worlds = [default] + [load_world(n) for n in world_names() if n != default.name]
     interval = min(30.0, config.ttl_seconds / 2) if config.ttl_seconds else 30.0
-    return build_app(worlds, manager, token=config.token, no_auth=config.no_auth, host=config.host,
+    app = build_app(worlds, manager, token=config.token, no_auth=config.no_auth, host=config.host,
                      public_url=config.public_url, verdict_detail=config.verdict_detail,
                      allowed_hosts=config.allowed_hosts,
                      allowed_origins=config.allowed_origins, reap_interval=interval, faults=profile,
                      faults_dirs=config.faults_dirs,
                      snapshot_key=snapshot_key(config.snapshot_key) if config.snapshot_key else None)
+    if recorder is not None:
+        app.add_middleware(_RecordWhenEnded, manager=manager, recorder=recorder)
+    return app
+
+
+class _RecordingManager(EpisodeManager):
+    """`--record`: every episode added (created, forked, restored, one per `/mcp` client) is noted
+    in the recorder's live-episode journal, so a crash leaves a trace of it."""
+
+    recorder: Recorder
+
+    def add(self, episode: Episode) -> Episode:
+        added = super().add(episode)
+        try:
+            self.recorder.track(added)
+        except OSError:
+            log.exception("could not journal a live episode", episode=added.id)
+        return added
+
+
+_ENDING = re.compile(r"^/episodes/([^/]+)/(end|verify)$")
+
+
+class _RecordWhenEnded:
+    """`--record`: writes (and fsyncs) an episode as soon as POST .../end or .../verify succeeds,
+    before the response goes out (a caller that has the verdict knows it is on disk), not only
+    when it is deleted or expires."""
+
+    def __init__(self, app: Any, manager: EpisodeManager, recorder: Recorder) -> None:
+        self.app, self.manager, self.recorder = app, manager, recorder
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        match = _ENDING.match(scope.get("path", "")) if scope["type"] == "http" and scope.get("method") == "POST" \
+            else None
+        if match is None:
+            await self.app(scope, receive, send)
+            return
+        held: list[Any] = []  # the response, held until the episode is written: durable once acknowledged
+
+        async def watch(message: Any) -> None:
+            if message["type"] == "http.response.start" or held:
+                held.append(message)
+                if message["type"] == "http.response.body" and not message.get("more_body", False):
+                    if held[0]["status"] == 200:
+                        await self._record(match.group(1))
+                    for m in held:
+                        await send(m)
+                    held.clear()
+                return
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        for m in held:  # a response cut short: pass on what there is
+            await send(m)
+
+    async def _record(self, episode_id: str) -> None:
+        try:
+            episode = self.manager.get(episode_id)
+        except LookupError:  # deleted meanwhile: its deletion recorded it
+            return
+        try:
+            await anyio.to_thread.run_sync(self.recorder.ended, episode)
+        except Exception:  # a deleted-meanwhile episode, a full disk: the server goes on
+            log.exception("recording an ended episode failed", episode=episode.id)
 
 
 @contextmanager

@@ -4,12 +4,17 @@ client was (a desktop app, a coding agent, someone's own harness, or mcpsim's ru
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from mcpsim.episode import Episode
 from mcpsim.trajectory import CallLog, FunctionCall, Message, RowChange, ToolCall, ToolDef, Trajectory
+
+log = structlog.get_logger("mcpsim.recording")
 
 
 def tool_defs(episode: Episode) -> list[ToolDef]:
@@ -52,20 +57,146 @@ def episode_trajectory(episode: Episode, *, verdict: dict[str, Any] | None = Non
 
 
 class Recorder:
-    """Appends trajectories to `<dir>/trajectories.jsonl`, one flushed line per episode."""
+    """`--record DIR`: appends trajectories to `<dir>/trajectories.jsonl`, one line per episode,
+    flushed and fsynced, so a crash loses no written episode.
+
+    An episode is written as soon as it ends (POST .../end) or is graded (POST .../verify),
+    and again when it is deleted, expires or the server stops only if it changed since (a
+    verdict arrived after an end, or calls were made after it). The last line of an episode id
+    is its final record.
+
+    Crash recovery: every live episode has a small entry in `<dir>/live/` (its id, world, task,
+    seed and version), fsynced when the episode is added and removed once its final record is
+    written. On start, each entry left by a crash whose episode has no line in the file gets
+    one: status error, termination server_error, with what the entry holds and no calls (an
+    episode's database lives in memory and dies with the process). A graded or ended episode
+    is already in the file, so a crash loses no verdict."""
 
     def __init__(self, directory: Path | str) -> None:
-        self.path = Path(directory) / "trajectories.jsonl"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
+        self.directory = Path(directory)
+        self.path = self.directory / "trajectories.jsonl"
+        self.live_dir = self.directory / "live"
+        self.live_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()  # one append at a time
+        self._state = threading.Lock()  # one decision to write an episode at a time
+        self._written: dict[str, tuple[bool, int]] = {}  # episode id -> (had a verdict, calls) when last written
+        self.recovered = self.recover()
+
+    # -- live episodes --------------------------------------------------------------------------
+
+    def track(self, episode: Episode) -> None:
+        """Note a live episode in `live/`, so a crash leaves a trace of it."""
+        entry = {"episode_id": episode.id, "world": episode.world.name, "world_version": episode.template_version,
+                 "task_id": episode.task_id, "seed": episode.seed}
+        tmp = self.live_dir / f".{episode.id}.tmp"
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(json.dumps(entry))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self._live_path(episode.id))
+        _fsync_dir(self.live_dir)
+
+    def _live_path(self, episode_id: str) -> Path:
+        return self.live_dir / f"{episode_id}.json"
+
+    def _untrack(self, episode_id: str) -> None:
+        self._live_path(episode_id).unlink(missing_ok=True)
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def ended(self, episode: Episode) -> None:
+        """An episode ended or was graded: write it now. A graded episode is final (its state is
+        frozen and a verdict does not change), so its live entry goes too."""
+        if episode.closed:
+            return
+        self._write_if_changed(episode)
+        if episode.verdict is not None:
+            self._untrack(episode.id)
 
     def record(self, episode: Episode) -> None:
-        """Write an ending episode, unless nothing happened in it (no call, no verdict)."""
-        if episode.verdict is not None or episode.transcript():
+        """An episode is deleted, expires or the server stops: write it unless nothing happened in
+        it (no call, no verdict) or it was already written as it is."""
+        try:
+            if episode.verdict is not None or episode.transcript():
+                self._write_if_changed(episode)
+        finally:
+            with self._state:
+                self._written.pop(episode.id, None)
+            self._untrack(episode.id)
+
+    def _write_if_changed(self, episode: Episode) -> None:
+        with self._state:
+            signature = (episode.verdict is not None, len(episode.transcript()))
+            if self._written.get(episode.id) == signature:
+                return
             self.write(episode_trajectory(episode, verdict=episode.verdict))
+            self._written[episode.id] = signature
 
     def write(self, trajectory: Trajectory) -> None:
         line = trajectory.model_dump_json() + "\n"
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
+            os.fsync(f.fileno())
+
+    # -- after a crash --------------------------------------------------------------------------
+
+    def recover(self) -> list[str]:
+        """Drop a line cut short by a crash, then write a line for each episode that was live at
+        the crash and has none; returns their ids."""
+        entries = sorted(self.live_dir.glob("*.json"))
+        for stale in self.live_dir.glob(".*.tmp"):
+            stale.unlink(missing_ok=True)
+        if self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                keep = data.rfind(b"\n") + 1
+                log.warning("dropping an incomplete last line", path=str(self.path), bytes=len(data) - keep)
+                with self.path.open("r+b") as f:
+                    f.truncate(keep)
+                    os.fsync(f.fileno())
+        if not entries:
+            return []
+        present: set[str] = set()
+        if self.path.exists():
+            with self.path.open(encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        present.add(json.loads(line).get("episode_id"))
+                    except (ValueError, AttributeError):
+                        continue
+        recovered = []
+        for entry_path in entries:
+            try:
+                entry = json.loads(entry_path.read_text(encoding="utf-8"))
+                episode_id = entry["episode_id"]
+            except (ValueError, KeyError, OSError):
+                log.warning("unreadable live-episode entry", path=str(entry_path))
+                entry_path.unlink(missing_ok=True)
+                continue
+            if episode_id not in present:
+                self.write(Trajectory(
+                    episode_id=episode_id, world=entry.get("world") or "", world_version=entry.get("world_version") or "",
+                    task_id=entry.get("task_id"), seed=entry.get("seed"), agent="mcp-client", status="error",
+                    termination="server_error",
+                    error="the server stopped abruptly while this episode was live; its calls and state were lost "
+                          "(recovered from the live-episode journal on restart)"))
+                recovered.append(episode_id)
+            entry_path.unlink(missing_ok=True)
+        _fsync_dir(self.live_dir)
+        if recovered:
+            log.warning("recovered episodes lost in a crash", count=len(recovered), path=str(self.path))
+        return recovered
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

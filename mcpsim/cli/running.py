@@ -37,6 +37,9 @@ def _select_tasks(task_set: Any, spec: str) -> list[Any]:
         raise click.BadParameter(str(exc).strip("'\""), param_hint="--tasks") from None
 
 
+SERVER_FAILED = 3  # `mcpsim run`'s exit code when episodes ended because the server failed
+
+
 @main.command()
 @click.argument("world")
 @click.option("--agent", "agent_spec", default="oracle", show_default=True,
@@ -81,6 +84,14 @@ def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: i
     \b
     Writes OUT/trajectories.jsonl (one line per episode, flushed as it ends) and
     OUT/summary.json, and prints pass@1, pass^k, rewards, calls, tokens and errors per task.
+
+    \b
+    Exit codes:
+      0  every episode ran (agent and model errors are results, not failures)
+      1  usage or run error (e.g. --out already holds a run and --resume is missing)
+      3  at least one episode ended because the server failed or could not be reached
+         (termination server_error; e.g. the --server died): the run is incomplete,
+         and `--resume` with the same --out reruns just those episodes
     """
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
     _world(world)
@@ -105,6 +116,14 @@ def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: i
     if result.summary.errors:
         click.echo(f"{result.summary.errors} episodes ended in errors (see termination and error in the JSONL)",
                    err=True)
+    if result.server_errors:
+        where = f"the server at {server_url}" if server_url else f"the {plan.transport} server"
+        click.echo(f"error: {result.server_errors} of {result.ran} episodes of this run ended in server errors: "
+                   f"{where} failed or could not be reached (termination server_error in "
+                   f"{plan.out / 'trajectories.jsonl'}); for example:", err=True)
+        for example in result.server_error_examples:
+            click.echo(f"  {example[:300]}", err=True)
+        raise SystemExit(SERVER_FAILED)
 
 
 @dataclass

@@ -113,7 +113,9 @@ def _size_option(text: str, name: str) -> int | None:
                    "default: the loopback origins; the --public-url origin always). Repeatable "
                    "[env MCPSIM_ALLOWED_ORIGINS].")
 @click.option("--record", "record_dir", type=click.Path(file_okay=False), envvar="MCPSIM_RECORD_DIR",
-              help="Append every episode's trajectory to DIR/trajectories.jsonl when it ends [env MCPSIM_RECORD_DIR].")
+              help="Append every episode's trajectory to DIR/trajectories.jsonl, fsynced, as soon as it is ended or "
+                   "graded (and again if it changes before it is deleted or expires); episodes alive at a crash get "
+                   "a stub line on the next start [env MCPSIM_RECORD_DIR].")
 @click.option("--faults", "faults_spec", metavar="PROFILE", envvar="MCPSIM_FAULTS",
               help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
                    "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].")

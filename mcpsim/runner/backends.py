@@ -16,12 +16,15 @@ from typing import Any, Protocol
 import anyio
 import anyio.to_thread
 import httpx
+import structlog
 from mcp import Client, StdioServerParameters
 
 from mcpsim.faults import FaultProfile
 from mcpsim.tasks import Task
 from mcpsim.verifier import GradingUnavailable
 from mcpsim.trajectory import Trajectory
+
+log = structlog.get_logger("mcpsim.runner")
 
 
 class BackendError(RuntimeError):
@@ -154,6 +157,12 @@ class _InProcessEpisode:
 # -- HTTP ---------------------------------------------------------------------------------------
 
 
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "DELETE"})
+RESETS = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)  # the connection dropped under a request
+RESET_RETRIES = 2
+RESET_BACKOFF_S = 0.05  # times the attempt number
+
+
 class HttpBackend:
     """An mcpsim HTTP server: episodes through its control plane, tools through their MCP URLs."""
 
@@ -172,9 +181,28 @@ class HttpBackend:
     async def aclose(self) -> None:
         await self.http.aclose()
 
+    async def _request(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        """One control-plane request. A keep-alive connection reset under the request (the
+        server closed an idle connection as the request went out: RemoteProtocolError, or
+        ReadError/WriteError) is retried, up to RESET_RETRIES times, for requests that may safely
+        be sent twice: GET, DELETE, and POST .../verify (a verdict is final: a second verify
+        returns the first). Other POSTs (create, restore, fork, end) may have been applied, and
+        are never retried."""
+        retry = method in IDEMPOTENT_METHODS or (method == "POST" and path.endswith("/verify"))
+        for attempt in range(RESET_RETRIES + 1):
+            try:
+                return await self.http.request(method, path, **kw)
+            except RESETS as exc:
+                if not retry or attempt == RESET_RETRIES:
+                    raise
+                log.warning("connection reset; retrying", method=method, path=path, attempt=attempt + 1,
+                            error=type(exc).__name__)
+                await anyio.sleep(RESET_BACKOFF_S * (attempt + 1))
+        raise AssertionError("unreachable")
+
     async def _json(self, method: str, path: str, **kw: Any) -> Any:
         try:
-            response = await self.http.request(method, path, **kw)
+            response = await self._request(method, path, **kw)
         except httpx.TransportError as exc:
             raise BackendError(f"{method} {self.base_url}{path}: {exc}") from exc
         if response.status_code == 503 and path.endswith("/verify"):
@@ -200,7 +228,7 @@ class HttpBackend:
                 yield _HttpEpisode(self, info["id"], client, world)
         finally:
             try:
-                await self.http.delete(f"/episodes/{info['id']}")
+                await self._request("DELETE", f"/episodes/{info['id']}")
             except httpx.TransportError:
                 pass
 

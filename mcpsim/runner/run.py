@@ -85,6 +85,8 @@ class RunResult:
     skipped: int  # already finished in an earlier run
     cancelled: int  # suspended by --keep-first in this run
     not_started: int  # never launched because --keep-first was reached first
+    server_errors: int = 0  # episodes of this run that ended because the server failed or could not be reached
+    server_error_examples: list[str] = field(default_factory=list)  # the first few of their errors
 
 
 async def run_episodes(
@@ -112,7 +114,8 @@ async def run_episodes(
 
     stop = anyio.Event()
     limiter = anyio.CapacityLimiter(config.concurrency)
-    counts = {"ran": 0, "cancelled": 0, "not_started": 0}
+    counts = {"ran": 0, "cancelled": 0, "not_started": 0, "server_errors": 0}
+    server_errors: list[str] = []
 
     async def job(task: Task, trial: int, cancelled: Trajectory | None) -> None:
         async with limiter:
@@ -147,6 +150,10 @@ async def run_episodes(
                 counts["cancelled"] += 1
             else:
                 counts["ran"] += 1
+                if trajectory.termination == "server_error":
+                    counts["server_errors"] += 1
+                    if len(server_errors) < 3:
+                        server_errors.append(f"{task.id}#{trial}: {trajectory.error}")
                 if config.keep_first is not None and counts["ran"] >= config.keep_first:
                     stop.set()
             await journal.append(trajectory)
@@ -156,7 +163,8 @@ async def run_episodes(
     async with anyio.create_task_group() as tg:
         for task, trial, cancelled in jobs:
             tg.start_soon(job, task, trial, cancelled)
-    return RunResult(summarize(journal.read()), counts["ran"], skipped, counts["cancelled"], counts["not_started"])
+    return RunResult(summarize(journal.read()), counts["ran"], skipped, counts["cancelled"], counts["not_started"],
+                     counts["server_errors"], server_errors)
 
 
 def _failed(world: str, task: Task, trial: int, agent: str, run_id: str, exc: BaseException) -> Trajectory:
