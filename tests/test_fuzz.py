@@ -15,7 +15,7 @@ import copy
 import json
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -197,17 +197,15 @@ def short(value: Any) -> str:
 # -- tools, in process ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("world_name", WORLDS)
-def test_every_tool_survives_schema_driven_fuzzing_in_process(world_name, templates):
-    world = load_world(world_name)
-    episode = Episode.create(world, 0, "small", templates=templates)
-    rng = random.Random(f"{SEED}-{world_name}")
-    ids = known_ids(episode)
+def _fuzz_episode(world, episode, rng, ids, *, budget: int, valid: int,
+                  refused: Callable[[Any], bool]) -> tuple[list[str], dict[str, int], bool]:
+    """Every tool's fuzz cases on one episode: findings (a raise, a bug flag, a `refused` call
+    that changed the state), counts, and whether the episode ended up flagged."""
     findings: list[str] = []
     counts = {"cases": 0, "rejected": 0, "accepted": 0}
     try:
         for tool in sorted(world.tools):
-            for label, arguments, _ in fuzz_cases(world, tool, rng, ids, budget=44, valid=6):
+            for label, arguments, _ in fuzz_cases(world, tool, rng, ids, budget=budget, valid=valid):
                 before = episode.state_hash()
                 kept = copy.deepcopy(arguments)
                 try:
@@ -216,19 +214,26 @@ def test_every_tool_survives_schema_driven_fuzzing_in_process(world_name, templa
                     findings.append(f"{tool} {label}: raised {type(exc).__name__}: {exc} on {short(kept)}")
                     continue
                 counts["cases"] += 1
+                counts["rejected" if result.is_error else "accepted"] += 1
                 if result.bug:
                     findings.append(f"{tool} {label}: simulator bug flag on {short(kept)}: {episode.flags[-1:]}")
-                if result.is_error:
-                    counts["rejected"] += 1
-                    if episode.state_hash() != before:
-                        findings.append(f"{tool} {label}: a rejected call changed the state: {short(kept)}")
-                else:
-                    counts["accepted"] += 1
+                if refused(result) and episode.state_hash() != before:
+                    findings.append(f"{tool} {label}: a refused call changed the state: {short(kept)}")
         # Everything the fuzzing stored reads back: the transcript and trajectory encode.
         json.dumps(episode_trajectory(episode).model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
     finally:
         flagged = episode.flagged
         episode.close()
+    return findings, counts, flagged
+
+
+@pytest.mark.parametrize("world_name", WORLDS)
+def test_every_tool_survives_schema_driven_fuzzing_in_process(world_name, templates):
+    world = load_world(world_name)
+    episode = Episode.create(world, 0, "small", templates=templates)
+    findings, counts, flagged = _fuzz_episode(world, episode, random.Random(f"{SEED}-{world_name}"),
+                                              known_ids(episode), budget=44, valid=6,
+                                              refused=lambda result: result.is_error)
     print(f"{world_name}: {len(world.tools)} tools, {counts}")
     assert not findings, "\n".join(findings)
     assert not flagged
@@ -242,32 +247,14 @@ def test_every_tool_survives_fuzzing_under_the_hostile_fault_profile(world_name,
     the state unchanged. (Partial and timeout faults apply writes by design: not checked.)"""
     world = load_world(world_name)
     episode = Episode.create_with_faults(world, 0, "small", BUILTIN["hostile"], templates=templates)
-    rng = random.Random(f"{SEED}-hostile-{world_name}")
-    ids = known_ids(episode)
-    findings: list[str] = []
-    cases = 0
-    try:
-        for tool in sorted(world.tools):
-            for label, arguments, _ in fuzz_cases(world, tool, rng, ids, budget=14, valid=4):
-                before = episode.state_hash()
-                kept = copy.deepcopy(arguments)
-                try:
-                    result = episode.call(tool, arguments)
-                except Exception as exc:  # noqa: BLE001 - a crash is the finding
-                    findings.append(f"{tool} {label}: raised {type(exc).__name__}: {exc} on {short(kept)}")
-                    continue
-                cases += 1
-                if result.bug:
-                    findings.append(f"{tool} {label}: simulator bug flag on {short(kept)}: {episode.flags[-1:]}")
-                refused = result.is_error and (result.call_seq is None or (result.fault or {}).get("kind") in (
-                    "transient", "rate_limit"))
-                if refused and episode.state_hash() != before:
-                    findings.append(f"{tool} {label}: a refused call changed the state: {short(kept)}")
-        json.dumps(episode_trajectory(episode).model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
-    finally:
-        flagged = episode.flagged
-        episode.close()
-    print(f"{world_name} (hostile): {cases} cases")
+
+    def refused(result: Any) -> bool:
+        return result.is_error and (result.call_seq is None
+                                    or (result.fault or {}).get("kind") in ("transient", "rate_limit"))
+
+    findings, counts, flagged = _fuzz_episode(world, episode, random.Random(f"{SEED}-hostile-{world_name}"),
+                                              known_ids(episode), budget=14, valid=4, refused=refused)
+    print(f"{world_name} (hostile): {counts['cases']} cases")
     assert not findings, "\n".join(findings)
     assert not flagged
 
