@@ -32,7 +32,7 @@ MEASURES = ["toolcalls", "create", "grade", "e2e", "memory"]
 
 
 def _templates(cache: str) -> Any:
-    from mcpsim.templates import TemplateCache
+    from mcpsim.engine.templates import TemplateCache
 
     return TemplateCache(cache)
 
@@ -45,9 +45,9 @@ def w_toolcalls(cache: str) -> dict[str, Any]:
     from benchmarks.bare_server import build_bare_server
     from benchmarks.common import Interleaved, rotations
     from benchmarks.toolcalls import TOOLS, RetailArgs
-    from mcpsim.episode import Episode
-    from mcpsim.mcp_server import build_server
-    from mcpsim.registry import load_world
+    from mcpsim.engine.episode import Episode
+    from mcpsim.serve.mcp import build_server
+    from mcpsim.world.registry import load_world
 
     world = load_world("retail")
     episode = Episode.create(world, 0, "default", templates=_templates(cache))
@@ -89,8 +89,8 @@ def w_toolcalls(cache: str) -> dict[str, Any]:
 def w_create(cache: str) -> dict[str, Any]:
     """Episode creation, and creation + the first tool call (what a deferred cost moves to)."""
     from benchmarks.common import median
-    from mcpsim.episode import Episode
-    from mcpsim.registry import load_world
+    from mcpsim.engine.episode import Episode
+    from mcpsim.world.registry import load_world
 
     templates = _templates(cache)
     out = {}
@@ -117,11 +117,11 @@ def w_create(cache: str) -> dict[str, Any]:
 
 def w_grade(cache: str) -> dict[str, Any]:
     from benchmarks.common import median
-    from mcpsim.registry import load_world
-    from mcpsim import scenario
-    from mcpsim.scenario import run_actions, task_episode
+    from mcpsim.world.registry import load_world
+    from mcpsim.tasks import scenario
+    from mcpsim.tasks.scenario import run_actions, task_episode
     from mcpsim.tasks import load_tasks
-    from mcpsim.verifier import Verifier
+    from mcpsim.grading import Verifier
 
     world = load_world("retail")
     tasks = load_tasks("retail")
@@ -156,8 +156,8 @@ def w_grade(cache: str) -> dict[str, Any]:
 def w_e2e(cache: str) -> dict[str, Any]:
     import anyio
 
-    from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
-    from mcpsim.manager import EpisodeManager
+    from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+    from mcpsim.serve.host import EpisodeManager
     from mcpsim.runner.agents import make_agent
     from mcpsim.runner.backends import HttpBackend, InProcessBackend
     from mcpsim.runner.run import RunConfig, run_episodes
@@ -196,8 +196,8 @@ def w_e2e(cache: str) -> dict[str, Any]:
 
 def w_memory(cache: str) -> dict[str, Any]:
     from benchmarks.common import rss_bytes, settle
-    from mcpsim.episode import Episode
-    from mcpsim.registry import load_world
+    from mcpsim.engine.episode import Episode
+    from mcpsim.world.registry import load_world
 
     world = load_world("retail")
     templates = _templates(cache)

@@ -42,7 +42,7 @@ class Context:
         self.skipped.append({"section": section, "what": what, "why": why})
 
     def load_worlds(self) -> None:
-        from mcpsim.registry import load_world, world_names
+        from mcpsim.world.registry import load_world, world_names
 
         for name in world_names():
             try:
@@ -60,7 +60,7 @@ class Context:
     def templates(self) -> Any:
         """The suite's shared template cache (memory + the disk directory)."""
         if self._templates is None:
-            from mcpsim.templates import TemplateCache
+            from mcpsim.engine.templates import TemplateCache
 
             self._templates = TemplateCache(self.cache_dir)
         return self._templates

@@ -38,8 +38,8 @@ def _deserialize(data: bytes, first_query: bool) -> float:
 
 
 def run(ctx: Context) -> dict[str, Any]:
-    from mcpsim.episode import Episode
-    from mcpsim.templates import TemplateCache
+    from mcpsim.engine.episode import Episode
+    from mcpsim.engine.templates import TemplateCache
 
     templates: list[dict[str, Any]] = []
     pairs: list[tuple[str, str]] = []

@@ -42,8 +42,8 @@ def run(ctx: Context) -> dict[str, Any]:
     if "retail" not in ctx.worlds:
         ctx.skip("e2e", "all", "the retail world did not load")
         return {}
-    from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
-    from mcpsim.manager import EpisodeManager
+    from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+    from mcpsim.serve.host import EpisodeManager
     from mcpsim.runner.backends import HttpBackend, InProcessBackend
     from mcpsim.tasks import load_tasks
 

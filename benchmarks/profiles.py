@@ -44,11 +44,11 @@ def _classify(frame: Any, inherited: str) -> str:
     fn = frame.function.rsplit(".", 1)[-1]  # pyinstrument names methods Class.method
     if fn == "validate_tool_result" and "mcp/client" in path:
         return "client.validate"
-    if fn == "__call__" and path.endswith("mcpsim/mcp_server.py"):
+    if fn == "__call__" and path.endswith("mcpsim/serve/mcp.py"):
         return "middleware"
-    if fn == "call" and path.endswith("mcpsim/mcp_server.py"):
+    if fn == "call" and path.endswith("mcpsim/serve/mcp.py"):
         return "wrapper"
-    if fn == "_execute" and path.endswith("mcpsim/episode.py"):
+    if fn == "_execute" and path.endswith("mcpsim/engine/episode.py"):
         return "episode"
     if "/worlds/" in path and inherited.startswith("episode"):
         return "world"
@@ -56,7 +56,7 @@ def _classify(frame: Any, inherited: str) -> str:
         return "world.orm"
     if inherited == "episode" and ("sqlalchemy" in path or "sqlmodel" in path):
         return "episode.orm"
-    if inherited == "episode" and path.endswith("mcpsim/sqlite.py"):
+    if inherited == "episode" and path.endswith("mcpsim/engine/store.py"):
         return "episode.sql"
     if inherited == "episode" and fn == "to_jsonable_python":
         return "episode.json"
@@ -73,9 +73,9 @@ def _classify(frame: Any, inherited: str) -> str:
         return "create.schema"
     if fn == "engine_for":
         return "create.engine"
-    if fn == "__init__" and path.endswith("mcpsim/episode.py"):
+    if fn == "__init__" and path.endswith("mcpsim/engine/episode.py"):
         return "create.other"
-    if fn == "close" and path.endswith("mcpsim/episode.py"):
+    if fn == "close" and path.endswith("mcpsim/engine/episode.py"):
         return "create.close"
     # grading
     if fn == "state_hash" and inherited.startswith("grade"):
@@ -135,8 +135,8 @@ def run(ctx: Context) -> dict[str, Any]:
     from mcp import Client
 
     from benchmarks.toolcalls import RetailArgs
-    from mcpsim.episode import Episode
-    from mcpsim.mcp_server import build_server
+    from mcpsim.engine.episode import Episode
+    from mcpsim.serve.mcp import build_server
 
     world = ctx.worlds["retail"]
     calls = 60 if ctx.quick else 400
@@ -199,9 +199,9 @@ def run(ctx: Context) -> dict[str, Any]:
         Episode.create(world, 0, "default", templates=ctx.templates).close()
     save("create", _profile(create, interval), n_create, "create.other", "Episode.create + close, retail default")
 
-    from mcpsim.scenario import gold_steps, run_solution, task_episode
+    from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
     from mcpsim.tasks import load_tasks
-    from mcpsim.verifier import Verifier
+    from mcpsim.grading import Verifier
 
     tasks = load_tasks("retail").tasks[: 4 if ctx.quick else 12]
     verifier = Verifier(world, load_tasks("retail"), templates=ctx.templates)

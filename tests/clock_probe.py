@@ -8,10 +8,10 @@ import json
 import sys
 from datetime import date
 
-from mcpsim import sqlite
-from mcpsim.checking import check_world
-from mcpsim.registry import load_world, world_names
-from mcpsim.templates import TemplateCache
+from mcpsim.engine import store
+from mcpsim.audit import check_world
+from mcpsim.world.registry import load_world, world_names
+from mcpsim.engine.templates import TemplateCache
 
 SCALES = ("small", "default")
 
@@ -22,8 +22,8 @@ def main() -> None:
     for name in world_names():
         world = load_world(name)
         for scale in SCALES:
-            conn = sqlite.connect(templates.get(world, 0, scale))
-            hashes[f"{name}/{scale}"] = sqlite.full_state_hash(conn, world.metadata)
+            conn = store.connect(templates.get(world, 0, scale))
+            hashes[f"{name}/{scale}"] = store.full_state_hash(conn, world.metadata)
             conn.close()
     checks = {}
     if "--check" in sys.argv:

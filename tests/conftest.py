@@ -13,9 +13,9 @@ import anyio
 import httpx
 import pytest
 
-from mcpsim.http_app import build_app, serve_in_thread
-from mcpsim.manager import EpisodeManager
-from mcpsim.templates import TemplateCache
+from mcpsim.serve.app import build_app, serve_in_thread
+from mcpsim.serve.host import EpisodeManager
+from mcpsim.engine.templates import TemplateCache
 from mcpsim.world import World
 
 sys.path.insert(0, str(Path(__file__).parent))

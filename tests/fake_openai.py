@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcpsim.http_app import serve_in_thread
+from mcpsim.serve.app import serve_in_thread
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Answer grading (mcpsim.verifier.answers): typed facts, negation, hedged and stuffed values,
+"""Answer grading (mcpsim.grading.answers): typed facts, negation, hedged and stuffed values,
 formats, inflections and forbidden facts, on hand-made facts and on the real tasks."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpsim.registry import load_world
-from mcpsim.scenario import run_actions, task_episode
+from mcpsim.world.registry import load_world
+from mcpsim.tasks.scenario import run_actions, task_episode
 from mcpsim.tasks import (
     AnyFact,
     CountFact,
@@ -29,7 +29,7 @@ from mcpsim.tasks import (
     TimeFact,
     load_tasks,
 )
-from mcpsim.verifier.answers import alternatives, fact_stated, grade_answer, negate, parse, stuffed_answer
+from mcpsim.grading.answers import alternatives, fact_stated, grade_answer, negate, parse, stuffed_answer
 
 REPO = Path(__file__).resolve().parent.parent
 WORLDS = ("retail", "airline", "workspace", "bank")
@@ -118,7 +118,7 @@ def test_a_year_less_date_is_kept_year_less_rather_than_filled_in_from_today():
 LIBFAKETIME = [Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"),
                Path("/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"),
                Path("/usr/lib/faketime/libfaketime.so.1")]
-PROBE = ("import json, sys; from datetime import date; from mcpsim.verifier.answers import parse; "
+PROBE = ("import json, sys; from datetime import date; from mcpsim.grading.answers import parse; "
          "print(json.dumps([date.today().isoformat(), [[m.kind, m.value] for t in sys.argv[1:] "
          "for m in parse(t).mentions]]))")
 DATED = ["Due May 25.", "Due 25 May 2026, at 2:30 pm.", "5/25", "Monday, May 25", "in 3 hours"]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mcpsim.checking import (
+from mcpsim.audit import (
     BASELINES,
     TaskReport,
     WorldReport,
@@ -24,12 +24,12 @@ from mcpsim.checking import (
     run_random_agent,
 )
 from mcpsim.cli import main
-from mcpsim.dialogue import CONFIRM_QUESTION
-from mcpsim.episode import Episode
-from mcpsim.registry import load_world
-from mcpsim.scenario import GoldActionError, gold_steps, run_actions, run_solution, task_episode
+from mcpsim.tasks.dialogue import CONFIRM_QUESTION
+from mcpsim.engine.episode import Episode
+from mcpsim.world.registry import load_world
+from mcpsim.tasks.scenario import GoldActionError, gold_steps, run_actions, run_solution, task_episode
 from mcpsim.tasks import Action, Say, Task, TaskFile, TaskSet, state_fact
-from mcpsim.verifier import Verifier, answers
+from mcpsim.grading import Verifier, answers
 
 CANARY = "MCPSIM-CANARY-check-baselines-0123456789"
 
@@ -216,7 +216,7 @@ def test_the_check_json_carries_per_baseline_counts_and_the_table_names_every_ba
     assert reports[fine.id].ok, reports[fine.id].problems
     canned = WorldReport(world="retail", world_version=world.version, ok=False, problems=[],
                          tasks=list(reports.values()))
-    monkeypatch.setattr("mcpsim.checking.check_world", lambda name: canned)
+    monkeypatch.setattr("mcpsim.audit.check_world", lambda name: canned)
 
     result = CliRunner().invoke(main, ["check", "retail", "--json"])
     assert result.exit_code == 1, result.output

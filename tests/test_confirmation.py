@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.dialogue import (
+from mcpsim.tasks.dialogue import (
     CONFIRM_QUESTION,
     NO_REPLY,
     YES_REPLY,
@@ -21,18 +21,18 @@ from mcpsim.dialogue import (
     is_affirmative,
     is_confirmation_request,
 )
-from mcpsim.manager import EpisodeManager
-from mcpsim.registry import load_world
+from mcpsim.serve.host import EpisodeManager
+from mcpsim.world.registry import load_world
 from mcpsim.runner.agents import Turn
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.loop import final_answer
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import MAX_CONFIRMATIONS_IN_A_ROW, ScriptedUser
-from mcpsim.scenario import gold_steps, run_solution, task_episode
+from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
 from mcpsim.tasks import Action, ConfirmationReply, Confirmed, Say, Task, UserSpec, load_tasks
-from mcpsim.templates import TemplateCache
-from mcpsim.trajectory import FunctionCall, Message, ToolCall, Trajectory, Usage
-from mcpsim.verifier import Verifier
+from mcpsim.engine.templates import TemplateCache
+from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, Trajectory, Usage
+from mcpsim.grading import Verifier
 
 CANCEL = "cancel-pending-order"  # retail: cancel #W0006911, refund $39.98
 BANK_TASK = "update-email-and-phone"  # bank: its rubric has a `confirmed` check

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.episode import Episode
+from mcpsim.engine.episode import Episode
 from tests.verifier_fixtures import CANARY, ledger_tasks
 
 pytestmark = pytest.mark.anyio

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim import datalock
-from mcpsim.registry import load_world, world_names
-from mcpsim.scenario import TaskSetupError, task_episode
+from mcpsim.tasks import datalock
+from mcpsim.world.registry import load_world, world_names
+from mcpsim.tasks.scenario import TaskSetupError, task_episode
 from mcpsim.tasks import load_tasks
-from mcpsim.templates import TemplateCache
+from mcpsim.engine.templates import TemplateCache
 
 
 @pytest.mark.parametrize("name", world_names())
@@ -27,7 +27,7 @@ def test_a_task_on_data_that_moved_is_refused_with_what_moved_and_how_to_fix_it(
         task_episode(world, tasks.tasks[0], templates=TemplateCache(None))
     message = str(caught.value)
     assert "other than the data its tasks were written against" in message
-    assert "Faker release" in message and "python -m mcpsim.datalock retail" in message
+    assert "Faker release" in message and "python -m mcpsim.tasks.datalock retail" in message
 
 
 def test_the_lock_is_checked_against_the_real_template(monkeypatch, templates):

@@ -39,7 +39,7 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
 
 def test_a_plain_install_ships_the_library_every_world_and_their_data(wheel):
     names = set(wheel.namelist())
-    assert {"mcpsim/cli/__init__.py", "mcpsim/episode.py", "mcpsim_worlds/retail/__init__.py",
+    assert {"mcpsim/cli/__init__.py", "mcpsim/engine/episode.py", "mcpsim_worlds/retail/__init__.py",
             "mcpsim_worlds/retail/policy.md"} <= names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = wheel.read(entry_points).decode()
@@ -116,7 +116,7 @@ def test_a_world_that_fails_to_load_is_listed_with_its_error_and_the_others_stil
 
     from click.testing import CliRunner
 
-    import mcpsim.registry as registry
+    import mcpsim.world.registry as registry
 
     real = registry.entry_points
 

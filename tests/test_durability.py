@@ -25,7 +25,7 @@ from mcp import Client
 from mcpsim.runner import backends
 from mcpsim.runner.backends import BackendError, HttpBackend
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectory import Trajectory
+from mcpsim.trajectories.schema import Trajectory
 
 pytestmark = pytest.mark.anyio
 
@@ -145,7 +145,7 @@ def test_record_writes_an_episode_when_it_is_graded_and_recovers_the_live_ones_a
 
 
 def test_an_ended_episode_is_written_at_end_and_again_only_when_a_verdict_arrives(tmp_path):
-    from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
+    from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
 
     task_id = load_tasks("retail").tasks[0].id
     app = create_app(ServeConfig(world="retail", scale="small", record_dir=str(tmp_path), no_auth=True))
@@ -170,7 +170,7 @@ def test_an_ended_episode_is_written_at_end_and_again_only_when_a_verdict_arrive
 
 
 def test_recovery_drops_a_line_cut_short_by_a_crash(tmp_path):
-    from mcpsim.recording import Recorder
+    from mcpsim.trajectories.recording import Recorder
 
     whole = Trajectory(episode_id="a", world="retail", world_version="v", agent="x", status="completed",
                        termination="recorded").model_dump_json()

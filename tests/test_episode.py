@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from mcpsim.episode import Episode
-from mcpsim.templates import TemplateCache
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.templates import TemplateCache
 
 
 @pytest.fixture
@@ -188,11 +188,11 @@ def test_a_write_refused_after_the_end_is_in_the_transcript(episode):
 
 
 def test_the_state_hash_follows_the_rows_whatever_path_led_to_them(episode, ledger, templates):
-    from mcpsim import sqlite
+    from mcpsim.engine import store
 
     a, b = accounts(episode)[:2]
     start = episode.state_hash()
-    assert start == sqlite.full_state_hash(episode.conn, ledger.metadata)  # no change yet: the base
+    assert start == store.full_state_hash(episode.conn, ledger.metadata)  # no change yet: the base
     episode.call("transfer", {"from_account": a["id"], "to_account": b["id"], "amount": 2})
     moved = episode.state_hash()
     assert moved != start

@@ -12,12 +12,12 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim import sqlite
-from mcpsim.episode import Episode
-from mcpsim.registry import load_world
-from mcpsim.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
+from mcpsim.engine import store
+from mcpsim.engine.episode import Episode
+from mcpsim.world.registry import load_world
+from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
 from mcpsim.tasks import load_tasks
-from mcpsim.verifier import Verifier
+from mcpsim.grading import Verifier
 from tests.conftest import CLEAN_ENV
 from tests.verifier_fixtures import ledger_tasks
 
@@ -96,7 +96,7 @@ def test_mcpsim_verify_of_a_flagged_snapshot_fails_closed(tmp_path, templates):
     ep = task_episode(world, task, templates=templates)
     conversation = tmp_path / "conversation.json"  # the policy's confirmation turn is graded too
     conversation.write_text(json.dumps(run_solution(ep, task, gold_steps(task, world))))
-    sqlite.write_meta(ep.conn, {"flags": ["call 2 to cancel_order raised KeyError: planted"]})
+    store.write_meta(ep.conn, {"flags": ["call 2 to cancel_order raised KeyError: planted"]})
     path = tmp_path / "final.sqlite"
     path.write_bytes(ep.snapshot())
 
@@ -110,7 +110,7 @@ def test_mcpsim_verify_of_a_flagged_snapshot_fails_closed(tmp_path, templates):
     code, verdict = verify(path)
     assert code == 1 and verdict["reward"] == 0 and "simulator bug" in verdict["failure"]
     clean = tmp_path / "clean.sqlite"
-    sqlite.write_meta(ep.conn, {"flags": []})
+    store.write_meta(ep.conn, {"flags": []})
     clean.write_bytes(ep.snapshot())
     code, verdict = verify(clean)
     assert code == 0 and verdict["reward"] == 1.0  # the same state without the flag passes

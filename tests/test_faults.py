@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from mcpsim.episode import Episode
-from mcpsim.faults import BUILTIN, FaultProfile, FaultProfileError, load_profile
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.faults import BUILTIN, FaultProfile, FaultProfileError, load_profile
 
 
 def profile(**fields) -> FaultProfile:
@@ -195,7 +195,7 @@ def test_a_scripted_fault_that_cannot_apply_to_the_tool_does_not_fire(ledger, te
 
 def test_a_write_that_timed_out_still_counts_as_done_for_ordering_checks(ledger, templates):
     from mcpsim.tasks import CallOrder, Task, ToolCalled
-    from mcpsim.verifier.checks import GradingContext, evaluate
+    from mcpsim.grading.checks import GradingContext, evaluate
 
     ep = episode(ledger, templates, profile(script=[{"tool": "open_account", "call": 1, "fault": "timeout"}]))
     ep.call("open_account", {"owner": "Before Any Lookup"})  # answered 504, but applied

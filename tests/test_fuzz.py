@@ -23,11 +23,11 @@ import httpx
 import pytest
 from mcp import Client, MCPError
 
-from mcpsim.control import MAX_BODY_BYTES
-from mcpsim.episode import Episode
-from mcpsim.faults import BUILTIN
-from mcpsim.recording import episode_trajectory
-from mcpsim.registry import load_world, world_names
+from mcpsim.serve.control import MAX_BODY_BYTES
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.faults import BUILTIN
+from mcpsim.trajectories.recording import episode_trajectory
+from mcpsim.world.registry import load_world, world_names
 from mcpsim.world import World
 
 pytestmark = pytest.mark.anyio

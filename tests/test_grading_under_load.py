@@ -17,15 +17,15 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.manager import EpisodeManager
+from mcpsim.serve.host import EpisodeManager
 from mcpsim.runner import loop
 from mcpsim.runner.agents import NoopAgent, OracleAgent
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectory import Trajectory
-from mcpsim.verifier import GradingUnavailable
+from mcpsim.trajectories.schema import Trajectory
+from mcpsim.grading import GradingUnavailable
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio

@@ -14,16 +14,16 @@ import pytest
 import yaml
 from mcp import Client
 
-from mcpsim.episode import Episode
-from mcpsim.faults import BUILTIN, FaultProfile, FaultProfileError, load_profile, profile_from_request
-from mcpsim.manager import EpisodeManager
-from mcpsim.mcp_server import build_server
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.faults import BUILTIN, FaultProfile, FaultProfileError, load_profile, profile_from_request
+from mcpsim.serve.host import EpisodeManager
+from mcpsim.serve.mcp import build_server
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
 from mcpsim.tasks import load_tasks
-from mcpsim.templates import TemplateCache
-from mcpsim.trajectory import FunctionCall, Message, ToolCall, Trajectory
+from mcpsim.engine.templates import TemplateCache
+from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, Trajectory
 
 pytestmark = pytest.mark.anyio
 

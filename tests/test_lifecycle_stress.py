@@ -22,8 +22,8 @@ import httpx
 import mcp_types
 import pytest
 
-from mcpsim.episode import Episode, EpisodeClosed
-from mcpsim.faults import FaultProfile
+from mcpsim.engine.episode import Episode, EpisodeClosed
+from mcpsim.engine.faults import FaultProfile
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -88,8 +88,8 @@ RACE = textwrap.dedent("""
     import sys, threading, time
     sys.path.insert(0, {tests!r})
     import toyworld
-    from mcpsim.episode import Episode, EpisodeClosed
-    from mcpsim.templates import TemplateCache
+    from mcpsim.engine.episode import Episode, EpisodeClosed
+    from mcpsim.engine.templates import TemplateCache
 
     SLOW = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000) "
             "SELECT count(*) AS c FROM n")

@@ -7,8 +7,8 @@ import json
 import anyio
 import pytest
 
-from mcpsim.manager import EpisodeManager
-from mcpsim.registry import load_world
+from mcpsim.serve.host import EpisodeManager
+from mcpsim.world.registry import load_world
 from mcpsim.runner.agents import OpenAIAgent
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.llm import ChatClient
@@ -16,8 +16,8 @@ from mcpsim.runner.loop import RolloutSettings
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import LlmUser, ScriptedUser
 from mcpsim.tasks import load_tasks
-from mcpsim.templates import TemplateCache
-from mcpsim.trajectory import Trajectory
+from mcpsim.engine.templates import TemplateCache
+from mcpsim.trajectories.schema import Trajectory
 from tests.fake_openai import FakeModel, fake_openai
 
 pytestmark = pytest.mark.anyio

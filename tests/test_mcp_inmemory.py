@@ -6,8 +6,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcpsim.episode import Episode
-from mcpsim.mcp_server import build_server, policy_uri
+from mcpsim.engine.episode import Episode
+from mcpsim.serve.mcp import build_server, policy_uri
 
 pytestmark = pytest.mark.anyio
 

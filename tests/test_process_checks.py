@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim.registry import load_world
-from mcpsim.scenario import gold_steps, run_solution, task_episode
+from mcpsim.world.registry import load_world
+from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
 from mcpsim.tasks import Action, CallOrder, Task, ToolNotCalled, load_tasks
-from mcpsim.verifier import Verifier
-from mcpsim.verifier.checks import GradingContext, evaluate
+from mcpsim.grading import Verifier
+from mcpsim.grading.checks import GradingContext, evaluate
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import sys
 import httpx
 import pytest
 
-from mcpsim import sqlite
-from mcpsim.episode import Episode
-from mcpsim.http_app import ServeConfig
-from mcpsim.manager import EpisodeLimitReached, EpisodeManager
-from mcpsim.templates import TemplateCache, parse_size, process_templates
+from mcpsim.engine import store
+from mcpsim.engine.episode import Episode
+from mcpsim.serve.app import ServeConfig
+from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
+from mcpsim.engine.templates import TemplateCache, parse_size, process_templates
 from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio
@@ -38,11 +38,11 @@ def test_a_rejected_calls_arguments_are_stored_truncated_with_their_size(ledger,
     record = episode.transcript()[-1]
     assert not record.ok
     stored = record.arguments
-    assert stored[sqlite.TRUNCATED] is True
+    assert stored[store.TRUNCATED] is True
     assert stored["$bytes"] == len(json.dumps(arguments))  # the original size, recorded
-    assert len(stored["$head"]) == sqlite.MAX_REJECTED_ARGUMENTS
-    assert stored["$head"] == json.dumps(arguments)[: sqlite.MAX_REJECTED_ARGUMENTS]
-    assert len(record.tool) <= sqlite.MAX_TOOL_NAME + 50 and len(record.error or "") <= sqlite.MAX_REJECTED_TEXT + 50
+    assert len(stored["$head"]) == store.MAX_REJECTED_ARGUMENTS
+    assert stored["$head"] == json.dumps(arguments)[: store.MAX_REJECTED_ARGUMENTS]
+    assert len(record.tool) <= store.MAX_TOOL_NAME + 50 and len(record.error or "") <= store.MAX_REJECTED_TEXT + 50
     # Five 4 MB calls grew the database by a few pages, not by 20 MB.
     assert episode.size_bytes - before < 256 * 1024, (before, episode.size_bytes)
     assert len(episode.snapshot()) < before + 256 * 1024

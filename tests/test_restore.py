@@ -15,9 +15,10 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim import snapshots, sqlite
-from mcpsim.episode import Episode
-from mcpsim.snapshots import SnapshotError, load_untrusted, sign, split
+from mcpsim.engine import snapshots
+from mcpsim.engine import store
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.snapshots import SnapshotError, load_untrusted, sign, split
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +42,7 @@ def episode(ledger, templates) -> Episode:
 def edited(data: bytes, *statements: str, trailer: bool = True) -> bytes:
     """The snapshot's database after `statements`, with its original trailer put back."""
     db, claims, mac = split(data)
-    conn = sqlite.connect(db)
+    conn = store.connect(db)
     for sql in statements:
         conn.execute(sql)
     out = conn.serialize()
@@ -180,7 +181,7 @@ def test_even_with_the_key_another_world_version_is_refused(episode, ledger):
 
 
 def test_every_real_worlds_snapshot_passes_its_schema_check(templates):
-    from mcpsim.registry import load_world, world_names
+    from mcpsim.world.registry import load_world, world_names
 
     for name in world_names():
         world = load_world(name)
@@ -193,7 +194,7 @@ def test_every_real_worlds_snapshot_passes_its_schema_check(templates):
 
 async def test_an_upload_past_the_size_limit_gets_413(serve_http, ledger, episode):
     live = serve_http([ledger], snapshot_key=KEY)
-    from mcpsim.control import ControlPlane
+    from mcpsim.serve.control import ControlPlane
 
     limit = ControlPlane.max_snapshot_bytes
     ControlPlane.max_snapshot_bytes = 64 * 1024
@@ -212,7 +213,7 @@ async def test_an_upload_past_the_size_limit_gets_413(serve_http, ledger, episod
 
 
 async def test_a_restore_is_checked_off_the_event_loop(live, episode, monkeypatch):
-    from mcpsim import control
+    from mcpsim.serve import control
 
     started, release = threading.Event(), threading.Event()
     real = control.load_untrusted
@@ -269,14 +270,14 @@ def test_the_signature_covers_the_labels(episode):
     assert {"world", "world_version", "task", "ended", "flags", "sha256"} <= set(labels)
     assert labels["world"] == "ledger" and labels["ended"] is False
     with pytest.raises(sqlite3.DatabaseError):
-        sqlite.connect(b"not a database" * 100).execute("SELECT 1 FROM sqlite_master").fetchall()
+        store.connect(b"not a database" * 100).execute("SELECT 1 FROM sqlite_master").fetchall()
 
 
 # -- the runner's --keep-first / --resume over HTTP snapshots and restores ------------------------
 
 
 async def test_keep_first_and_resume_over_http_restore_what_the_server_signed(serve_http, tmp_path):
-    from mcpsim.registry import load_world
+    from mcpsim.world.registry import load_world
     from mcpsim.runner.agents import OracleAgent
     from mcpsim.runner.backends import HttpBackend
     from mcpsim.runner.run import RunConfig, run_episodes

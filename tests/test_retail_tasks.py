@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from mcp import Client
 
 from mcpsim.cli import main
-from mcpsim.mcp_server import build_server, policy_uri
-from mcpsim.registry import load_world
-from mcpsim.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
+from mcpsim.serve.mcp import build_server, policy_uri
+from mcpsim.world.registry import load_world
+from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
 from mcpsim.tasks import load_tasks
-from mcpsim.verifier import Verifier
+from mcpsim.grading import Verifier
 from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio

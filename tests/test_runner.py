@@ -15,14 +15,14 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.manager import EpisodeManager
-from mcpsim.registry import load_world
+from mcpsim.serve.host import EpisodeManager
+from mcpsim.world.registry import load_world
 from mcpsim.runner.agents import OracleAgent, Turn
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectory import Trajectory
+from mcpsim.trajectories.schema import Trajectory
 from tests.conftest import CLEAN_ENV
 
 

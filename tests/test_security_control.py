@@ -19,10 +19,10 @@ from mcp import Client
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from structlog.testing import capture_logs
 
-from mcpsim.access import HostOriginGuard, summarize_verdict
+from mcpsim.serve.access import HostOriginGuard, summarize_verdict
 from mcpsim.cli import main
-from mcpsim.http_app import ServeConfig, build_app, serve_in_thread
-from mcpsim.manager import EpisodeManager
+from mcpsim.serve.app import ServeConfig, build_app, serve_in_thread
+from mcpsim.serve.host import EpisodeManager
 from tests.conftest import CLEAN_ENV, free_port
 from tests.verifier_fixtures import ledger_tasks
 

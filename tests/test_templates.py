@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from mcpsim.episode import Episode
-from mcpsim.templates import TemplateCache
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.templates import TemplateCache
 
 
 def test_a_template_is_built_once_per_key_however_many_episodes(ledger):

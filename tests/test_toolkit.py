@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mcpsim.toolkit import dollars, evaluate_arithmetic, iso, money, to_cents
+from mcpsim.world.toolkit import dollars, evaluate_arithmetic, iso, money, to_cents
 from mcpsim.world import WorldError
 
 

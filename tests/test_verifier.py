@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim import sqlite
-from mcpsim.episode import Episode
-from mcpsim.scenario import TaskSetupError, oracle_answer, run_actions, task_episode
+from mcpsim.engine import store
+from mcpsim.engine.episode import Episode
+from mcpsim.tasks.scenario import TaskSetupError, oracle_answer, run_actions, task_episode
 from mcpsim.tasks import Task
-from mcpsim.verifier import Verifier
-from mcpsim.verifier.grader import GradingUnavailable
-from mcpsim.verifier.answers import fact_stated
+from mcpsim.grading import Verifier
+from mcpsim.grading.grader import GradingUnavailable
+from mcpsim.grading.answers import fact_stated
 from tests.verifier_fixtures import ledger_tasks
 
 
@@ -214,7 +214,7 @@ def test_an_episode_flagged_for_a_tool_bug_scores_zero_even_if_the_checks_pass(v
 def test_a_world_version_mismatch_scores_zero(verifier):
     task = verifier.tasks.get("pay-and-open")
     ep = solved(verifier, task.id)
-    sqlite.write_meta(ep.conn, {"version": "0000000000000000"})
+    store.write_meta(ep.conn, {"version": "0000000000000000"})
     stale = Episode.restore(verifier.world, ep.snapshot())
     verdict = verifier.grade(stale, task, oracle_answer(task))
     assert verdict.reward == 0 and "world version mismatch" in verdict.failure
@@ -303,7 +303,7 @@ def test_independent_inserts_in_another_order_than_gold_still_match(ledger, temp
 
 def test_ordering_can_cover_reads_and_forbidden_calls_can_ignore_refusals(verifier):
     from mcpsim.tasks import CallOrder, ToolNotCalled
-    from mcpsim.verifier.checks import GradingContext, evaluate
+    from mcpsim.grading.checks import GradingContext, evaluate
 
     task = verifier.tasks.get("pay-and-open")
     ep = fresh(verifier, task.id)

@@ -7,10 +7,10 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.episode import Episode
-from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
-from mcpsim.registry import load_world, world_names
-from mcpsim.scenario import gold_steps, run_solution, task_episode
+from mcpsim.engine.episode import Episode
+from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+from mcpsim.world.registry import load_world, world_names
+from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
 from mcpsim.tasks import load_tasks
 
 pytestmark = pytest.mark.anyio
@@ -68,7 +68,7 @@ async def test_one_process_serves_episodes_of_every_world_concurrently_without_i
 
 
 def test_every_world_is_deterministic_across_builds():
-    from mcpsim.templates import TemplateCache
+    from mcpsim.engine.templates import TemplateCache
 
     for name in world_names():
         world = load_world(name)

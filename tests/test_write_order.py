@@ -12,14 +12,14 @@ from fnmatch import fnmatchcase
 
 import pytest
 
-from mcpsim.episode import Episode
-from mcpsim.registry import load_world, world_names
-from mcpsim.scenario import GoldActionError, gold_steps, run_solution, task_episode
-from mcpsim.seeding import IdGenerator, derive_seed
-from mcpsim.sqlite import NetChanges
+from mcpsim.engine.episode import Episode
+from mcpsim.world.registry import load_world, world_names
+from mcpsim.tasks.scenario import GoldActionError, gold_steps, run_solution, task_episode
+from mcpsim.world.seeding import IdGenerator, derive_seed
+from mcpsim.engine.store import NetChanges
 from mcpsim.tasks import Action, CallOrder, Task, load_tasks
-from mcpsim.verifier import Verifier
-from mcpsim.verifier.diff import GeneratedIds, compare_with_gold
+from mcpsim.grading import Verifier
+from mcpsim.grading.diff import GeneratedIds, compare_with_gold
 from mcpsim.world import World
 
 SHUFFLES = 2  # seeded shuffles per task, beside the reversed order: bounds the test's run time

@@ -12,7 +12,7 @@ from sqlalchemy.orm import registry
 from sqlmodel import Field as Column
 from sqlmodel import SQLModel, select
 
-from mcpsim.seeding import SeedContext
+from mcpsim.world.seeding import SeedContext
 from mcpsim.world import PartialFailure, ToolContext, World, WorldError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpsim.episode import Episode
+from mcpsim.engine.episode import Episode
 from mcpsim.tasks import TaskFile, TaskSet
 
 CANARY = "MCPSIM-CANARY ledger 5f0c2d8e9a7b4c1d"

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from mcpsim.registry import UnknownWorld, load_world
-from mcpsim.templates import TemplateCache
+from mcpsim.world.registry import UnknownWorld, load_world
+from mcpsim.engine.templates import TemplateCache
 from mcpsim.world import World
 
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcpsim" / "templates"
@@ -82,7 +82,7 @@ def _tasks(world: str) -> Any:
 
 
 def _profile(spec: str | None) -> Any:
-    from mcpsim.faults import FaultProfileError, load_profile
+    from mcpsim.engine.faults import FaultProfileError, load_profile
 
     try:
         return load_profile(spec)

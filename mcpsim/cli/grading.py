@@ -21,10 +21,10 @@ from mcpsim.cli._app import (
     log_options,
     main,
 )
-from mcpsim.registry import world_names
+from mcpsim.world.registry import world_names
 
 if TYPE_CHECKING:
-    from mcpsim.checking import WorldReport
+    from mcpsim.audit import WorldReport
 
 
 @main.command()
@@ -69,7 +69,7 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
     """
     from rich.progress import Progress
 
-    from mcpsim.checking import check_world
+    from mcpsim.audit import check_world
 
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
     names = list(worlds) or world_names()
@@ -94,7 +94,7 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
 def _print_check_report(report: WorldReport) -> None:
     """A world's check: one line per kind of run, how many tasks (or solutions) it ran on and
     how many passed, against what must pass; then every problem."""
-    from mcpsim.checking import BASELINE_LABELS
+    from mcpsim.audit import BASELINE_LABELS
 
     bad = [t for t in report.tasks if not t.ok]
     mark = "ok" if report.ok else "FAILED"
@@ -139,8 +139,8 @@ def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_
            conversation_path: Path | None, as_json: bool, record_path: Path | None) -> None:
     """Grade a recorded episode against its task. Exits 0 if it passes, 1 if not, 3 if grading
     could not finish (an infrastructure error, not a verdict: retry it)."""
-    from mcpsim.episode import Episode
-    from mcpsim.verifier import GradingUnavailable, Verifier
+    from mcpsim.engine.episode import Episode
+    from mcpsim.grading import GradingUnavailable, Verifier
 
     logs.configure("WARNING")
     if answer is not None and answer_file is not None:
@@ -163,7 +163,7 @@ def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_
         click.echo(f"Error: {exc}", err=True)
         sys.exit(3)
     if record_path is not None:
-        from mcpsim.recording import episode_trajectory
+        from mcpsim.trajectories.recording import episode_trajectory
 
         record_path.write_text(episode_trajectory(episode, verdict=episode.verdict).model_dump_json())
     click.echo(verdict.model_dump_json(indent=2) if as_json else verdict.report())

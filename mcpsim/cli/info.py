@@ -21,7 +21,7 @@ from mcpsim.cli._app import (
     log_options,
     main,
 )
-from mcpsim.registry import load_world, world_names
+from mcpsim.world.registry import load_world, world_names
 
 
 @main.command()
@@ -77,7 +77,7 @@ def tools(world: str, as_json: bool) -> None:
 def build(world: str, seed: int, scale: str, as_json: bool, cache_dir: str | None, no_cache: bool,
           log_level: str, log_format: str) -> None:
     """Build (or load from the cache) a world's template and print its state hash and row counts."""
-    from mcpsim.episode import Episode
+    from mcpsim.engine.episode import Episode
 
     logs.configure(log_level, log_format)
     w = _world_at_scale(world, scale)

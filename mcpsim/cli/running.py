@@ -23,7 +23,7 @@ from mcpsim.cli._app import (
     log_options,
     main,
 )
-from mcpsim.templates import TemplateCache
+from mcpsim.engine.templates import TemplateCache
 
 
 def _select_tasks(task_set: Any, spec: str) -> list[Any]:
@@ -191,14 +191,14 @@ def _backend(plan: RunPlan, stack: ExitStack) -> Any:
     from mcpsim.runner.backends import HttpBackend, InProcessBackend, StdioBackend
 
     if plan.transport == "inprocess":
-        from mcpsim.manager import EpisodeManager
+        from mcpsim.serve.host import EpisodeManager
 
         return InProcessBackend(EpisodeManager(plan.templates, max_episodes=plan.concurrency + 8, ttl_seconds=None))
     if plan.transport == "stdio":
         return StdioBackend()
     url = plan.server_url
     if url is None:  # a loopback server in this process
-        from mcpsim.http_app import ServeConfig, create_app, serve_in_thread
+        from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
 
         cache = str(plan.templates.cache_dir) if plan.templates.cache_dir else None
         import secrets
@@ -323,7 +323,7 @@ def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_ca
 @click.option("--min-reward", type=float, help="Only episodes with at least this reward (1.0: passed only).")
 def export(run_path: Path, fmt: str, dest: Path | None, min_reward: float | None) -> None:
     """Export a run's completed episodes (RUN: a run directory or a trajectories .jsonl) for training."""
-    from mcpsim import export as exporting
+    from mcpsim.trajectories import export as exporting
 
     folder = run_path if run_path.is_dir() else run_path.parent
     logs.configure("WARNING")

@@ -20,17 +20,17 @@ from mcpsim.cli._app import (
     log_options,
     main,
 )
-from mcpsim.templates import TemplateCache
+from mcpsim.engine.templates import TemplateCache
 from mcpsim.world import World
 
 
 def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task_id: str | None,
                  start_snapshot: str | None, exit_snapshot: str | None, record_dir: str | None,
                  profile: Any) -> None:
-    from mcpsim.episode import Episode
-    from mcpsim.mcp_server import serve_stdio
-    from mcpsim.recording import Recorder
-    from mcpsim.scenario import task_episode
+    from mcpsim.engine.episode import Episode
+    from mcpsim.serve.mcp import serve_stdio
+    from mcpsim.trajectories.recording import Recorder
+    from mcpsim.tasks.scenario import task_episode
 
     if start_snapshot:
         try:
@@ -58,7 +58,7 @@ def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task
 
 def _size_option(text: str, name: str) -> int | None:
     """A byte budget from the command line (`0`: none)."""
-    from mcpsim.templates import parse_size
+    from mcpsim.engine.templates import parse_size
 
     try:
         size = parse_size(text)
@@ -161,8 +161,8 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
 
     import uvicorn
 
-    from mcpsim.http_app import ServeConfig, create_app
-    from mcpsim.snapshots import snapshot_key
+    from mcpsim.serve.app import ServeConfig, create_app
+    from mcpsim.engine.snapshots import snapshot_key
 
     if snapshot_key_text is not None:
         try:
@@ -170,7 +170,7 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--snapshot-key") from None
 
-    from mcpsim.access import default_public_url, normalize_public_url
+    from mcpsim.serve.access import default_public_url, normalize_public_url
 
     if token is not None and no_auth:
         raise click.UsageError("--token and --no-auth exclude each other: a token closes the control plane, "

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mcpsim.runner.llm import ChatClient
-from mcpsim.seeding import derive_seed
+from mcpsim.world.seeding import derive_seed
 from mcpsim.tasks import Confirmed, Say, Step, Task
-from mcpsim.trajectory import FunctionCall, Message, ToolCall, ToolDef, Usage
+from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, ToolDef, Usage
 
 
 @dataclass
@@ -81,11 +81,11 @@ class OracleAgent:
 
 def oracle_steps(task: Task, world: str | None) -> list[Step]:
     """The gold actions, with a confirmation question before the first write when the rubric
-    has a `confirmed` check (`mcpsim.scenario.gold_steps`)."""
+    has a `confirmed` check (`mcpsim.tasks.scenario.gold_steps`)."""
     if world is None or not any(isinstance(c, Confirmed) for c in task.rubric):
         return list(task.gold)
-    from mcpsim.registry import load_world
-    from mcpsim.scenario import gold_steps
+    from mcpsim.world.registry import load_world
+    from mcpsim.tasks.scenario import gold_steps
 
     return gold_steps(task, load_world(world))
 

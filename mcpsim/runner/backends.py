@@ -19,10 +19,10 @@ import httpx
 import structlog
 from mcp import Client, StdioServerParameters
 
-from mcpsim.faults import FaultProfile
+from mcpsim.engine.faults import FaultProfile
 from mcpsim.tasks import Task
-from mcpsim.verifier import GradingUnavailable
-from mcpsim.trajectory import Trajectory
+from mcpsim.grading import GradingUnavailable
+from mcpsim.trajectories.schema import Trajectory
 
 log = structlog.get_logger("mcpsim.runner")
 
@@ -88,7 +88,7 @@ class InProcessBackend:
     name = "in-process"
 
     def __init__(self, manager: Any) -> None:
-        from mcpsim.mcp_server import build_server
+        from mcpsim.serve.mcp import build_server
 
         self.manager = manager
         self._servers: dict[str, Any] = {}
@@ -102,7 +102,7 @@ class InProcessBackend:
     @asynccontextmanager
     async def episode(self, world: str, task: Task, snapshot: bytes | None,
                       faults: FaultProfile | None = None) -> AsyncIterator[LiveEpisode]:
-        from mcpsim.episode import Episode
+        from mcpsim.engine.episode import Episode
 
         if snapshot is None:
             episode = await anyio.to_thread.run_sync(self.manager.create, world, task.seed, task.scale, task.id,
@@ -134,12 +134,12 @@ class _InProcessEpisode:
         return (await self.client.list_tools()).tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        from mcpsim.mcp_server import META_EPISODE
+        from mcpsim.serve.mcp import META_EPISODE
 
         return await self.client.call_tool(name, arguments, meta={META_EPISODE: self.episode.id})
 
     async def finish(self, answer: str | None, conversation: list[dict[str, Any]] | None = None) -> Outcome:
-        from mcpsim.recording import episode_trajectory
+        from mcpsim.trajectories.recording import episode_trajectory
 
         verifier = self.manager.verifier(self.world)
         try:

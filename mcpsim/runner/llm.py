@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx
 
-from mcpsim.trajectory import FunctionCall, Message, ToolCall, ToolDef, Usage
+from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, ToolDef, Usage
 
 
 class ModelError(RuntimeError):

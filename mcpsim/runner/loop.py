@@ -15,10 +15,10 @@ from mcpsim.runner.agents import Agent, Turn
 from mcpsim.runner.backends import GradingFailed, LiveEpisode
 from mcpsim.runner.llm import ModelError
 from mcpsim.runner.users import User
-from mcpsim.seeding import derive_seed
+from mcpsim.world.seeding import derive_seed
 from mcpsim.tasks import Task
-from mcpsim.textsafe import lone_surrogate
-from mcpsim.trajectory import CallLog, Message, ToolDef, Trajectory, Usage
+from mcpsim.engine.textsafe import lone_surrogate
+from mcpsim.trajectories.schema import CallLog, Message, ToolDef, Trajectory, Usage
 
 log = structlog.get_logger("mcpsim.runner")
 

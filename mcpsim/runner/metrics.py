@@ -7,7 +7,7 @@ from math import comb
 
 from pydantic import BaseModel
 
-from mcpsim.trajectory import Trajectory
+from mcpsim.trajectories.schema import Trajectory
 
 
 class TaskStats(BaseModel):

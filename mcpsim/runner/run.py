@@ -12,14 +12,14 @@ from pathlib import Path
 import anyio
 import structlog
 
-from mcpsim.faults import FaultProfile
+from mcpsim.engine.faults import FaultProfile
 from mcpsim.runner.agents import Agent
 from mcpsim.runner.backends import Backend, BackendError, GradingFailed
 from mcpsim.runner.loop import Resume, RolloutSettings, rollout
 from mcpsim.runner.metrics import Summary, latest, summarize
 from mcpsim.runner.users import User
 from mcpsim.tasks import Task
-from mcpsim.trajectory import Trajectory
+from mcpsim.trajectories.schema import Trajectory
 
 log = structlog.get_logger("mcpsim.runner")
 

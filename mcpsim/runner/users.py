@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from mcpsim.dialogue import confirmation_reply, is_confirmation_request
+from mcpsim.tasks.dialogue import confirmation_reply, is_confirmation_request
 from mcpsim.runner.llm import ChatClient
 from mcpsim.tasks import Task
-from mcpsim.trajectory import Message, Usage
+from mcpsim.trajectories.schema import Message, Usage
 
 STOP = "###STOP###"
 
@@ -67,7 +67,7 @@ def _replay(messages: list[Message]) -> tuple[int, int]:
 
 @dataclass
 class ScriptedUser:
-    """Answers the agent's confirmation requests (`mcpsim.dialogue.confirmation_reply`: yes to
+    """Answers the agent's confirmation requests (`mcpsim.tasks.dialogue.confirmation_reply`: yes to
     what it asked for, no to anything else, or the task's scripted answer); otherwise says the
     task's scripted `user.turns` one by one, then ends. Answering a confirmation does not use up
     a scripted turn."""

@@ -1,13 +1,13 @@
 """Custom rubric checks for airline tasks: the requirements the built-in checks cannot state.
 
-Each is called as `fn(ctx, **params)` with a `mcpsim.verifier.GradingContext` and returns
+Each is called as `fn(ctx, **params)` with a `mcpsim.grading.GradingContext` and returns
 `(passed, reason)`. They read the episode's final rows and its transcript; none depends on ids
 the agent's run may have drawn in another order than the gold run.
 """
 
 from __future__ import annotations
 
-from mcpsim.verifier import GradingContext
+from mcpsim.grading import GradingContext
 
 from . import world
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Literal, get_args
 
-from mcpsim.seeding import IdGenerator
-from mcpsim.toolkit import dollars, iso, money, to_cents  # noqa: F401  (re-exported)
+from mcpsim.world.seeding import IdGenerator
+from mcpsim.world.toolkit import dollars, iso, money, to_cents  # noqa: F401  (re-exported)
 from mcpsim.world import WorldError
 
 AIRLINE_CODE = "MRD"

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table
 
-from mcpsim.seeding import SeedContext
+from mcpsim.world.seeding import SeedContext
 
 from .airport_data import AIRCRAFT, AIRPORTS, CARD_BRANDS, CARD_WEIGHTS, EMAIL_DOMAINS, HUBS
 from .common import (

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import JSON, Connection, Table
 
-from mcpsim.seeding import SeedContext
+from mcpsim.world.seeding import SeedContext
 
 from .common import (
     ATM_LIMITS,

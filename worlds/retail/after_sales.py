@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.seeding import derive_seed
+from mcpsim.world.seeding import derive_seed
 from mcpsim.world import ToolContext, WorldError
 
 from . import world

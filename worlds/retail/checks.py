@@ -1,6 +1,6 @@
 """Custom rubric checks for retail tasks: the requirements the built-in checks cannot state.
 
-Each is called as `fn(ctx, **params)` with a `mcpsim.verifier.GradingContext` and returns
+Each is called as `fn(ctx, **params)` with a `mcpsim.grading.GradingContext` and returns
 `(passed, reason)`. They read the episode's final rows, its net changes and its transcript; none
 of them depends on ids the agent's run may have drawn in another order than the gold run.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpsim.verifier import GradingContext
+from mcpsim.grading import GradingContext
 
 from . import world
 

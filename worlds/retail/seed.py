@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import JSON, Connection, Table
 
-from mcpsim.seeding import SeedContext
+from mcpsim.world.seeding import SeedContext
 
 from .catalog_data import LINES, TYPES, ProductType
 from .common import gift_card_code, iso, new_id

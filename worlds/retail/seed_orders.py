@@ -10,7 +10,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from mcpsim.seeding import SeedContext
+from mcpsim.world.seeding import SeedContext
 
 from .common import (
     CANCEL_REASONS,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.toolkit import evaluate_arithmetic
+from mcpsim.world.toolkit import evaluate_arithmetic
 from mcpsim.world import ToolContext, WorldError
 
 from . import world

@@ -2,7 +2,7 @@
 the ids an agent's run happened to draw (a new message's id, a new event's id), or without a join
 ("the file is shared with exactly the people invited to the meeting").
 
-Each is called as `fn(ctx, **params)` with a `mcpsim.verifier.GradingContext` and returns
+Each is called as `fn(ctx, **params)` with a `mcpsim.grading.GradingContext` and returns
 `(passed, reason)`. They read the episode's final rows and its net changes.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpsim.verifier import GradingContext
+from mcpsim.grading import GradingContext
 
 from . import world
 
@@ -175,7 +175,7 @@ def answer_gives_event_time(ctx: GradingContext, title_mentions: list[str], time
     from zoneinfo import ZoneInfo
 
     from mcpsim.tasks import DateFact, TimeFact
-    from mcpsim.verifier.answers import grade_answer
+    from mcpsim.grading.answers import grade_answer
 
     created = [e for e in _inserted(ctx, "events") if _mentions(e["title"], title_mentions)]
     if len(created) != 1:

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlmodel import Session, select
 
-from mcpsim.seeding import IdGenerator
-from mcpsim.toolkit import iso  # noqa: F401  (re-exported)
+from mcpsim.world.seeding import IdGenerator
+from mcpsim.world.toolkit import iso  # noqa: F401  (re-exported)
 from mcpsim.world import WorldError
 
 from .tables import File, FilePermission, User

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table
 
-from mcpsim.seeding import SeedContext
+from mcpsim.world.seeding import SeedContext
 
 from .common import DOMAIN, WEEKDAYS, iso, local_to_utc, new_id, zone
 from .recurrence import Rule, expand

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from mcpsim.episode import Episode
-from mcpsim.templates import TemplateCache, build_template
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.templates import TemplateCache, build_template
 
 EPOCH = "2026-05-15T09:00:00+00:00"
 

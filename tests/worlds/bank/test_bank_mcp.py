@@ -6,7 +6,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcpsim.mcp_server import build_server
+from mcpsim.serve.mcp import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from mcpsim_worlds.retail import world as retail_world
 
-from mcpsim.episode import CallResult, Episode
-from mcpsim.templates import TemplateCache
+from mcpsim.engine.episode import CallResult, Episode
+from mcpsim.engine.templates import TemplateCache
 from mcpsim.world import World
 
 

@@ -3,7 +3,7 @@ nothing at all when it fails, the same state when replayed."""
 
 from __future__ import annotations
 
-from mcpsim.episode import Episode
+from mcpsim.engine.episode import Episode
 
 # -- exchanges ---------------------------------------------------------------------------------
 

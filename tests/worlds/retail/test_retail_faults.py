@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim.episode import Episode
-from mcpsim.faults import FaultProfile
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.faults import FaultProfile
 
 
 def with_faults(shop, script: list[dict]) -> None:
@@ -92,7 +92,7 @@ def test_pagination_caps_a_page_so_the_agent_has_to_page(shop):
 
 @pytest.mark.parametrize("profile", ["flaky", "hostile"])
 def test_the_builtin_profiles_never_break_an_invariant_or_flag_a_bug(retail, templates, profile):
-    from mcpsim.faults import BUILTIN
+    from mcpsim.engine.faults import BUILTIN
     from mcpsim.runner.agents import _sample  # the random agent's argument sampler
 
     import random

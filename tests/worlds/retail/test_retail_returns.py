@@ -198,7 +198,7 @@ def test_a_refund_goes_only_to_a_method_that_paid_or_to_a_gift_card(shop):
 
 
 def test_the_return_label_does_not_depend_on_how_many_calls_came_before(shop, retail, templates):
-    from mcpsim.episode import Episode
+    from mcpsim.engine.episode import Episode
 
     order_id, items = shop.delivered_order_with_lines()
     arguments = {"order_id": order_id, "refund_payment_method_id": shop.charged_method(order_id),

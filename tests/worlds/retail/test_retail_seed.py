@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from mcpsim.episode import Episode
-from mcpsim.templates import TemplateCache, build_template
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.templates import TemplateCache, build_template
 
 
 def counts(ep: Episode) -> dict[str, int]:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from mcpsim_worlds.workspace import world as workspace_world
 
-from mcpsim.episode import CallResult, Episode
-from mcpsim.templates import TemplateCache
+from mcpsim.engine.episode import CallResult, Episode
+from mcpsim.engine.templates import TemplateCache
 from mcpsim.world import World
 
 

@@ -12,9 +12,9 @@ import pytest
 from mcp import Client
 from workspace_support import ME
 
-from mcpsim.episode import Episode
-from mcpsim.mcp_server import build_server
-from mcpsim.templates import TemplateCache, build_template
+from mcpsim.engine.episode import Episode
+from mcpsim.serve.mcp import build_server
+from mcpsim.engine.templates import TemplateCache, build_template
 
 READS = {
     "verify_owner", "get_current_time", "convert_time", "search_mail", "get_thread", "list_labels", "list_events",

@@ -38,11 +38,11 @@ from typing import Any
 
 import yaml
 
-from mcpsim.episode import Episode
-from mcpsim.registry import load_world
-from mcpsim.scenario import task_episode
+from mcpsim.engine.episode import Episode
+from mcpsim.world.registry import load_world
+from mcpsim.tasks.scenario import task_episode
 from mcpsim.tasks import Action, Task, TaskFile, load_task_file
-from mcpsim.templates import TemplateCache, process_templates
+from mcpsim.engine.templates import TemplateCache, process_templates
 from mcpsim.world import World
 
 TASK_DIR = Path(__file__).resolve().parent

@@ -25,7 +25,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, ToolAnnotations
 
 from mcpsim import __version__
-from mcpsim.episode import Episode, EpisodeClosed
+from mcpsim.engine.episode import Episode, EpisodeClosed
 from mcpsim.world import ToolSpec, World
 
 EPISODE_PATH = re.compile(r"/episodes/([^/]+)/mcp/?$")

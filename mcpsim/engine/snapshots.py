@@ -40,9 +40,9 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from mcpsim import sqlite
-from mcpsim.episode import Episode
-from mcpsim.templates import engine_for
+from mcpsim.engine import store
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.templates import engine_for
 from mcpsim.world import World
 
 MAGIC = b"MCPSIMS1"
@@ -90,9 +90,9 @@ def _mac(key: bytes, claims: bytes) -> bytes:
 
 def claims_of(db: bytes) -> dict[str, Any]:
     """What a signature vouches for, read from a (trusted) database's metadata."""
-    conn = sqlite.connect(db)
+    conn = store.connect(db)
     try:
-        meta = sqlite.read_meta(conn)
+        meta = store.read_meta(conn)
     finally:
         conn.close()
     return {
@@ -174,11 +174,11 @@ def reference_schema(world: World) -> frozenset[_SchemaRow]:
     key = (world.name, world.version)
     with _schema_lock:
         if key not in _schemas:
-            conn = sqlite.connect()
+            conn = store.connect()
             engine = engine_for(conn)
             try:
                 world.metadata.create_all(engine)
-                sqlite.install_bookkeeping(conn, world.metadata, {})
+                store.install_bookkeeping(conn, world.metadata, {})
                 _schemas[key] = _schema(conn)
             finally:
                 engine.dispose()
@@ -222,10 +222,10 @@ def load_untrusted(world: World | Callable[[str], World], data: bytes, key: byte
     if claims.get("world_version") != world.version:
         raise SnapshotError(f"the snapshot was taken of {world.name} version {claims.get('world_version')}; this "
                             f"server runs version {world.version} (restore it on a server with that version)")
-    conn = sqlite.connect(db)
+    conn = store.connect(db)
     try:
         check_schema(world, conn)
-        meta = sqlite.read_meta(conn)
+        meta = store.read_meta(conn)
         for claim, field in _CLAIMED_META.items():
             if meta.get(field) != claims.get(claim):
                 raise SnapshotError(f"the database's {field} {meta.get(field)!r} is not the signed "
@@ -234,7 +234,7 @@ def load_untrusted(world: World | Callable[[str], World], data: bytes, key: byte
                 "flags"):
             raise SnapshotError("the database's freeze or flags are not the signed ones")
         # Re-stamped from the server's own metadata, not the upload's.
-        sqlite.write_meta(conn, {"world": world.name, "version": world.version})
+        store.write_meta(conn, {"world": world.name, "version": world.version})
         episode = Episode(world, conn, id=id)
     except SnapshotError:
         conn.close()

@@ -24,14 +24,14 @@ from pydantic_core import to_jsonable_python
 from sqlalchemy import Table
 from sqlmodel import Session
 
-from mcpsim import sqlite
-from mcpsim.faults import FaultProfile
-from mcpsim.seeding import IdGenerator, derive_seed
-from mcpsim.templates import TemplateCache, engine_for, process_templates
-from mcpsim.textsafe import lone_surrogate, scrub
+from mcpsim.engine import store
+from mcpsim.engine.faults import FaultProfile
+from mcpsim.world.seeding import IdGenerator, derive_seed
+from mcpsim.engine.templates import TemplateCache, engine_for, process_templates
+from mcpsim.engine.textsafe import lone_surrogate, scrub
 from mcpsim.world import PartialFailure, ToolContext, ToolSpec, World, WorldError
 
-log = structlog.get_logger("mcpsim.episode")
+log = structlog.get_logger("mcpsim.engine.episode")
 
 FAULT_MESSAGES = {
     "transient": "503 Service Unavailable: {tool} is temporarily unavailable. Nothing was changed; retry the call.",
@@ -69,7 +69,7 @@ class CallResult:
     value: Any = None
     error: str | None = None
     bug: bool = False  # the error is the simulator's fault, not the agent's
-    changes: list[sqlite.Change] = field(default_factory=list)
+    changes: list[store.Change] = field(default_factory=list)
     call_seq: int | None = None  # set for calls that ran (committed or rolled back)
     fault: dict[str, Any] | None = None  # what the fault profile injected, if anything
     delay_s: float = 0.0  # real time the server should wait before answering (real_delay profiles)
@@ -95,9 +95,9 @@ def _database_bytes(conn: sqlite3.Connection) -> int:
 
 def snapshot_world(data: bytes) -> str:
     """The world name recorded in a snapshot's bytes (ValueError if they are not an episode)."""
-    conn = sqlite.connect(data)
+    conn = store.connect(data)
     try:
-        world = sqlite.read_meta(conn).get("world")
+        world = store.read_meta(conn).get("world")
     except sqlite3.Error as exc:
         raise ValueError(f"not an mcpsim episode database ({exc})") from None
     finally:
@@ -115,7 +115,7 @@ class Episode:
         self.id = id
         self.conn = conn
         self.engine = engine_for(conn)
-        meta = sqlite.read_meta(conn)
+        meta = store.read_meta(conn)
         if meta.get("world") != world.name:
             raise ValueError(f"database belongs to world {meta.get('world')!r}, not {world.name!r}")
         self.seed: int = meta["seed"]
@@ -143,7 +143,7 @@ class Episode:
         templates: TemplateCache | None = None,
     ) -> Episode:
         data = (templates or process_templates()).get(world, seed, scale)
-        return cls(world, sqlite.connect(data), id=id)
+        return cls(world, store.connect(data), id=id)
 
     @classmethod
     def create_with_faults(cls, world: World, seed: int, scale: str, faults: FaultProfile | None, *,
@@ -151,14 +151,14 @@ class Episode:
         """An episode with a fault profile (edge-case data included when the profile asks)."""
         templates = templates or process_templates()
         edge = bool(faults and faults.edge_data)
-        episode = cls(world, sqlite.connect(templates.get(world, seed, scale, edge_data=edge)), id=id)
+        episode = cls(world, store.connect(templates.get(world, seed, scale, edge_data=edge)), id=id)
         if faults is not None:
             episode.set_faults(faults)
         return episode
 
     @classmethod
     def restore(cls, world: World, snapshot: bytes, *, id: str = "default") -> Episode:
-        return cls(world, sqlite.connect(snapshot), id=id)
+        return cls(world, store.connect(snapshot), id=id)
 
     # -- tool calls -------------------------------------------------------------------------
 
@@ -184,8 +184,8 @@ class Episode:
         spec = self.world.tools.get(tool)
         tool, error = scrub(tool), scrub(error)
         with self._open():
-            clock = sqlite.read_meta(self.conn)["clock"]
-            sqlite.record_call(self.conn, None, tool, to_jsonable_python(scrub(arguments), fallback=str),
+            clock = store.read_meta(self.conn)["clock"]
+            store.record_call(self.conn, None, tool, to_jsonable_python(scrub(arguments), fallback=str),
                                ok=False, error=error, bug=False, result=None, clock=clock,
                                writes=bool(spec and spec.writes))
         return CallResult(tool, error=error)
@@ -194,7 +194,7 @@ class Episode:
         """Run a tool with already-validated arguments in one transaction, after the fault
         profile (if any) had its say."""
         with self._open():
-            if spec.writes and sqlite.meta_value(self.conn, "ended", False):
+            if spec.writes and store.meta_value(self.conn, "ended", False):
                 error = "This episode has ended; its state is frozen and no longer changes."
                 self._record_failure(spec, kwargs, error, bug=False)
                 return CallResult(spec.name, error=error)
@@ -203,11 +203,11 @@ class Episode:
             return self._run_with_faults(spec, kwargs, self.faults)
 
     def _run_with_faults(self, spec: ToolSpec, kwargs: dict[str, Any], profile: FaultProfile) -> CallResult:
-        meta = sqlite.read_meta(self.conn)
+        meta = store.read_meta(self.conn)
         attempts = dict(meta.get("fault_attempts") or {})
         attempt = attempts.get(spec.name, 0) + 1
         attempts[spec.name] = attempt
-        sqlite.write_meta(self.conn, {"fault_attempts": attempts})  # counted even if the call fails
+        store.write_meta(self.conn, {"fault_attempts": attempts})  # counted even if the call fails
         kind = profile.decide(self.seed, spec.name, attempt, writes=spec.writes, partial_ok=spec.partial_failures,
                               has_limit=spec.has_limit, after_write=self._stale is not None)
         latency = profile.latency(self.seed, spec.name, attempt)
@@ -257,11 +257,11 @@ class Episode:
         """The call's transaction: the tool, the clock, ids, the transcript, the change log."""
         with Session(self.engine, expire_on_commit=False) as session:
             db = session.connection()  # BEGIN: the bookkeeping below is part of the call
-            meta = {k: v for k, v in sqlite.read_meta(self.conn).items() if k in ("call_seq", "clock", "ids")}
+            meta = {k: v for k, v in store.read_meta(self.conn).items() if k in ("call_seq", "clock", "ids")}
             call_seq = meta["call_seq"] + 1
             now = datetime.fromisoformat(meta["clock"]) + self.world.tick + timedelta(seconds=latency)
-            ids = IdGenerator(self.seed, meta["ids"], record=True)
-            sqlite.write_meta(self.conn, {"call_seq": call_seq})
+            ids = IdGenerator(self.seed, meta["ids"], record=True, formats=self.world.id_formats)
+            store.write_meta(self.conn, {"call_seq": call_seq})
             ctx = ToolContext(
                 session=session, now=now, ids=ids, rng=random.Random(derive_seed(self.seed, call_seq)),
                 call_seq=call_seq, fault="partial" if partial else None,
@@ -290,12 +290,12 @@ class Episode:
                 return CallResult(spec.name, error=error, bug=True, call_seq=call_seq, fault=fault)
             if timeout:  # applied, but the answer is lost
                 value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
-            sqlite.write_meta(self.conn, {"clock": now.isoformat(), "ids": ids.counters})
-            sqlite.record_ids(self.conn, call_seq, ids.drawn)
-            sqlite.record_call(self.conn, call_seq, spec.name, to_jsonable_python(kwargs), ok=error is None,
+            store.write_meta(self.conn, {"clock": now.isoformat(), "ids": ids.counters})
+            store.record_ids(self.conn, call_seq, ids.drawn)
+            store.record_call(self.conn, call_seq, spec.name, to_jsonable_python(kwargs), ok=error is None,
                                error=error, bug=False, result=result, clock=now.isoformat(), writes=spec.writes,
                                fault=fault)
-            changes = sqlite.read_changes(self.conn, call_seq)
+            changes = store.read_changes(self.conn, call_seq)
             del db
             session.commit()
         return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
@@ -304,8 +304,8 @@ class Episode:
                         fault: dict[str, Any] | None = None) -> None:
         """Log a call that changed nothing in the transcript, outside its rolled-back transaction
         (it consumed no call number)."""
-        clock = sqlite.read_meta(self.conn)["clock"]
-        sqlite.record_call(self.conn, None, spec.name, to_jsonable_python(kwargs, fallback=str), ok=False,
+        clock = store.read_meta(self.conn)["clock"]
+        store.record_call(self.conn, None, spec.name, to_jsonable_python(kwargs, fallback=str), ok=False,
                            error=error, bug=bug, result=None, clock=clock, writes=spec.writes, fault=fault)
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -313,7 +313,7 @@ class Episode:
     def set_faults(self, profile: FaultProfile | None) -> None:
         """Inject faults from now on (stored in the database: snapshots keep the profile)."""
         with self._open():
-            sqlite.write_meta(self.conn, {"faults": profile.model_dump(mode="json") if profile else None})
+            store.write_meta(self.conn, {"faults": profile.model_dump(mode="json") if profile else None})
             self.faults = profile
 
     # Flags, the freeze and the verdict live in the episode's database, like everything else, so
@@ -322,18 +322,18 @@ class Episode:
     def end(self) -> None:
         """Freeze the episode: from now on write tools are refused, reads still answer."""
         with self._open():
-            sqlite.write_meta(self.conn, {"ended": True})
+            store.write_meta(self.conn, {"ended": True})
 
     @property
     def ended(self) -> bool:
         with self._open():
-            return bool(sqlite.meta_value(self.conn, "ended", False))
+            return bool(store.meta_value(self.conn, "ended", False))
 
     @property
     def flags(self) -> list[str]:
         """Why this episode must not be graded as a pass (simulator bugs), oldest first."""
         with self._open():
-            return list(sqlite.meta_value(self.conn, "flags", []))
+            return list(store.meta_value(self.conn, "flags", []))
 
     @property
     def flagged(self) -> bool:
@@ -341,18 +341,18 @@ class Episode:
 
     def _add_flag(self, reason: str) -> None:
         """Record a simulator bug (the caller holds the lock; outside the call's transaction)."""
-        sqlite.write_meta(self.conn, {"flags": [*sqlite.meta_value(self.conn, "flags", []), reason]})
+        store.write_meta(self.conn, {"flags": [*store.meta_value(self.conn, "flags", []), reason]})
 
     @property
     def verdict(self) -> dict[str, Any] | None:
         """The verdict of the latest grading, if graded."""
         with self._open():
-            return sqlite.meta_value(self.conn, "verdict")
+            return store.meta_value(self.conn, "verdict")
 
     @verdict.setter
     def verdict(self, value: dict[str, Any] | None) -> None:
         with self._open():
-            sqlite.write_meta(self.conn, {"verdict": value})
+            store.write_meta(self.conn, {"verdict": value})
 
     def close(self, reason: str = "closed") -> None:
         """Free the database, for good. Takes the episode's lock, so it waits for the operation in
@@ -403,38 +403,38 @@ class Episode:
 
     def state_hash(self) -> str:
         with self._open():
-            return sqlite.state_hash(self.conn, self.world.metadata)
+            return store.state_hash(self.conn, self.world.metadata)
 
     def tables(self, names: list[str] | None = None, limit: int | None = None) -> dict[str, list[dict[str, Any]]]:
         with self._open():
             return {
-                t.name: sqlite.dump_table(self.conn, t, limit)
-                for t in sqlite.world_tables(self.world.metadata)
+                t.name: store.dump_table(self.conn, t, limit)
+                for t in store.world_tables(self.world.metadata)
                 if names is None or t.name in names
             }
 
-    def transcript(self) -> list[sqlite.CallRecord]:
+    def transcript(self) -> list[store.CallRecord]:
         """Every call this episode saw, in order, refused and failed ones included."""
         with self._open():
-            return sqlite.read_calls(self.conn)
+            return store.read_calls(self.conn)
 
-    def changes(self) -> list[sqlite.Change]:
+    def changes(self) -> list[store.Change]:
         with self._open():
-            return sqlite.read_changes(self.conn)
+            return store.read_changes(self.conn)
 
-    def net_changes(self) -> sqlite.NetChanges:
+    def net_changes(self) -> store.NetChanges:
         """Net row changes, with the ids the episode's calls drew (which grading renames)."""
         with self._open():
-            return sqlite.net_changes(sqlite.read_changes(self.conn), sqlite.read_ids(self.conn))
+            return store.net_changes(store.read_changes(self.conn), store.read_ids(self.conn))
 
     def clock(self) -> datetime:
         with self._open():
-            return datetime.fromisoformat(sqlite.read_meta(self.conn)["clock"])
+            return datetime.fromisoformat(store.read_meta(self.conn)["clock"])
 
     @property
     def calls(self) -> int:
         with self._open():
-            return sqlite.read_meta(self.conn)["call_seq"]
+            return store.read_meta(self.conn)["call_seq"]
 
     def table(self, name: str) -> Table:
         try:
@@ -443,20 +443,20 @@ class Episode:
             raise ValueError(f"world {self.world.name} has no table {name!r}") from None
 
     def select(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        """Rows of `table` matching `where` (see `sqlite.where_sql`)."""
-        clause, params = sqlite.where_sql(self.table(table), where)
+        """Rows of `table` matching `where` (see `store.where_sql`)."""
+        clause, params = store.where_sql(self.table(table), where)
         return self.query(f'SELECT * FROM "{table}" WHERE {clause}', tuple(params))
 
     def edit(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> int:
         """Run one write statement outside any tool (task setup, never an agent's path); returns
         the number of rows it changed. Logged like a call's changes, under call number 0."""
         with self._open():
-            saved = sqlite.read_meta(self.conn)["call_seq"]
+            saved = store.read_meta(self.conn)["call_seq"]
             self.conn.execute("BEGIN")
             try:
-                sqlite.write_meta(self.conn, {"call_seq": 0})
+                store.write_meta(self.conn, {"call_seq": 0})
                 count = self.conn.execute(sql, tuple(params)).rowcount
-                sqlite.write_meta(self.conn, {"call_seq": saved})
+                store.write_meta(self.conn, {"call_seq": saved})
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise

@@ -23,18 +23,18 @@ from typing import Any, Literal, get_args
 import anyio
 from pydantic import BaseModel, computed_field
 
-from mcpsim.episode import CallResult, Episode
-from mcpsim.faults import load_profile
-from mcpsim.registry import load_world
+from mcpsim.engine.episode import CallResult, Episode
+from mcpsim.engine.faults import load_profile
+from mcpsim.world.registry import load_world
 from mcpsim.runner.agents import RandomAgent, Turn
-from mcpsim.scenario import GoldActionError, gold_steps, oracle_answer, result_text, run_solution, task_episode
-from mcpsim.seeding import derive_seed
-from mcpsim.sqlite import NetChanges
+from mcpsim.tasks.scenario import GoldActionError, gold_steps, oracle_answer, result_text, run_solution, task_episode
+from mcpsim.world.seeding import derive_seed
+from mcpsim.engine.store import NetChanges
 from mcpsim.tasks import Action, Solution, Task, TaskFileError, load_tasks
-from mcpsim.templates import TemplateCache, process_templates
-from mcpsim.trajectory import Message, ToolDef, Usage
-from mcpsim.verifier import Verdict, Verifier
-from mcpsim.verifier.answers import negate, stuffed_answer
+from mcpsim.engine.templates import TemplateCache, process_templates
+from mcpsim.trajectories.schema import Message, ToolDef, Usage
+from mcpsim.grading import Verdict, Verifier
+from mcpsim.grading.answers import negate, stuffed_answer
 from mcpsim.world import World
 
 BaselineName = Literal["policy_text", "pasted_reads", "negated_answer", "stuffed_answer", "extra_write",

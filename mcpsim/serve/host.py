@@ -11,16 +11,16 @@ from typing import Literal
 
 import structlog
 
-from mcpsim.episode import Episode
-from mcpsim.faults import FaultProfile
-from mcpsim.registry import load_world
-from mcpsim.scenario import task_episode
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.faults import FaultProfile
+from mcpsim.world.registry import load_world
+from mcpsim.tasks.scenario import task_episode
 from mcpsim.tasks import TaskSet, load_tasks
-from mcpsim.templates import TemplateCache, format_size, parse_size  # noqa: F401 (parse_size: for callers)
-from mcpsim.verifier import Verifier
+from mcpsim.engine.templates import TemplateCache, format_size, parse_size  # noqa: F401 (parse_size: for callers)
+from mcpsim.grading import Verifier
 from mcpsim.world import World
 
-log = structlog.get_logger("mcpsim.manager")
+log = structlog.get_logger("mcpsim.serve.host")
 
 DEFAULT_ID = "default"
 DEFAULT_MAX_EPISODES = 1000

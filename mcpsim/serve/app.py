@@ -4,7 +4,7 @@ Agents see only MCP: `/episodes/{id}/mcp` (one endpoint per episode) and `/mcp` 
 per client session by default, or one shared default episode with --shared-default). Harnesses
 use the control plane to create, inspect and delete episodes; it requires a bearer token that
 the agent never sees (unless the operator opens it with --no-auth). Every route checks Host and
-Origin (`mcpsim.access`; docs/security.md). Episode state is keyed on the URL path, never on MCP
+Origin (`mcpsim.serve.access`; docs/security.md). Episode state is keyed on the URL path, never on MCP
 sessions, so both protocol eras and any load balancer reach the right episode (`/mcp` per client
 maps a session to its episode's path).
 """
@@ -35,21 +35,21 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from mcpsim.access import (
+from mcpsim.serve.access import (
     VERDICT_DETAILS,
     HostOriginGuard,
     VerdictDetail,
     resolve_token,
 )
-from mcpsim.control import ControlPlane, _error
-from mcpsim.episode import Episode
-from mcpsim.faults import FaultProfile, load_profile
-from mcpsim.manager import DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_EPISODES, EpisodeLimitReached, EpisodeManager
-from mcpsim.mcp_server import build_server
-from mcpsim.recording import Recorder
-from mcpsim.registry import load_world, world_names
-from mcpsim.snapshots import snapshot_key
-from mcpsim.templates import DEFAULT_TEMPLATE_BYTES, TemplateCache, parse_size
+from mcpsim.serve.control import ControlPlane, _error
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.faults import FaultProfile, load_profile
+from mcpsim.serve.host import DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_EPISODES, EpisodeLimitReached, EpisodeManager
+from mcpsim.serve.mcp import build_server
+from mcpsim.trajectories.recording import Recorder
+from mcpsim.world.registry import load_world, world_names
+from mcpsim.engine.snapshots import snapshot_key
+from mcpsim.engine.templates import DEFAULT_TEMPLATE_BYTES, TemplateCache, parse_size
 from mcpsim.world import World
 
 log = structlog.get_logger("mcpsim.http")

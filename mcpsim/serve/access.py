@@ -23,7 +23,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-log = structlog.get_logger("mcpsim.access")
+log = structlog.get_logger("mcpsim.serve.access")
 
 VerdictDetail = Literal["full", "summary"]
 VERDICT_DETAILS: tuple[str, ...] = ("full", "summary")

@@ -2,7 +2,7 @@
 
 A world is one `World` object: its tables (a SQLModel registry of its own), its tools (typed
 functions whose first parameter is a `ToolContext`), a seed function, a policy text and the
-scales it can be built at. `mcpsim.mcp_server` turns it into an MCP server; `mcpsim.episode`
+scales it can be built at. `mcpsim.serve.mcp` turns it into an MCP server; `mcpsim.engine.episode`
 runs its tools against a private database.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import faker
 from pydantic import BaseModel, ConfigDict, create_model
@@ -27,8 +27,10 @@ from sqlalchemy import MetaData
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import Session
 
-from mcpsim import seeding
-from mcpsim.seeding import IdGenerator, SeedContext
+from mcpsim.world import seeding
+from mcpsim.world.seeding import IdFormats, IdGenerator, SeedContext
+
+T = TypeVar("T")
 
 
 class WorldError(Exception):
@@ -59,6 +61,23 @@ class ToolContext:
     call_seq: int
     fault: str | None = None
 
+    def new_id(self, namespace: str) -> str:
+        """The next id of a namespace, in the format the world declares (`World(id_formats=...)`)."""
+        return self.ids.new(namespace)
+
+    def get(self, model: type[T], key: Any, *, what: str | None = None) -> T:
+        """The row of `model` with primary key `key`, or the business error "<What> <key> not
+        found" (`what` defaults to the model's `__label__`, else its class name)."""
+        row = self.session.get(model, key) if key is not None else None
+        if row is None:
+            label = what or getattr(model, "__label__", None) or model.__name__
+            raise WorldError(f"{label} {key} not found")
+        return row
+
+    def add(self, *rows: Any) -> None:
+        """Stage new or changed rows in the call's transaction (committed with the call)."""
+        self.session.add_all(rows)
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -72,6 +91,7 @@ class ToolSpec:
     destructive: bool
     idempotent: bool
     partial_failures: bool  # the tool can fail part-way when a fault profile asks it to
+    irreversible: bool  # its effect leaves the world (a message sent, a payment made): a later call cannot undo it
     parameters: tuple[inspect.Parameter, ...]  # without the ToolContext, annotations resolved
     return_annotation: Any
     args_model: type[BaseModel]
@@ -98,6 +118,7 @@ class ToolSpec:
             "destructive": self.destructive,
             "idempotent": self.idempotent,
             "partial_failures": self.partial_failures,
+            "irreversible": self.irreversible,
             "input_schema": self.input_schema(),
         }
 
@@ -111,6 +132,7 @@ def _tool_spec(
     destructive: bool,
     idempotent: bool,
     partial_failures: bool,
+    irreversible: bool,
 ) -> ToolSpec:
     hints = typing.get_type_hints(fn, include_extras=True)
     params = list(inspect.signature(fn).parameters.values())
@@ -142,6 +164,7 @@ def _tool_spec(
         destructive=destructive,
         idempotent=idempotent,
         partial_failures=partial_failures,
+        irreversible=irreversible,
         parameters=tuple(resolved),
         return_annotation=hints.get("return", Any),
         args_model=args_model,
@@ -173,6 +196,7 @@ class World:
         epoch: datetime = datetime(2026, 5, 15, 9, 0, tzinfo=timezone.utc),
         tick: timedelta = timedelta(seconds=30),
         revision: str = "1",
+        id_formats: IdFormats | None = None,
     ) -> None:
         if "default" not in scales:
             raise ValueError(f"world {name}: scales must include 'default'")
@@ -185,6 +209,7 @@ class World:
         self.epoch = epoch
         self.tick = tick
         self.revision = revision
+        self.id_formats: IdFormats = dict(id_formats or {})  # namespace -> (prefix, digits): ctx.new_id
         self.tools: dict[str, ToolSpec] = {}
         self.checks: dict[str, Callable[..., Any]] = {}
         self._seed_fn: SeedFunction | None = None
@@ -204,20 +229,25 @@ class World:
         destructive: bool = False,
         idempotent: bool = False,
         partial_failures: bool = False,
+        irreversible: bool = False,
         name: str | None = None,
         title: str | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a tool. Every tool says whether it only reads; writes may be destructive.
-        `partial_failures=True` promises the tool honours `ctx.fault == "partial"`."""
+        `partial_failures=True` promises the tool honours `ctx.fault == "partial"`.
+        `irreversible=True` says its effect leaves the world (a message sent, a payment made):
+        grading counts it even when a later call deletes or reverts its rows."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if read_only and destructive:
                 raise TypeError(f"tool {fn.__name__}: a read-only tool cannot be destructive")
             if read_only and partial_failures:
                 raise TypeError(f"tool {fn.__name__}: a read-only tool has nothing to fail part-way")
+            if read_only and irreversible:
+                raise TypeError(f"tool {fn.__name__}: a read-only tool has no effect to be irreversible")
             spec = _tool_spec(
                 fn, name=name, title=title, read_only=read_only, destructive=destructive, idempotent=idempotent,
-                partial_failures=partial_failures,
+                partial_failures=partial_failures, irreversible=irreversible,
             )
             if spec.name in self.tools:
                 raise ValueError(f"world {self.name}: tool {spec.name!r} registered twice")
@@ -228,7 +258,7 @@ class World:
 
     def check(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a custom rubric check, for what the built-in checks cannot say. It is called
-        as `fn(ctx, **params)` with a `mcpsim.verifier.GradingContext` and returns a bool or
+        as `fn(ctx, **params)` with a `mcpsim.grading.GradingContext` and returns a bool or
         `(passed, reason)`."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -313,6 +343,7 @@ class World:
             "scales": self.scales,
             "epoch": self.epoch.isoformat(),
             "tick": self.tick.total_seconds(),
+            "id_formats": self.id_formats,
         }
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
         return digest[:16]

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mcpsim.textsafe import scrub
+from mcpsim.engine.textsafe import scrub
 
 SCHEMA_VERSION = 1
 

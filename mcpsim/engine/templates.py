@@ -19,11 +19,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, create_engine
 
-from mcpsim import sqlite
-from mcpsim.seeding import IdGenerator, SeedContext, derive_seed
+from mcpsim.engine import store
+from mcpsim.world.seeding import IdGenerator, SeedContext, derive_seed
 from mcpsim.world import World
 
-log = structlog.get_logger("mcpsim.templates")
+log = structlog.get_logger("mcpsim.engine.templates")
 
 
 def engine_for(conn: object) -> Engine:
@@ -42,20 +42,20 @@ def engine_for(conn: object) -> Engine:
 def build_template(world: World, seed: int, scale: str) -> bytes:
     """Generate a world's data from scratch and return the database bytes."""
     params = world.scale_params(scale)
-    conn = sqlite.connect()
+    conn = store.connect()
     engine = engine_for(conn)
     world.metadata.create_all(engine)
-    ids = IdGenerator(seed)
+    ids = IdGenerator(seed, formats=world.id_formats)
     with Session(engine) as session:
         world.seed(SeedContext(session=session, seed=seed, scale=scale, params=params, now=world.epoch, ids=ids))
         session.commit()
-    sqlite.install_bookkeeping(
+    store.install_bookkeeping(
         conn,
         world.metadata,
         {"world": world.name, "version": world.version, "seed": seed, "scale": scale,
          "call_seq": 0, "clock": world.epoch.isoformat(), "ids": ids.counters},
     )
-    sqlite.rebase(conn, world.metadata)
+    store.rebase(conn, world.metadata)
     data = conn.serialize()
     engine.dispose()
     conn.close()
@@ -65,16 +65,16 @@ def build_template(world: World, seed: int, scale: str) -> bytes:
 def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
     """A copy of a template after the world's edge-case hook (unicode, long strings, empty
     optional fields), with its own seeded sources."""
-    conn = sqlite.connect(data)
+    conn = store.connect(data)
     engine = engine_for(conn)
-    meta = sqlite.read_meta(conn)
-    ids = IdGenerator(seed, meta["ids"])
+    meta = store.read_meta(conn)
+    ids = IdGenerator(seed, meta["ids"], formats=world.id_formats)
     with Session(engine) as session:
         world.add_edge_data(SeedContext(session=session, seed=derive_seed(seed, "edge"), scale=scale,
                                         params=world.scale_params(scale), now=world.epoch, ids=ids))
         session.commit()
-    sqlite.write_meta(conn, {"ids": ids.counters, "edge_data": True})
-    sqlite.rebase(conn, world.metadata)  # the hook's writes are the base, not an episode's changes
+    store.write_meta(conn, {"ids": ids.counters, "edge_data": True})
+    store.rebase(conn, world.metadata)  # the hook's writes are the base, not an episode's changes
     out = conn.serialize()
     engine.dispose()
     conn.close()
@@ -197,7 +197,7 @@ class TemplateCache:
     def _path(self, world: World, seed: int, scale: str) -> Path | None:
         if self.cache_dir is None:
             return None
-        return self.cache_dir / f"{world.name}-{world.version}-f{sqlite.FORMAT}-{scale}-{seed}.sqlite"
+        return self.cache_dir / f"{world.name}-{world.version}-f{store.FORMAT}-{scale}-{seed}.sqlite"
 
     def _load_or_build(self, world: World, seed: int, scale: str) -> bytes:
         path = self._path(world, seed, scale)

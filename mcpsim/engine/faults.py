@@ -37,7 +37,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mcpsim.seeding import derive_seed
+from mcpsim.world.seeding import derive_seed
 
 MAX_DELAY_S = 60.0  # the most virtual (or, with real_delay, real) seconds one call may take
 MAX_RETRY_AFTER_S = 60

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from mcpsim.faults import BUILTIN, FaultProfile, load_profile  # noqa: E402
+from mcpsim.engine.faults import BUILTIN, FaultProfile, load_profile  # noqa: E402
 
 CANARY_PREFIX = "MCPSIM-CANARY"
 
@@ -65,7 +65,7 @@ class Action(Strict):
 
 # -- facts the final answer must state ---------------------------------------------------------
 #
-# A fact is typed, and the answer is parsed by its type (`mcpsim.verifier.answers`): a money fact
+# A fact is typed, and the answer is parsed by its type (`mcpsim.grading.answers`): a money fact
 # matches an amount stated as money, a date fact any common way of writing that date, and so on.
 # A fact stated under negation does not count, and an answer that states conflicting values of
 # one kind fails the fact. Plain strings and `any` lists are phrase facts; `number` is an untyped
@@ -332,7 +332,7 @@ class UserSpec(Strict):
     confirmations: list[ConfirmationReply] = Field([], description=(
         "Scripted answers to the agent's confirmation requests, tried in order (the first whose `match` the "
         "question contains answers). Otherwise the scripted user says yes to a question about what it asked for "
-        "and no to one mentioning anything else (mcpsim.dialogue). Answering a confirmation never uses up `turns`."))
+        "and no to one mentioning anything else (mcpsim.tasks.dialogue). Answering a confirmation never uses up `turns`."))
 
 
 class Say(Strict):

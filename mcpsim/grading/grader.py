@@ -19,16 +19,16 @@ from typing import Any
 
 import structlog
 
-from mcpsim.episode import Episode
-from mcpsim.scenario import run_actions, task_episode
+from mcpsim.engine.episode import Episode
+from mcpsim.tasks.scenario import run_actions, task_episode
 from mcpsim.tasks import Task, TaskSet
-from mcpsim.templates import TemplateCache, process_templates
-from mcpsim.verifier.checks import GradingContext, evaluate
-from mcpsim.verifier.diff import NetChanges, diff_entries
-from mcpsim.verifier.verdict import CheckResult, Verdict
+from mcpsim.engine.templates import TemplateCache, process_templates
+from mcpsim.grading.checks import GradingContext, evaluate
+from mcpsim.grading.diff import NetChanges, diff_entries
+from mcpsim.grading.verdict import CheckResult, Verdict
 from mcpsim.world import World
 
-log = structlog.get_logger("mcpsim.verifier")
+log = structlog.get_logger("mcpsim.grading")
 
 
 SQLITE_STEP_BUDGET = 2_000_000_000  # SQLite VM instructions per grading (a retail grade uses well under 1%)

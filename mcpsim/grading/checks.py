@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from mcpsim import sqlite
-from mcpsim.dialogue import is_affirmative, is_confirmation_request
-from mcpsim.verifier import answers
-from mcpsim.episode import Episode
-from mcpsim.sqlite import CallRecord
+from mcpsim.engine import store
+from mcpsim.tasks.dialogue import is_affirmative, is_confirmation_request
+from mcpsim.grading import answers
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.store import CallRecord
 from mcpsim.tasks import (
     AllowedChanges,
     AnswerFacts,
@@ -33,7 +33,7 @@ from mcpsim.tasks import (
     ToolCalled,
     ToolNotCalled,
 )
-from mcpsim.verifier.diff import (
+from mcpsim.grading.diff import (
     NetChanges,
     canonical_row,
     compare_with_gold,
@@ -105,7 +105,7 @@ def column_sum(ctx: GradingContext, check: ColumnSum) -> Outcome:
     table = ctx.episode.table(check.table)
     if check.column not in table.columns:
         raise ValueError(f"table {check.table} has no column {check.column!r}")
-    clause, params = sqlite.where_sql(table, check.where)
+    clause, params = store.where_sql(table, check.where)
     (row,) = ctx.episode.query(f'SELECT total("{check.column}") AS s FROM "{check.table}" WHERE {clause}',
                                tuple(params))
     total = row["s"]
@@ -144,7 +144,7 @@ def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
         def permitted(key: tuple[str, str], change: Any) -> bool:
             return any(
                 r.table == change.table and change.op in r.ops
-                and any(row is not None and sqlite.row_matches(row, r.where) for row in (change.before, change.after))
+                and any(row is not None and store.row_matches(row, r.where) for row in (change.before, change.after))
                 for r in rules
             )
 

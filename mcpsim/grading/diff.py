@@ -11,8 +11,8 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any
 
-from mcpsim.sqlite import NetChange, NetChanges, net_changes  # noqa: F401  (re-exported)
-from mcpsim.verifier.verdict import DiffEntry
+from mcpsim.engine.store import NetChange, NetChanges, net_changes  # noqa: F401  (re-exported)
+from mcpsim.grading.verdict import DiffEntry
 
 
 def show_key(key: str) -> str:

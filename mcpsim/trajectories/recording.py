@@ -11,10 +11,10 @@ from typing import Any
 
 import structlog
 
-from mcpsim.episode import Episode
-from mcpsim.trajectory import CallLog, FunctionCall, Message, RowChange, ToolCall, ToolDef, Trajectory
+from mcpsim.engine.episode import Episode
+from mcpsim.trajectories.schema import CallLog, FunctionCall, Message, RowChange, ToolCall, ToolDef, Trajectory
 
-log = structlog.get_logger("mcpsim.recording")
+log = structlog.get_logger("mcpsim.trajectories.recording")
 
 
 def tool_defs(episode: Episode) -> list[ToolDef]:

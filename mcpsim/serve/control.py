@@ -1,7 +1,7 @@
 """The control plane: plain HTTP JSON for harnesses, beside the MCP endpoints and never part of
 them. Create, inspect, verify, snapshot, restore, fork and delete episodes; behind a bearer
 token that agents never see (unless the operator opens it with --no-auth), and behind the Host
-and Origin check of `mcpsim.access` like every route."""
+and Origin check of `mcpsim.serve.access` like every route."""
 
 from __future__ import annotations
 
@@ -20,15 +20,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpsim import __version__
-from mcpsim.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url, verdict_for
-from mcpsim.episode import Episode, EpisodeClosed
-from mcpsim.faults import FaultProfile, profile_from_request
-from mcpsim.manager import EpisodeLimitReached, EpisodeManager
-from mcpsim.recording import episode_trajectory
-from mcpsim.scenario import GoldActionError, TaskSetupError
-from mcpsim.snapshots import SnapshotError, load_untrusted, process_key, sign_episode
+from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url, verdict_for
+from mcpsim.engine.episode import Episode, EpisodeClosed
+from mcpsim.engine.faults import FaultProfile, profile_from_request
+from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
+from mcpsim.trajectories.recording import episode_trajectory
+from mcpsim.tasks.scenario import GoldActionError, TaskSetupError
+from mcpsim.engine.snapshots import SnapshotError, load_untrusted, process_key, sign_episode
 from mcpsim.tasks import TaskFileError
-from mcpsim.verifier import GradingUnavailable
+from mcpsim.grading import GradingUnavailable
 from mcpsim.world import World
 
 MAX_BODY_BYTES = 64 * 1024
@@ -396,7 +396,7 @@ class ControlPlane:
             return graded if redact is None else redact(graded)
 
     async def snapshot_episode(self, request: Request) -> Response:
-        """The episode's database with a signed trailer (see `mcpsim.snapshots`): restorable on a
+        """The episode's database with a signed trailer (see `mcpsim.engine.snapshots`): restorable on a
         server with the same snapshot key, and still a plain SQLite file."""
         episode = self.episode_of(request)
         data = await anyio.to_thread.run_sync(sign_episode, episode, self.key)
@@ -418,7 +418,7 @@ class ControlPlane:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/vnd.sqlite3":
             raise HttpError(415, "send the snapshot's bytes with Content-Type: application/vnd.sqlite3")
         data = await read_body(request, self.max_snapshot_bytes, "snapshot")
-        # Checked off the event loop: the signature, then the schema (see mcpsim.snapshots).
+        # Checked off the event loop: the signature, then the schema (see mcpsim.engine.snapshots).
         try:
             episode = await anyio.to_thread.run_sync(load_untrusted, self.lookup, data, self.key)
         except SnapshotError as exc:

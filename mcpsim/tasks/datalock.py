@@ -6,7 +6,7 @@ making sense. So each world's task folder holds `data.lock.json`: the state hash
 template (seed, scale) its tasks use. A task episode is built only from a template whose hash
 matches; otherwise task creation stops with a message saying what moved and how to re-derive.
 
-    python -m mcpsim.datalock WORLD [WORLD ...]     # rewrite the lock after re-deriving the tasks
+    python -m mcpsim.tasks.datalock WORLD [WORLD ...]     # rewrite the lock after re-deriving the tasks
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from mcpsim import sqlite
+from mcpsim.engine import store
 from mcpsim.world import World
 
 LOCK_FILE = "data.lock.json"
@@ -59,9 +59,9 @@ def verify(world: World, seed: int, scale: str, data: bytes) -> None:
     lock = read_lock(world.name)
     expected = lock.get(_key(seed, scale)) if lock is not None else None
     if expected is not None:
-        conn = sqlite.connect(data)
+        conn = store.connect(data)
         try:
-            actual = sqlite.full_state_hash(conn, world.metadata)
+            actual = store.full_state_hash(conn, world.metadata)
         finally:
             conn.close()
         if actual != expected:
@@ -72,7 +72,7 @@ def verify(world: World, seed: int, scale: str, data: bytes) -> None:
                 f"the data its tasks were written against (hash {expected[:12]}, {LOCK_FILE}). Something that "
                 f"generates the data changed: the seed code, or the Faker release (installed: {faker.VERSION}; "
                 "mcpsim pins the one the tasks need). Reinstall mcpsim's pinned dependencies, or re-derive the "
-                f"tasks and run `python -m mcpsim.datalock {world.name}`."
+                f"tasks and run `python -m mcpsim.tasks.datalock {world.name}`."
             )
     with _guard:
         _verified.add(marker)
@@ -80,20 +80,20 @@ def verify(world: World, seed: int, scale: str, data: bytes) -> None:
 
 def write_lock(world_name: str) -> Path:
     """Record the template hashes of every (seed, scale) the world's tasks use."""
-    from mcpsim.registry import load_world
+    from mcpsim.world.registry import load_world
     from mcpsim.tasks import load_tasks
-    from mcpsim.templates import TemplateCache
+    from mcpsim.engine.templates import TemplateCache
 
     world, tasks = load_world(world_name), load_tasks(world_name)
     templates = TemplateCache(None)
     hashes = {}
     for seed, scale in sorted({(t.seed, t.scale) for t in tasks.tasks}):
-        conn = sqlite.connect(templates.get(world, seed, scale))
-        hashes[_key(seed, scale)] = sqlite.full_state_hash(conn, world.metadata)
+        conn = store.connect(templates.get(world, seed, scale))
+        hashes[_key(seed, scale)] = store.full_state_hash(conn, world.metadata)
         conn.close()
     path = lock_path(world_name)
     payload = {"comment": "state hashes of the templates this world's tasks were written against; "
-                          "regenerate with `python -m mcpsim.datalock WORLD` after re-deriving the tasks",
+                          "regenerate with `python -m mcpsim.tasks.datalock WORLD` after re-deriving the tasks",
                "templates": hashes}
     path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path

@@ -11,10 +11,11 @@ from typing import Any, Literal
 
 from pydantic_core import to_jsonable_python
 
-from mcpsim import datalock, sqlite
-from mcpsim.dialogue import CONFIRM_QUESTION, confirmation_reply
-from mcpsim.episode import CallResult, Episode
-from mcpsim.faults import FaultProfile
+from mcpsim.tasks import datalock
+from mcpsim.engine import store
+from mcpsim.tasks.dialogue import CONFIRM_QUESTION, confirmation_reply
+from mcpsim.engine.episode import CallResult, Episode
+from mcpsim.engine.faults import FaultProfile
 from mcpsim.tasks import (
     Action,
     Confirmed,
@@ -27,7 +28,7 @@ from mcpsim.tasks import (
     Step,
     Task,
 )
-from mcpsim.templates import TemplateCache, process_templates
+from mcpsim.engine.templates import TemplateCache, process_templates
 from mcpsim.world import World
 
 
@@ -67,8 +68,8 @@ def _build_task_template(world: World, task: Task, templates: TemplateCache, edg
             except (ValueError, TaskSetupError, sqlite3.Error) as exc:
                 raise TaskSetupError(f"task {task.id}: setup step {number}: {exc}") from None
         with episode._lock:
-            sqlite.rebase(episode.conn, world.metadata)  # the setup's changes are the author's, not the agent's
-            sqlite.write_meta(episode.conn, {"task": task.id})
+            store.rebase(episode.conn, world.metadata)  # the setup's changes are the author's, not the agent's
+            store.write_meta(episode.conn, {"task": task.id})
         return episode.snapshot()
     finally:
         episode.close()
@@ -85,7 +86,7 @@ def apply_step(episode: Episode, step: SetupStep) -> None:
             unknown = sorted(set(values) - set(t.columns.keys()))
             if unknown or not values:
                 raise TaskSetupError(f"table {table} has no columns {unknown}" if unknown else "nothing to set")
-            clause, params = sqlite.where_sql(t, where)
+            clause, params = store.where_sql(t, where)
             assignments = ", ".join(f'"{c}" = ?' for c in values)
             if episode.edit(f'UPDATE "{table}" SET {assignments} WHERE {clause}', [*values.values(), *params]) == 0:
                 raise TaskSetupError(f"no row of {table} matches {where}")
@@ -98,7 +99,7 @@ def apply_step(episode: Episode, step: SetupStep) -> None:
             marks = ", ".join("?" * len(row))
             episode.edit(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))
         case SetupDelete(delete=table, where=where):
-            clause, params = sqlite.where_sql(episode.table(table), where)
+            clause, params = store.where_sql(episode.table(table), where)
             if episode.edit(f'DELETE FROM "{table}" WHERE {clause}', params) == 0:
                 raise TaskSetupError(f"no row of {table} matches {where}")
 

@@ -52,11 +52,11 @@ from typing import Any, Literal, get_args
 import structlog
 from pydantic import BaseModel, ValidationError
 
-from mcpsim.trajectory import Message, ToolCall, ToolDef, Trajectory
+from mcpsim.trajectories.schema import Message, ToolCall, ToolDef, Trajectory
 
 __all__ = ["FORMATS", "ExportError", "ExportReport", "Format", "export"]
 
-log = structlog.get_logger("mcpsim.export")
+log = structlog.get_logger("mcpsim.trajectories.export")
 
 Format = Literal["openai", "trl", "verifiers", "parquet"]
 FORMATS: tuple[str, ...] = get_args(Format)
