@@ -152,7 +152,7 @@ def _tool_spec(
     if not doc:
         raise TypeError(f"tool {fn.__name__}: a docstring is required (it is the tool's description)")
     tool_name = name or fn.__name__
-    args_model = create_model(  # type: ignore[call-overload]
+    args_model = create_model(
         f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
     )
     return ToolSpec(
@@ -320,11 +320,21 @@ class World:
             return []
         if not module.__package__:
             return [(Path(module.__file__).name, Path(module.__file__))]
-        root = Path(sys.modules[module.__package__].__file__ or module.__file__).parent
+        root = Path(sys.modules[self._defining_package(module.__package__)].__file__ or module.__file__).parent
         return sorted(
             (p.relative_to(root).as_posix(), p) for p in root.rglob("*")
             if p.suffix in {".py", ".md", ".yaml", ".yml", ".json"} and "__pycache__" not in p.parts
         )
+
+    def _defining_package(self, package: str) -> str:
+        """The outermost package on `package`'s path that holds this world: a seeder in a
+        subpackage (`retail.seed`) still makes the whole `retail` folder the world's sources."""
+        parts = package.split(".")
+        for n in range(1, len(parts) + 1):
+            candidate = sys.modules.get(".".join(parts[:n]))
+            if candidate is not None and any(value is self for value in vars(candidate).values()):
+                return candidate.__name__
+        return package
 
     @cached_property
     def version(self) -> str:

@@ -4,8 +4,8 @@
     add_calculator(world, example="(49.99 * 2) - 10", purpose="totals, price differences and refunds")
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the argument's annotation names `example`, a local
+# that typing.get_type_hints could not resolve from a string.
 from typing import Annotated
 
 from pydantic import BaseModel, Field
