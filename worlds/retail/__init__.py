@@ -1,14 +1,15 @@
 """The retail world: a shop's back office (customers, catalog, orders, payments, shipments,
 returns and exchanges), in the spirit of tau-bench's retail domain.
 
-`world` is the entry point (`mcpsim.worlds: retail = mcpsim_worlds.retail:world`). The tool
-modules register on it when imported below.
+`world` is the entry point (`mcpsim.worlds: retail = mcpsim_worlds.retail:world`). The tools, the
+seeder and the rubric checks register on it when their modules are imported below.
 """
 
 from pathlib import Path
 
 from mcpsim.world import World
 
+from .rules import ID_FORMATS
 from .tables import RetailTable
 
 world = World(
@@ -35,14 +36,9 @@ world = World(
             "gift_cards": 500,
         },
     },
+    id_formats=ID_FORMATS,
 )
 
-# Importing a tool module registers its tools; this order is the order agents see them in.
-from . import customers, catalog, orders, order_changes, after_sales, support  # noqa: F401, I001
-from .seed import seed
-
-world.seeder(seed)
+from . import checks, seed, tools  # noqa: E402, F401  (registering on the world)
 
 __all__ = ["world"]
-
-from . import checks  # noqa: E402, F401  (custom rubric checks register on the world)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .common import MAX_LINE_QUANTITY
+from .rules import MAX_LINE_QUANTITY
 
 CustomerId = Annotated[str, Field(description="The customer's id, such as 'cus_0123456'.", max_length=40)]
 OrderId = Annotated[str, Field(description="The order id, such as '#W0123456' (with the leading '#W').", max_length=40)]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import literal_column
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.toolkit import iso, money
 
-from .common import iso, money, new_id
+from .rules import rows_in_creation_order
 from .tables import Order, Payment, PaymentMethod
 
 
@@ -35,8 +35,7 @@ def card_expired(method: PaymentMethod, now: datetime) -> bool:
 
 
 def order_payments(session: Session, order_id: str) -> list[Payment]:
-    query = select(Payment).where(Payment.order_id == order_id).order_by(literal_column("rowid"))
-    return list(session.exec(query))
+    return rows_in_creation_order(session, Payment, Payment.order_id == order_id)
 
 
 def net_by_method(session: Session, order_id: str) -> dict[str, int]:
@@ -77,9 +76,9 @@ def charge(
     check_can_pay(method, amount_cents, ctx.now)
     if method.kind == "gift_card":
         method.balance_cents = (method.balance_cents or 0) - amount_cents
-        ctx.session.add(method)
+        ctx.add(method)
     payment = Payment(
-        id=new_id(ctx.ids, "payment"),
+        id=ctx.new_id("payment"),
         order_id=order.id,
         payment_method_id=method.id,
         kind="charge",
@@ -89,7 +88,7 @@ def charge(
         created_at=iso(ctx.now),
         exchange_id=exchange_id,
     )
-    ctx.session.add(payment)
+    ctx.add(payment)
     ctx.session.flush()
     return payment
 
@@ -131,9 +130,9 @@ def refund(
             )
     if method.kind == "gift_card" and not queued:
         method.balance_cents = (method.balance_cents or 0) + amount_cents
-        ctx.session.add(method)
+        ctx.add(method)
     payment = Payment(
-        id=new_id(ctx.ids, "payment"),
+        id=ctx.new_id("payment"),
         order_id=order.id,
         payment_method_id=method.id,
         kind="refund",
@@ -145,7 +144,7 @@ def refund(
         return_id=return_id,
         exchange_id=exchange_id,
     )
-    ctx.session.add(payment)
+    ctx.add(payment)
     ctx.session.flush()
     return payment
 
@@ -167,9 +166,9 @@ def send_queued_refund(ctx: ToolContext, payment: Payment) -> Payment:
     assert method is not None, f"refund {payment.id} has no payment method"
     if method.kind == "gift_card":
         method.balance_cents = (method.balance_cents or 0) + payment.amount_cents
-        ctx.session.add(method)
+        ctx.add(method)
     payment.status = "completed" if method.kind == "gift_card" else "pending"
-    ctx.session.add(payment)
+    ctx.add(payment)
     return payment
 
 

@@ -47,6 +47,7 @@ class PaymentMethod(RetailTable, table=True):
     """A credit card, a PayPal account or a gift card. An unredeemed gift card has no customer."""
 
     __tablename__ = "payment_methods"
+    __label__ = "Payment method"  # what "... not found" calls it
 
     id: str = Field(primary_key=True)  # pm_0000000
     customer_id: str | None = Field(default=None, foreign_key="customers.id", index=True)
@@ -111,6 +112,7 @@ class OrderItem(RetailTable, table=True):
     exchange is a new line (status ordered) with `replaces_item_id` set."""
 
     __tablename__ = "order_items"
+    __label__ = "Item"
 
     id: str = Field(primary_key=True)  # itm_00000000
     order_id: str = Field(foreign_key="orders.id", index=True)

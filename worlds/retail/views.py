@@ -1,20 +1,36 @@
-"""What the retail tools return: pydantic models, separate from the tables. Money is in dollars."""
+"""What the retail tools return: pydantic models, separate from the tables, and the functions that
+build the composite ones from rows. Money is in dollars. A view named after a table reads its
+fields from the row (`RowView.from_row`); only what a row does not hold is computed here."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from mcpsim.world import RowView
+from mcpsim.world.toolkit import dollars
+
+from .ledger import card_expired, method_label, order_payments
+from .rules import order_items, rows_in_creation_order
+from .tables import Address, Customer, Exchange, Order, OrderItem, PaymentMethod, Product, Return, Shipment, Variant
+
+RECENT_ORDERS = 20
 
 
-class CustomerRef(BaseModel):
+class CustomerRef(RowView):
+    id_field = "customer_id"
     customer_id: str
     first_name: str
     last_name: str
     email: str
 
 
-class AddressView(BaseModel):
+class AddressView(RowView):
+    id_field = "address_id"
     address_id: str
     line1: str
     line2: str
@@ -25,7 +41,8 @@ class AddressView(BaseModel):
     is_default: bool
 
 
-class PaymentMethodView(BaseModel):
+class PaymentMethodView(RowView):
+    id_field = "payment_method_id"
     payment_method_id: str
     kind: str  # credit_card | paypal | gift_card
     description: str  # "Visa ending in 4242", "PayPal (jane@example.com)", "Gift card ending in 8812"
@@ -37,7 +54,8 @@ class PaymentMethodView(BaseModel):
     gift_card_balance: float | None = None
 
 
-class CustomerDetails(BaseModel):
+class CustomerDetails(RowView):
+    id_field = "customer_id"
     customer_id: str
     first_name: str
     last_name: str
@@ -61,7 +79,8 @@ class ShippingAddressView(BaseModel):
     country: str
 
 
-class OrderItemView(BaseModel):
+class OrderItemView(RowView):
+    id_field = "item_id"
     item_id: str
     product_id: str
     product_name: str
@@ -77,7 +96,8 @@ class OrderItemView(BaseModel):
     replaces_item_id: str | None = None
 
 
-class PaymentView(BaseModel):
+class PaymentView(RowView):
+    id_field = "transaction_id"
     transaction_id: str
     kind: str  # charge | refund
     payment_method_id: str
@@ -88,7 +108,8 @@ class PaymentView(BaseModel):
     created_at: str
 
 
-class ShipmentView(BaseModel):
+class ShipmentView(RowView):
+    id_field = "shipment_id"
     shipment_id: str
     order_id: str
     kind: str  # outbound | replacement | return
@@ -101,7 +122,8 @@ class ShipmentView(BaseModel):
     delivered_at: str | None = None
 
 
-class ReturnView(BaseModel):
+class ReturnView(RowView):
+    id_field = "return_id"
     return_id: str
     reason: str
     item_ids: list[str]
@@ -111,7 +133,8 @@ class ReturnView(BaseModel):
     created_at: str
 
 
-class ExchangeView(BaseModel):
+class ExchangeView(RowView):
+    id_field = "exchange_id"
     exchange_id: str
     reason: str
     returned_item_ids: list[str]
@@ -123,7 +146,8 @@ class ExchangeView(BaseModel):
     created_at: str
 
 
-class OrderDetails(BaseModel):
+class OrderDetails(RowView):
+    id_field = "order_id"
     order_id: str
     customer_id: str
     status: str
@@ -143,7 +167,8 @@ class OrderDetails(BaseModel):
     cancel_reason: str | None = None
 
 
-class OrderSummary(BaseModel):
+class OrderSummary(RowView):
+    id_field = "order_id"
     order_id: str
     status: str
     placed_at: str
@@ -159,7 +184,8 @@ class OrderList(BaseModel):
     orders: list[OrderSummary]  # newest first
 
 
-class VariantView(BaseModel):
+class VariantView(RowView):
+    id_field = "variant_id"
     variant_id: str
     sku: str
     options: dict[str, Any]
@@ -169,7 +195,8 @@ class VariantView(BaseModel):
     in_stock: bool  # available and at least one unit in stock
 
 
-class ProductDetails(BaseModel):
+class ProductDetails(RowView):
+    id_field = "product_id"
     product_id: str
     name: str
     category: str
@@ -177,7 +204,8 @@ class ProductDetails(BaseModel):
     variants: list[VariantView]
 
 
-class ProductSummary(BaseModel):
+class ProductSummary(RowView):
+    id_field = "product_id"
     product_id: str
     name: str
     category: str
@@ -207,7 +235,8 @@ class ShipmentTracking(BaseModel):
     item_ids: list[str]  # the order lines travelling in this parcel (empty for return labels)
 
 
-class TicketView(BaseModel):
+class TicketView(RowView):
+    id_field = "ticket_id"
     ticket_id: str
     status: str
     customer_id: str | None
@@ -216,6 +245,132 @@ class TicketView(BaseModel):
     created_at: str
 
 
-class CalculationResult(BaseModel):
-    expression: str
-    result: float
+def address_view(address: Address, default_id: str | None) -> AddressView:
+    return AddressView.from_row(address, is_default=address.id == default_id)
+
+
+def payment_method_view(method: PaymentMethod, now: datetime) -> PaymentMethodView:
+    return PaymentMethodView.from_row(
+        method,
+        description=method_label(method),
+        expires=f"{method.exp_month:02d}/{method.exp_year}" if method.exp_month and method.exp_year else None,
+        expired=card_expired(method, now),
+        gift_card_balance=dollars(method.balance_cents) if method.balance_cents is not None else None,
+    )
+
+
+def customer_details(session: Session, customer: Customer, now: datetime) -> CustomerDetails:
+    addresses = rows_in_creation_order(session, Address, Address.customer_id == customer.id)
+    methods = rows_in_creation_order(session, PaymentMethod, PaymentMethod.customer_id == customer.id)
+    order_count = session.exec(select(func.count()).select_from(Order).where(Order.customer_id == customer.id)).one()
+    recent = session.exec(
+        select(Order.id)
+        .where(Order.customer_id == customer.id)
+        .order_by(col(Order.placed_at).desc(), col(Order.id).desc())
+        .limit(RECENT_ORDERS)
+    ).all()
+    return CustomerDetails.from_row(
+        customer,
+        member_since=customer.created_at[:10],
+        addresses=[address_view(a, customer.default_address_id) for a in addresses],
+        payment_methods=[payment_method_view(m, now) for m in methods],
+        order_count=order_count,
+        recent_order_ids=list(recent),
+    )
+
+
+def item_view(item: OrderItem) -> OrderItemView:
+    return OrderItemView.from_row(
+        item,
+        options=dict(item.options),
+        unit_price=dollars(item.unit_price_cents),
+        line_total=dollars(item.unit_price_cents * item.quantity),
+    )
+
+
+def items_total_cents(items: list[OrderItem]) -> int:
+    """What the goods the customer keeps on the order cost: open lines only."""
+    return sum(i.unit_price_cents * i.quantity for i in items if i.status == "ordered")
+
+
+def order_details(session: Session, order: Order) -> OrderDetails:
+    items = order_items(session, order.id)
+    payments = order_payments(session, order.id)
+    methods = {p.payment_method_id: session.get(PaymentMethod, p.payment_method_id) for p in payments}
+    shipments = {s.id: s for s in rows_in_creation_order(session, Shipment, Shipment.order_id == order.id)}
+    returns = rows_in_creation_order(session, Return, Return.order_id == order.id)
+    exchanges = rows_in_creation_order(session, Exchange, Exchange.order_id == order.id)
+    charged = sum(p.amount_cents for p in payments if p.kind == "charge")
+    refunded = sum(p.amount_cents for p in payments if p.kind == "refund")
+
+    def tracking(shipment_id: str | None) -> str | None:
+        return shipments[shipment_id].tracking_number if shipment_id in shipments else None
+
+    return OrderDetails.from_row(
+        order,
+        shipping_address=ShippingAddressView(
+            name=order.ship_name,
+            line1=order.ship_line1,
+            line2=order.ship_line2,
+            city=order.ship_city,
+            state=order.ship_state,
+            zip=order.ship_zip,
+            country=order.ship_country,
+        ),
+        items=[item_view(i) for i in items],
+        items_total=dollars(items_total_cents(items)),
+        total_charged=dollars(charged),
+        total_refunded=dollars(refunded),
+        net_paid=dollars(charged - refunded),
+        payments=[
+            PaymentView.from_row(
+                p,
+                payment_method=method_label(m) if (m := methods[p.payment_method_id]) else "unknown",
+                amount=dollars(p.amount_cents),
+            )
+            for p in payments
+        ],
+        shipments=ShipmentView.from_rows(shipments.values()),
+        returns=[
+            ReturnView.from_row(
+                r,
+                item_ids=[i.id for i in items if i.return_id == r.id],
+                refund_amount=dollars(r.refund_cents),
+                return_tracking_number=tracking(r.shipment_id),
+            )
+            for r in returns
+        ],
+        exchanges=[
+            ExchangeView.from_row(
+                e,
+                returned_item_ids=[i.id for i in items if i.exchange_id == e.id and i.status == "exchanged"],
+                replacement_item_ids=[i.id for i in items if i.exchange_id == e.id and i.replaces_item_id],
+                price_difference=dollars(e.price_difference_cents),
+                return_tracking_number=tracking(e.return_shipment_id),
+                replacement_tracking_number=tracking(e.replacement_shipment_id),
+            )
+            for e in exchanges
+        ],
+    )
+
+
+def order_summary(order: Order, items: list[OrderItem]) -> OrderSummary:
+    return OrderSummary.from_row(
+        order,
+        item_count=sum(i.quantity for i in items if i.replaces_item_id is None),
+        items_total=dollars(items_total_cents(items)),
+    )
+
+
+def variant_view(variant: Variant) -> VariantView:
+    return VariantView.from_row(
+        variant,
+        options=dict(variant.options),
+        price=dollars(variant.price_cents),
+        in_stock=variant.available and variant.stock > 0,
+    )
+
+
+def product_details(session: Session, product: Product) -> ProductDetails:
+    variants = rows_in_creation_order(session, Variant, Variant.product_id == product.id)
+    return ProductDetails.from_row(product, variants=[variant_view(v) for v in variants])

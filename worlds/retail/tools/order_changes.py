@@ -7,11 +7,11 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpsim.world import PartialFailure, ToolContext, WorldError
+from mcpsim.world.toolkit import iso
 
-from . import world
-from .common import OPEN_STATUSES, CancelReason, iso
-from .inputs import ItemChange, OptionalPaymentMethodId, OrderId, PaymentMethodId
-from .ledger import (
+from .. import world
+from ..inputs import ItemChange, OptionalPaymentMethodId, OrderId, PaymentMethodId
+from ..ledger import (
     charge,
     check_can_pay,
     method_label,
@@ -21,20 +21,20 @@ from .ledger import (
     send_queued_refund,
     settle_difference,
 )
-from .lookups import (
+from ..rules import (
+    OPEN_STATUSES,
+    CancelReason,
     get_order,
     get_payment_method_of,
-    get_variant,
     item_of_order,
     order_items,
     refuse_duplicates,
 )
-from .render import order_details
-from .tables import Payment, PaymentMethod
-from .views import OrderDetails
+from ..tables import Order, Payment, PaymentMethod, Variant
+from ..views import OrderDetails, order_details
 
 
-@world.tool(destructive=True, partial_failures=True)
+@world.tool(destructive=True, partial_failures=True, irreversible=True)
 def cancel_order(
     ctx: ToolContext,
     order_id: OrderId,
@@ -46,7 +46,7 @@ def cancel_order(
     items go back into stock. If the refund cannot be sent, the order is still cancelled and the
     refund stays 'queued': send it with resend_refund."""
     session = ctx.session
-    order = get_order(session, order_id)
+    order = get_order(ctx, order_id)
     if order.status == "cancelled":
         raise WorldError(f"Order {order.id} is already cancelled")
     if order.status not in OPEN_STATUSES:
@@ -56,7 +56,7 @@ def cancel_order(
     for item in order_items(session, order.id):
         if item.status != "ordered":
             continue
-        variant = get_variant(session, item.variant_id)
+        variant = ctx.get(Variant, item.variant_id)
         variant.stock += item.quantity
         item.status = "cancelled"
         session.add_all([variant, item])
@@ -74,7 +74,7 @@ def cancel_order(
     return order_details(session, order)
 
 
-@world.tool(idempotent=True)
+@world.tool(idempotent=True, irreversible=True)
 def resend_refund(
     ctx: ToolContext,
     payment_id: Annotated[str, Field(description="The queued refund's id (txn_...).", max_length=40)],
@@ -88,7 +88,7 @@ def resend_refund(
     if payment.status != "queued":
         raise WorldError(f"Refund {payment.id} is '{payment.status}', not queued; there is nothing to resend")
     send_queued_refund(ctx, payment)
-    return order_details(session, get_order(session, payment.order_id))
+    return order_details(session, ctx.get(Order, payment.order_id))
 
 
 @world.tool()
@@ -107,15 +107,15 @@ def modify_pending_order_items(
     if less, it is refunded to it (an original payment method of the order, or a gift card).
     Processing orders can no longer be changed."""
     session = ctx.session
-    order = get_order(session, order_id)
+    order = get_order(ctx, order_id)
     if order.status != "pending":
         raise WorldError(f"Order {order.id} has status '{order.status}'; only pending orders can have items changed")
     refuse_duplicates([change.item_id for change in changes])
     plan = []
     demand: dict[str, int] = {}
     for change in changes:
-        item = item_of_order(session, order, change.item_id)
-        variant = get_variant(session, change.new_variant_id)
+        item = item_of_order(ctx, order, change.item_id)
+        variant = ctx.get(Variant, change.new_variant_id.strip())
         if variant.product_id != item.product_id:
             raise WorldError(
                 f"Variant {variant.id} is not a variant of {item.product_name} ({item.product_id}); an item can "
@@ -134,13 +134,13 @@ def modify_pending_order_items(
 
     difference = 0
     for item, variant in plan:
-        old = get_variant(session, item.variant_id)
+        old = ctx.get(Variant, item.variant_id)
         old.stock += item.quantity
         variant.stock -= item.quantity
         difference += (variant.price_cents - item.unit_price_cents) * item.quantity
         item.variant_id, item.options, item.unit_price_cents = variant.id, dict(variant.options), variant.price_cents
         session.add_all([old, variant, item])
-    method = get_payment_method_of(session, payment_method_id, order.customer_id) if payment_method_id else None
+    method = get_payment_method_of(ctx, payment_method_id, order.customer_id) if payment_method_id else None
     settle_difference(ctx, order, method, difference, "item change")
     order.updated_at = iso(ctx.now)
     session.add(order)
@@ -159,10 +159,10 @@ def modify_pending_order_payment(
     charged what the order holds and the old ones are refunded in full. A gift card must cover the
     whole amount; an expired card cannot be used."""
     session = ctx.session
-    order = get_order(session, order_id)
+    order = get_order(ctx, order_id)
     if order.status != "pending":
         raise WorldError(f"Order {order.id} has status '{order.status}'; only pending orders can change payment method")
-    method = get_payment_method_of(session, payment_method_id, order.customer_id)
+    method = get_payment_method_of(ctx, payment_method_id, order.customer_id)
     others = {m: cents for m, cents in net_by_method(session, order.id).items() if cents > 0 and m != method.id}
     if not others:
         raise WorldError(f"Order {order.id} is already paid in full with {method_label(method)} ({method.id})")

@@ -9,15 +9,22 @@ from sqlalchemy import func
 from sqlmodel import col, select
 
 from mcpsim.world import PartialFailure, ToolContext, WorldError
+from mcpsim.world.toolkit import iso
 
-from . import world
-from .common import MAX_ORDER_LINES, OPEN_STATUSES, iso, new_id
-from .inputs import City, CustomerId, ItemQuantity, Line1, Line2, OrderId, PaymentMethodId, State, Zip
-from .ledger import charge, check_can_pay
-from .lookups import get_customer, get_order, get_payment_method_of, get_variant, refuse_duplicates
-from .render import order_details, order_summary, shipment_view
-from .tables import Address, Order, OrderItem, Product, Shipment
-from .views import OrderDetails, OrderList, ShipmentTracking
+from .. import world
+from ..inputs import City, CustomerId, ItemQuantity, Line1, Line2, OrderId, PaymentMethodId, State, Zip
+from ..ledger import charge, check_can_pay
+from ..rules import (
+    MAX_ORDER_LINES,
+    OPEN_STATUSES,
+    get_address_of,
+    get_order,
+    get_payment_method_of,
+    new_order_line,
+    refuse_duplicates,
+)
+from ..tables import Address, Customer, Order, OrderItem, Product, Shipment, Variant
+from ..views import OrderDetails, OrderList, ShipmentTracking, ShipmentView, order_details, order_summary
 
 StatusFilter = Literal[
     "payment_pending",
@@ -30,7 +37,7 @@ def get_order_details(ctx: ToolContext, order_id: OrderId) -> OrderDetails:
     """Everything about one order: status, shipping address, items (each with its item id, variant,
     options, unit price and status), payments and refunds, shipments with tracking numbers,
     returns and exchanges."""
-    return order_details(ctx.session, get_order(ctx.session, order_id))
+    return order_details(ctx.session, get_order(ctx, order_id))
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -42,7 +49,7 @@ def list_customer_orders(
     offset: Annotated[int, Field(ge=0, le=100_000, description="Skip this many orders (for paging).")] = 0,
 ) -> OrderList:
     """A customer's orders, newest first, one page at a time, optionally only those with one status."""
-    customer = get_customer(ctx.session, customer_id)
+    customer = ctx.get(Customer, customer_id.strip())
     where = [Order.customer_id == customer.id]
     if status is not None:
         where.append(Order.status == status)
@@ -78,10 +85,10 @@ def track_shipment(
     if shipment is None:
         raise WorldError(f"No shipment has tracking number {tracking_number}")
     item_ids = ctx.session.exec(select(OrderItem.id).where(OrderItem.shipment_id == shipment.id)).all()
-    return ShipmentTracking(shipment=shipment_view(shipment), item_ids=list(item_ids))
+    return ShipmentTracking(shipment=ShipmentView.from_row(shipment), item_ids=list(item_ids))
 
 
-@world.tool(partial_failures=True)
+@world.tool(partial_failures=True, irreversible=True)
 def place_order(
     ctx: ToolContext,
     customer_id: CustomerId,
@@ -107,21 +114,20 @@ def place_order(
     payment cannot be captured after the order is created, the order stays 'payment_pending' with
     its items reserved: charge it with retry_order_payment."""
     session = ctx.session
-    customer = get_customer(session, customer_id)
+    customer = ctx.get(Customer, customer_id.strip())
     refuse_duplicates([line.variant_id for line in items], "Variant")
-    method = get_payment_method_of(session, payment_method_id, customer.id)
-    address_key = address_id.strip() if address_id else customer.default_address_id
-    address = session.get(Address, address_key) if address_key else None
-    if address is None:
-        raise WorldError(
-            f"Address {address_id} not found" if address_id else f"Customer {customer.id} has no default address"
-        )
-    if address.customer_id != customer.id:
-        raise WorldError(f"Address {address_id} does not belong to customer {customer.id}")
+    method = get_payment_method_of(ctx, payment_method_id, customer.id)
+    if address_id:
+        address = get_address_of(ctx, address_id, customer.id)
+    else:
+        default = session.get(Address, customer.default_address_id) if customer.default_address_id else None
+        if default is None:
+            raise WorldError(f"Customer {customer.id} has no default address")
+        address = default
 
     chosen = []
     for line in items:
-        variant = get_variant(session, line.variant_id)
+        variant = ctx.get(Variant, line.variant_id.strip())
         if not variant.available:
             raise WorldError(f"Variant {variant.id} is discontinued and cannot be ordered")
         if variant.stock < line.quantity:
@@ -133,7 +139,7 @@ def place_order(
     check_can_pay(method, total, ctx.now)
 
     order = Order(
-        id=new_id(ctx.ids, "order"),
+        id=ctx.new_id("order"),
         customer_id=customer.id,
         status="pending",
         placed_at=iso(ctx.now),
@@ -151,19 +157,7 @@ def place_order(
     for variant, quantity in chosen:
         product = session.get(Product, variant.product_id)
         assert product is not None, f"variant {variant.id} has no product"
-        session.add(
-            OrderItem(
-                id=new_id(ctx.ids, "item"),
-                order_id=order.id,
-                product_id=product.id,
-                variant_id=variant.id,
-                product_name=product.name,
-                options=dict(variant.options),
-                quantity=quantity,
-                unit_price_cents=variant.price_cents,
-                status="ordered",
-            )
-        )
+        session.add(new_order_line(ctx, order.id, variant, product.name, quantity))
         variant.stock -= quantity
         session.add(variant)
     session.flush()
@@ -178,16 +172,16 @@ def place_order(
     return order_details(session, order)
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def retry_order_payment(ctx: ToolContext, order_id: OrderId, payment_method_id: PaymentMethodId) -> OrderDetails:
     """Charge an order whose payment failed when it was placed (status 'payment_pending') with one
     of the customer's payment methods; the order then becomes 'pending'. Orders in any other status
     are already paid or closed."""
     session = ctx.session
-    order = get_order(session, order_id)
+    order = get_order(ctx, order_id)
     if order.status != "payment_pending":
         raise WorldError(f"Order {order.id} has status '{order.status}'; only orders awaiting payment can be charged")
-    method = get_payment_method_of(session, payment_method_id, order.customer_id)
+    method = get_payment_method_of(ctx, payment_method_id, order.customer_id)
     total = sum(i.unit_price_cents * i.quantity for i in session.exec(
         select(OrderItem).where(OrderItem.order_id == order.id, OrderItem.status == "ordered")))
     check_can_pay(method, total, ctx.now)
@@ -210,7 +204,7 @@ def update_order_shipping_address(
 ) -> OrderDetails:
     """Change where a pending or processing order will be shipped (a US address). Orders that have
     shipped cannot be redirected. The customer's address book is not changed."""
-    order = get_order(ctx.session, order_id)
+    order = get_order(ctx, order_id)
     if order.status not in OPEN_STATUSES:
         raise WorldError(
             f"Order {order.id} has status '{order.status}'; only pending or processing orders can have their "

@@ -8,25 +8,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
-from typing import Any
 
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world import SeedContext
+from mcpsim.world.toolkit import iso
 
-from .common import (
+from ..rules import (
     CANCEL_REASONS,
     CARRIERS,
     EXCHANGE_REASONS,
     RETURN_REASONS,
     business_days_after,
     date_of,
-    iso,
-    new_id,
+    status_after_delivery,
     tracking_number,
 )
-from .lookups import status_after_delivery
-from .tables import Exchange, Order, OrderItem, Payment, Return, Shipment
-
-Row = dict[str, Any]
+from ..tables import Exchange, Order, OrderItem, Payment, Return, Shipment
+from .rows import Row
 
 STATUS_WEIGHTS = {
     "pending": 10,
@@ -112,7 +109,7 @@ class OrderHistory:
         else:
             delivered = now - timedelta(days=min(1 + rng.expovariate(1 / 40), 175))
             placed = delivered - timedelta(days=rng.uniform(2.5, 7))
-        order_id = new_id(self.ctx.ids, "order")
+        order_id = self.ctx.ids.new("order")
         customer = self.customers[customer_id]
         addresses = self.addresses[customer_id]
         address = addresses[0] if rng.random() < 0.75 else rng.choice(addresses)
@@ -196,7 +193,7 @@ class OrderHistory:
 
     def item_row(self, order_id: str, variant: Row, quantity: int, price_cents: int) -> Row:
         row: Row = {
-            "id": new_id(self.ctx.ids, "item"),
+            "id": self.ctx.ids.new("item"),
             "order_id": order_id,
             "product_id": variant["product_id"],
             "variant_id": variant["id"],
@@ -224,7 +221,7 @@ class OrderHistory:
             status = "pending"
         self.payments.append(
             {
-                "id": new_id(self.ctx.ids, "payment"),
+                "id": self.ctx.ids.new("payment"),
                 "order_id": order_id,
                 "payment_method_id": method["id"],
                 "kind": kind,
@@ -244,7 +241,7 @@ class OrderHistory:
         shipped = created + timedelta(hours=rng.uniform(2, 20))
         estimate = business_days_after(shipped, rng.randint(2, 5))
         row: Row = {
-            "id": new_id(self.ctx.ids, "shipment"),
+            "id": self.ctx.ids.new("shipment"),
             "order_id": order_id,
             "kind": kind,
             "carrier": carrier,
@@ -270,7 +267,7 @@ class OrderHistory:
         refund_to = rng.choice(gift_cards) if gift_cards and rng.random() < 0.2 else method
         cents = sum(line["unit_price_cents"] * line["quantity"] for line in lines)
         label = self.ship(order_id, "return", when, when + timedelta(days=rng.uniform(3, 8)))
-        return_id = new_id(self.ctx.ids, "return")
+        return_id = self.ctx.ids.new("return")
         self.returns.append(
             {
                 "id": return_id,
@@ -289,7 +286,7 @@ class OrderHistory:
 
     def exchange(self, order_id: str, customer_id: str, method: Row, lines: list[Row], when: datetime) -> None:
         rng = self.rng
-        exchange_id = new_id(self.ctx.ids, "exchange")
+        exchange_id = self.ctx.ids.new("exchange")
         back = self.ship(order_id, "return", when, when + timedelta(days=rng.uniform(3, 8)))
         sent = min(when + timedelta(hours=rng.uniform(1, 24)), self.now)
         replacement = self.ship(order_id, "replacement", sent, sent + timedelta(days=rng.uniform(2, 6)))

@@ -5,25 +5,26 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
-from sqlmodel import select
+from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.toolkit import iso
 
-from . import world
-from .common import iso, new_id
-from .inputs import City, CustomerId, Line1, Line2, State, Zip
-from .lookups import get_customer
-from .render import address_view, customer_details, payment_method_view
-from .tables import Address, Customer, PaymentMethod
-from .views import AddressView, CustomerDetails, CustomerRef, PaymentMethodView
+from .. import world
+from ..inputs import City, CustomerId, Line1, Line2, State, Zip
+from ..rules import get_address_of
+from ..tables import Address, Customer, PaymentMethod
+from ..views import (
+    AddressView,
+    CustomerDetails,
+    CustomerRef,
+    PaymentMethodView,
+    address_view,
+    customer_details,
+    payment_method_view,
+)
 
 Name = Annotated[str, Field(min_length=1, max_length=60)]
-
-
-def _ref(customer: Customer) -> CustomerRef:
-    return CustomerRef(
-        customer_id=customer.id, first_name=customer.first_name, last_name=customer.last_name, email=customer.email
-    )
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -36,7 +37,7 @@ def find_customer_by_email(
     customer = ctx.session.exec(select(Customer).where(Customer.email == email.strip().lower())).first()
     if customer is None:
         raise WorldError(f"No customer has the email address {email}")
-    return _ref(customer)
+    return CustomerRef.from_row(customer)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -49,7 +50,7 @@ def find_customer_by_name_zip(
     """Find a customer by first name, last name and the ZIP code of one of their addresses (case
     does not matter). Use it to authenticate a customer who cannot give their email address."""
     rows = ctx.session.exec(
-        select(Customer).join(Address, Address.customer_id == Customer.id).where(Address.zip == zip)
+        select(Customer).join(Address, col(Address.customer_id) == Customer.id).where(Address.zip == zip)
     ).all()
     first, last = first_name.strip().lower(), last_name.strip().lower()
     matches = {c.id: c for c in rows if c.first_name.lower() == first and c.last_name.lower() == last}
@@ -60,7 +61,7 @@ def find_customer_by_name_zip(
             f"{len(matches)} customers named {first_name} {last_name} have an address with ZIP code {zip}; "
             "ask for the email address instead"
         )
-    return _ref(next(iter(matches.values())))
+    return CustomerRef.from_row(next(iter(matches.values())))
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -68,7 +69,7 @@ def get_customer_details(ctx: ToolContext, customer_id: CustomerId) -> CustomerD
     """A customer's profile: contact details, address book (with the default address), payment
     methods (with gift card balances and whether a card has expired), how many orders they have
     and the ids of the 20 most recent ones (newest first; list_customer_orders pages through all)."""
-    return customer_details(ctx.session, get_customer(ctx.session, customer_id), ctx.now)
+    return customer_details(ctx.session, ctx.get(Customer, customer_id.strip()), ctx.now)
 
 
 @world.tool()
@@ -85,7 +86,7 @@ def add_customer_address(
     """Add a US address to the customer's address book, optionally making it their default
     address (used for new orders). Existing orders keep the address they were placed with; use
     update_order_shipping_address to change where an open order goes."""
-    customer = get_customer(ctx.session, customer_id)
+    customer = ctx.get(Customer, customer_id.strip())
     fields = {"line1": line1.strip(), "line2": line2.strip(), "city": city.strip(), "state": state, "zip": zip}
     existing = ctx.session.exec(select(Address).where(Address.customer_id == customer.id, Address.zip == zip)).all()
     for address in existing:
@@ -94,11 +95,11 @@ def add_customer_address(
                 f"This address is already in the address book as {address.id}; "
                 "use set_default_address to make it the default"
             )
-    address = Address(id=new_id(ctx.ids, "address"), customer_id=customer.id, country="US", **fields)
-    ctx.session.add(address)
+    address = Address(id=ctx.new_id("address"), customer_id=customer.id, country="US", **fields)
+    ctx.add(address)
     if make_default:
         customer.default_address_id = address.id
-        ctx.session.add(customer)
+        ctx.add(customer)
     ctx.session.flush()
     return address_view(address, customer.default_address_id)
 
@@ -110,14 +111,10 @@ def set_default_address(
     address_id: Annotated[str, Field(description="An address id from the customer's address book.", max_length=40)],
 ) -> AddressView:
     """Make one of the customer's saved addresses their default address."""
-    customer = get_customer(ctx.session, customer_id)
-    address = ctx.session.get(Address, address_id.strip())
-    if address is None:
-        raise WorldError(f"Address {address_id} not found")
-    if address.customer_id != customer.id:
-        raise WorldError(f"Address {address_id} does not belong to customer {customer.id}")
+    customer = ctx.get(Customer, customer_id.strip())
+    address = get_address_of(ctx, address_id, customer.id)
     customer.default_address_id = address.id
-    ctx.session.add(customer)
+    ctx.add(customer)
     return address_view(address, customer.default_address_id)
 
 
@@ -131,7 +128,7 @@ def redeem_gift_card(
 ) -> PaymentMethodView:
     """Add a gift card the customer holds to their account by its code, so it can pay for orders
     and receive refunds. A gift card can be redeemed once, by one customer."""
-    customer = get_customer(ctx.session, customer_id)
+    customer = ctx.get(Customer, customer_id.strip())
     code = gift_card_code.strip().upper()
     card = ctx.session.exec(select(PaymentMethod).where(PaymentMethod.gift_card_code == code)).first()
     if card is None:
@@ -142,5 +139,5 @@ def redeem_gift_card(
         raise WorldError(f"Gift card {code} has already been redeemed by another account")
     card.customer_id = customer.id
     card.created_at = iso(ctx.now)
-    ctx.session.add(card)
+    ctx.add(card)
     return payment_method_view(card, ctx.now)

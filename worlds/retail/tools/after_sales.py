@@ -6,47 +6,50 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.world.seeding import derive_seed
-from mcpsim.world import ToolContext, WorldError
+from mcpsim.world import ToolContext, WorldError, derive_seed
+from mcpsim.world.toolkit import iso, to_cents
 
-from . import world
-from .common import AFTER_DELIVERY_STATUSES, CARRIERS, ExchangeReason, RefundReason, ReturnReason, iso, new_id, to_cents
-from .common import tracking_number as new_tracking_number
-from .inputs import ExchangeLine, OptionalPaymentMethodId, OrderId, PaymentMethodId, ReturnLine
-from .ledger import net_by_method, refund, settle_difference
-from .lookups import (
+from .. import world
+from ..inputs import ExchangeLine, OptionalPaymentMethodId, OrderId, PaymentMethodId, ReturnLine
+from ..ledger import net_by_method, refund, settle_difference
+from ..rules import (
+    AFTER_DELIVERY_STATUSES,
+    CARRIERS,
+    ExchangeReason,
+    RefundReason,
+    ReturnReason,
     get_order,
     get_payment_method_of,
-    get_variant,
     item_of_order,
+    new_order_line,
     order_items,
     refuse_duplicates,
     require_delivered_order,
     require_returnable_item,
     split_line,
     status_after_delivery,
+    tracking_number,
 )
-from .render import order_details
-from .tables import Exchange, Order, OrderItem, Return, Shipment
-from .views import OrderDetails
+from ..tables import Exchange, Order, OrderItem, Return, Shipment, Variant
+from ..views import OrderDetails, order_details
 
 
 def _label(ctx: ToolContext, order: Order, kind: str) -> Shipment:
     """A parcel not yet handed to the carrier: a prepaid return label or a replacement to send.
     The carrier follows from the shipment's id, not from the call's random draw, so how many
     calls came before does not change it."""
-    shipment_id = new_id(ctx.ids, "shipment")
+    shipment_id = ctx.new_id("shipment")
     carrier = CARRIERS[derive_seed(shipment_id) % len(CARRIERS)]
     shipment = Shipment(
         id=shipment_id,
         order_id=order.id,
         kind=kind,
         carrier=carrier,
-        tracking_number=new_tracking_number(ctx.ids, carrier),
+        tracking_number=tracking_number(ctx.ids, carrier),
         status="label_created",
         created_at=iso(ctx.now),
     )
-    ctx.session.add(shipment)
+    ctx.add(shipment)
     ctx.session.flush()
     return shipment
 
@@ -54,10 +57,10 @@ def _label(ctx: ToolContext, order: Order, kind: str) -> Shipment:
 def _refresh_status(ctx: ToolContext, order: Order) -> None:
     order.status = status_after_delivery(item.status for item in order_items(ctx.session, order.id))
     order.updated_at = iso(ctx.now)
-    ctx.session.add(order)
+    ctx.add(order)
 
 
-@world.tool(destructive=True)
+@world.tool(destructive=True, irreversible=True)
 def return_delivered_order_items(
     ctx: ToolContext,
     order_id: OrderId,
@@ -67,7 +70,8 @@ def return_delivered_order_items(
     refund_payment_method_id: Annotated[
         PaymentMethodId,
         Field(
-            description="Where the refund goes: a payment method that paid for the order, or a gift card of the customer."
+            description="Where the refund goes: a payment method that paid for the order, "
+            "or a gift card of the customer."
         ),
     ],
     reason: Annotated[ReturnReason, Field(description="Why the customer returns the items.")],
@@ -77,13 +81,13 @@ def return_delivered_order_items(
     refund_payment_method_id, never more than the order still holds; the items go back into stock
     and a prepaid return label is created (its tracking number is in the order's returns)."""
     session = ctx.session
-    order = get_order(session, order_id)
+    order = get_order(ctx, order_id)
     require_delivered_order(order, "returned")
     refuse_duplicates([line.item_id for line in items])
-    method = get_payment_method_of(session, refund_payment_method_id, order.customer_id)
+    method = get_payment_method_of(ctx, refund_payment_method_id, order.customer_id)
     chosen: list[tuple[OrderItem, int | None]] = []
     for line in items:
-        item = item_of_order(session, order, line.item_id)
+        item = item_of_order(ctx, order, line.item_id)
         require_returnable_item(ctx, item, "returned")
         if line.quantity is not None and line.quantity > item.quantity:
             raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot return {line.quantity}")
@@ -91,7 +95,7 @@ def return_delivered_order_items(
 
     label = _label(ctx, order, "return")
     returned = Return(
-        id=new_id(ctx.ids, "return"),
+        id=ctx.new_id("return"),
         order_id=order.id,
         customer_id=order.customer_id,
         reason=reason,
@@ -106,7 +110,7 @@ def return_delivered_order_items(
     for item, quantity in chosen:
         part = split_line(ctx, item, quantity)
         part.status, part.return_id = "returned", returned.id
-        variant = get_variant(session, part.variant_id)
+        variant = ctx.get(Variant, part.variant_id)
         variant.stock += part.quantity
         value += part.unit_price_cents * part.quantity
         session.add_all([part, variant])
@@ -121,7 +125,7 @@ def return_delivered_order_items(
     return order_details(session, order)
 
 
-@world.tool(destructive=True)
+@world.tool(destructive=True, irreversible=True)
 def exchange_delivered_order_items(
     ctx: ToolContext,
     order_id: OrderId,
@@ -139,16 +143,16 @@ def exchange_delivered_order_items(
     difference is charged to payment_method_id, or refunded to it (an original payment method of
     the order, or a gift card)."""
     session = ctx.session
-    order = get_order(session, order_id)
+    order = get_order(ctx, order_id)
     require_delivered_order(order, "exchanged")
     refuse_duplicates([line.item_id for line in items])
-    method = get_payment_method_of(session, payment_method_id, order.customer_id) if payment_method_id else None
+    method = get_payment_method_of(ctx, payment_method_id, order.customer_id) if payment_method_id else None
     plan = []
     demand: dict[str, int] = {}
     for line in items:
-        item = item_of_order(session, order, line.item_id)
+        item = item_of_order(ctx, order, line.item_id)
         require_returnable_item(ctx, item, "exchanged")
-        variant = get_variant(session, line.new_variant_id)
+        variant = ctx.get(Variant, line.new_variant_id.strip())
         if variant.product_id != item.product_id:
             raise WorldError(
                 f"Variant {variant.id} is not a variant of {item.product_name} ({item.product_id}); an exchange "
@@ -171,7 +175,7 @@ def exchange_delivered_order_items(
     back = _label(ctx, order, "return")
     replacement = _label(ctx, order, "replacement")
     exchange = Exchange(
-        id=new_id(ctx.ids, "exchange"),
+        id=ctx.new_id("exchange"),
         order_id=order.id,
         customer_id=order.customer_id,
         reason=reason,
@@ -186,23 +190,13 @@ def exchange_delivered_order_items(
     for item, variant, quantity in plan:
         part = split_line(ctx, item, quantity)
         part.status, part.exchange_id = "exchanged", exchange.id
-        old = get_variant(session, part.variant_id)
+        old = ctx.get(Variant, part.variant_id)
         old.stock += quantity
         variant.stock -= quantity
         difference += (variant.price_cents - part.unit_price_cents) * quantity
-        new_line = OrderItem(
-            id=new_id(ctx.ids, "item"),
-            order_id=order.id,
-            product_id=variant.product_id,
-            variant_id=variant.id,
-            product_name=part.product_name,
-            options=dict(variant.options),
-            quantity=quantity,
-            unit_price_cents=variant.price_cents,
-            status="ordered",
-            shipment_id=replacement.id,
-            exchange_id=exchange.id,
-            replaces_item_id=part.id,
+        new_line = new_order_line(
+            ctx, order.id, variant, part.product_name, quantity,
+            shipment_id=replacement.id, exchange_id=exchange.id, replaces_item_id=part.id,
         )
         session.add_all([part, old, variant, new_line])
     exchange.price_difference_cents = difference
@@ -214,7 +208,7 @@ def exchange_delivered_order_items(
     return order_details(session, order)
 
 
-@world.tool(destructive=True)
+@world.tool(destructive=True, irreversible=True)
 def issue_partial_refund(
     ctx: ToolContext,
     order_id: OrderId,
@@ -222,7 +216,8 @@ def issue_partial_refund(
     payment_method_id: Annotated[
         PaymentMethodId,
         Field(
-            description="Where the refund goes: a payment method that paid for the order, or a gift card of the customer."
+            description="Where the refund goes: a payment method that paid for the order, "
+            "or a gift card of the customer."
         ),
     ],
     reason: Annotated[RefundReason, Field(description="Why the refund is given.")],
@@ -232,12 +227,12 @@ def issue_partial_refund(
     (paid minus already refunded), nor what a card or PayPal account paid for the order. Pending
     and processing orders are changed or cancelled instead."""
     session = ctx.session
-    order = get_order(session, order_id)
+    order = get_order(ctx, order_id)
     if order.status not in ("shipped", *AFTER_DELIVERY_STATUSES):
         raise WorldError(
             f"Order {order.id} has status '{order.status}'; only shipped or delivered orders can get a partial refund"
         )
-    method = get_payment_method_of(session, payment_method_id, order.customer_id)
+    method = get_payment_method_of(ctx, payment_method_id, order.customer_id)
     refund(ctx, order, method, to_cents(amount), f"partial refund: {reason}")
     order.updated_at = iso(ctx.now)
     session.add(order)

@@ -9,21 +9,19 @@ from sqlalchemy import and_, case, exists, func, or_
 from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.toolkit import dollars
 
-from . import world
-from .common import dollars
-from .inputs import ProductId
-from .lookups import get_product
-from .render import product_details
-from .tables import Product, Variant
-from .views import CategoryCount, CategoryList, ProductDetails, ProductSearchResults, ProductSummary
+from .. import world
+from ..inputs import ProductId
+from ..tables import Product, Variant
+from ..views import CategoryCount, CategoryList, ProductDetails, ProductSearchResults, ProductSummary, product_details
 
 
 @world.tool(read_only=True, idempotent=True)
 def get_product_details(ctx: ToolContext, product_id: ProductId) -> ProductDetails:
     """A product with all its variants: each variant's id, options (color, size...), price, units
     in stock and whether it is still available (a discontinued variant cannot be ordered)."""
-    return product_details(ctx.session, get_product(ctx.session, product_id))
+    return product_details(ctx.session, ctx.get(Product, product_id.strip()))
 
 
 def _like(word: str) -> str:
@@ -63,9 +61,9 @@ def search_products(
         match = next((c for c in known if c.lower() == category.strip().lower()), None)
         if match is None:
             raise WorldError(f"Unknown category '{category}'; the categories are: {', '.join(sorted(known))}")
-        where.append(Product.category == match)
+        where.append(col(Product.category) == match)
     if in_stock_only:
-        in_stock = and_(Variant.product_id == Product.id, col(Variant.available), Variant.stock > 0)
+        in_stock = and_(col(Variant.product_id) == Product.id, col(Variant.available), col(Variant.stock) > 0)
         where.append(exists().where(in_stock))
     total = session.exec(select(func.count()).select_from(Product).where(*where)).one()
     products = session.exec(
@@ -74,12 +72,12 @@ def search_products(
     stats = {
         row[0]: row[1:]
         for row in session.exec(
-            select(
+            select(  # type: ignore[call-overload]  # sqlmodel types select() for at most four columns
                 Variant.product_id,
                 func.min(Variant.price_cents),
                 func.max(Variant.price_cents),
                 func.count(),
-                func.sum(case((and_(col(Variant.available), Variant.stock > 0), 1), else_=0)),
+                func.sum(case((and_(col(Variant.available), col(Variant.stock) > 0), 1), else_=0)),
             )
             .where(col(Variant.product_id).in_([p.id for p in products]))
             .group_by(Variant.product_id)
@@ -89,10 +87,8 @@ def search_products(
     for product in products:
         low, high, count, in_stock_count = stats.get(product.id, (0, 0, 0, 0))
         results.append(
-            ProductSummary(
-                product_id=product.id,
-                name=product.name,
-                category=product.category,
+            ProductSummary.from_row(
+                product,
                 min_price=dollars(low),
                 max_price=dollars(high),
                 variant_count=count,

@@ -1,128 +1,19 @@
-"""Fill a fresh retail database: catalog, customers with addresses and payment methods, and a
-history of orders whose payments, shipments, returns and exchanges agree with their status.
-
-Rows are built as dicts and bulk-inserted (the large scale has tens of thousands of rows). Only
-`ctx.rng` and `ctx.faker` are random; every time is relative to `ctx.now`.
-"""
+"""The seeded customers: contact details, address books and payment methods (cards, PayPal and
+gift cards), and the gift cards sold but not yet redeemed."""
 
 from __future__ import annotations
 
-import itertools
-import json
 import re
 from datetime import datetime, timedelta
-from typing import Any
 
-from sqlalchemy import JSON, Connection, Table
+from mcpsim.world import SeedContext
+from mcpsim.world.toolkit import iso
 
-from mcpsim.world.seeding import SeedContext
-
-from .catalog_data import LINES, TYPES, ProductType
-from .common import gift_card_code, iso, new_id
-from .seed_orders import OrderHistory
-from .tables import Address, Customer, PaymentMethod, Product, Variant
-
-Row = dict[str, Any]
+from ..rules import gift_card_code
+from .rows import Row
 
 CARD_BRANDS = ("Visa", "Mastercard", "American Express", "Discover")
 CARD_WEIGHTS = (50, 30, 12, 8)
-
-
-def seed(ctx: SeedContext) -> None:
-    params = ctx.params
-    products, variants = build_catalog(ctx, params["products"], tuple(params["variants_per_product"]))
-    customers, addresses, methods = build_customers(ctx, params["customers"])
-    methods += unclaimed_gift_cards(ctx, params["gift_cards"])
-    history = OrderHistory(ctx, customers, addresses, methods, products, variants)
-    history.build(params["orders"])
-
-    connection = ctx.session.connection()
-    for table, rows in (
-        (Product, products),
-        (Variant, variants),
-        (Customer, customers),
-        (Address, addresses),
-        (PaymentMethod, methods),
-        *history.tables(),
-    ):
-        bulk_insert(connection, table.__table__, rows)  # type: ignore[attr-defined]
-
-
-def bulk_insert(connection: Connection, table: Table, rows: list[Row]) -> None:
-    """Insert plain rows through the driver: several times faster than SQLAlchemy's executemany
-    at the large scale. A column a row leaves out is NULL; JSON columns are serialized here."""
-    if not rows:
-        return
-    columns = list(table.columns)
-    json_columns = {c.name for c in columns if isinstance(c.type, JSON)}
-    names = ", ".join(f'"{c.name}"' for c in columns)
-    sql = f'INSERT INTO "{table.name}" ({names}) VALUES ({", ".join("?" for _ in columns)})'
-    values = [
-        tuple(json.dumps(row.get(c.name)) if c.name in json_columns else row.get(c.name) for c in columns)
-        for row in rows
-    ]
-    connection.exec_driver_sql(sql, values)
-
-
-def build_catalog(ctx: SeedContext, count: int, variants_per_product: tuple[int, int]) -> tuple[list[Row], list[Row]]:
-    """`count` distinct products spread over the product types, each with a few variants."""
-    rng = ctx.rng
-    types = list(TYPES)
-    rng.shuffle(types)
-    lines_left = {t.name: rng.sample(LINES, len(LINES)) for t in types}
-    products: list[Row] = []
-    variants: list[Row] = []
-    for n in range(count):
-        kind = types[n % len(types)]
-        if not lines_left[kind.name]:
-            raise ValueError(f"the catalog has too few product names for {count} products")
-        line = lines_left[kind.name].pop()
-        product_id = new_id(ctx.ids, "product")
-        products.append(
-            {
-                "id": product_id,
-                "name": f"{line} {kind.name}",
-                "category": kind.category,
-                "description": kind.blurb,
-            }
-        )
-        variants += build_variants(ctx, kind, product_id, line, variants_per_product)
-    return products, variants
-
-
-def build_variants(
-    ctx: SeedContext, kind: ProductType, product_id: str, line: str, bounds: tuple[int, int]
-) -> list[Row]:
-    rng = ctx.rng
-    combos = list(itertools.product(*(axis.values for axis in kind.axes)))
-    chosen = sorted(rng.sample(range(len(combos)), min(rng.randint(*bounds), len(combos))))
-    base = rng.randint(*kind.price)
-    prefix = (line[:2] + "".join(word[0] for word in re.findall(r"[A-Za-z]+", kind.name))).upper()
-    rows = []
-    for position, index in enumerate(chosen):
-        values = combos[index]
-        surcharge = sum(axis.surcharge.get(value, 0) for axis, value in zip(kind.axes, values, strict=True))
-        jitter = rng.choice((0, 0, 0, 0, 1, 2, -1, 5))
-        price_cents = max(base + surcharge + jitter, 2) * 100 - 1
-        roll = rng.random()
-        if roll < 0.07:  # discontinued
-            available, stock = False, 0
-        elif roll < 0.17:  # sold out for now
-            available, stock = True, 0
-        else:
-            available, stock = True, rng.randint(3, 180)
-        rows.append(
-            {
-                "id": new_id(ctx.ids, "variant"),
-                "product_id": product_id,
-                "sku": f"{prefix}-{product_id[-6:]}-{position + 1:02d}",
-                "options": {axis.name: value for axis, value in zip(kind.axes, values, strict=True)},
-                "price_cents": price_cents,
-                "stock": stock,
-                "available": available,
-            }
-        )
-    return rows
 
 
 def build_customers(ctx: SeedContext, count: int) -> tuple[list[Row], list[Row], list[Row]]:
@@ -134,7 +25,7 @@ def build_customers(ctx: SeedContext, count: int) -> tuple[list[Row], list[Row],
     places = Places(ctx, count)
     for _ in range(count):
         first, last = fake.first_name(), fake.last_name()
-        customer_id = new_id(ctx.ids, "customer")
+        customer_id = ctx.ids.new("customer")
         created = now - timedelta(days=rng.randint(200, 2400), seconds=rng.randint(0, 86_399))
         email = unique_email(ctx, first, last, emails)
         own_addresses = [places.address(customer_id) for _ in range(1 + (rng.random() < 0.35) + (rng.random() < 0.1))]
@@ -192,7 +83,7 @@ class Places:
         rng, fake = self.ctx.rng, self.ctx.faker
         state = fake.state_abbr(include_territories=False)
         return {
-            "id": new_id(self.ctx.ids, "address"),
+            "id": self.ctx.ids.new("address"),
             "customer_id": customer_id,
             "line1": f"{rng.randint(1, 9999)} {rng.choice(self.streets)}",
             "line2": fake.secondary_address() if rng.random() < 0.25 else "",
@@ -214,7 +105,7 @@ def build_payment_methods(ctx: SeedContext, customer_id: str, email: str, since:
     for _ in range(cards):
         rows.append(
             {
-                "id": new_id(ctx.ids, "payment_method"),
+                "id": ctx.ids.new("payment_method"),
                 "customer_id": customer_id,
                 "kind": "credit_card",
                 "brand": rng.choices(CARD_BRANDS, weights=CARD_WEIGHTS)[0],
@@ -227,7 +118,7 @@ def build_payment_methods(ctx: SeedContext, customer_id: str, email: str, since:
     if rng.random() < 0.35 or not rows:
         rows.append(
             {
-                "id": new_id(ctx.ids, "payment_method"),
+                "id": ctx.ids.new("payment_method"),
                 "customer_id": customer_id,
                 "kind": "paypal",
                 "paypal_email": email,
@@ -243,7 +134,7 @@ def gift_card_row(ctx: SeedContext, customer_id: str | None, created_at: str) ->
     rng = ctx.rng
     balance = rng.choice((0, rng.randint(5, 60) * 100, rng.randint(1_000, 40_000)))
     return {
-        "id": new_id(ctx.ids, "payment_method"),
+        "id": ctx.ids.new("payment_method"),
         "customer_id": customer_id,
         "kind": "gift_card",
         "gift_card_code": gift_card_code(ctx.ids),

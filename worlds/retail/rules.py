@@ -1,0 +1,209 @@
+"""The shop's fixed rules: limits, statuses, reasons and id formats, and the helpers every tool
+group shares (finding an order, checking an order line can be returned, splitting a line)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, TypeVar, get_args
+
+from sqlalchemy import literal_column
+from sqlmodel import Session, select
+
+from mcpsim.world import IdGenerator, ToolContext, WorldError
+
+from .tables import Address, Order, OrderItem, PaymentMethod, Shipment, Variant
+
+T = TypeVar("T")
+
+RETURN_WINDOW_DAYS = 30
+MAX_ORDER_LINES = 10
+MAX_LINE_QUANTITY = 10
+CARRIERS = ("UPS", "FedEx", "USPS")
+
+# Order statuses, grouped by what may still happen to them.
+OPEN_STATUSES = ("pending", "processing", "payment_pending")  # not shipped yet: can be cancelled or redirected
+AFTER_DELIVERY_STATUSES = ("delivered", "partially_returned", "exchanged", "returned")
+CancelReason = Literal["no longer needed", "ordered by mistake", "found a better price", "shipping too slow"]
+ReturnReason = Literal[
+    "defective", "arrived damaged", "wrong item received", "not as described", "does not fit", "no longer needed"
+]
+ExchangeReason = Literal["wrong size", "different color", "defective", "arrived damaged", "changed my mind"]
+RefundReason = Literal["damaged item", "missing item", "late delivery", "price adjustment", "service recovery"]
+CANCEL_REASONS: tuple[str, ...] = get_args(CancelReason)
+RETURN_REASONS: tuple[str, ...] = get_args(ReturnReason)
+EXCHANGE_REASONS: tuple[str, ...] = get_args(ExchangeReason)
+
+# Every id namespace with its prefix and digit count: seed and tools draw from the same sequences.
+ID_FORMATS = {
+    "customer": ("cus_", 7),
+    "address": ("adr_", 7),
+    "payment_method": ("pm_", 7),
+    "gift_card": ("", 12),
+    "product": ("prod_", 6),
+    "variant": ("var_", 8),
+    "order": ("#W", 7),
+    "item": ("itm_", 8),
+    "payment": ("txn_", 8),
+    "shipment": ("shp_", 8),
+    "tracking": ("", 12),
+    "return": ("ret_", 7),
+    "exchange": ("exc_", 7),
+    "ticket": ("tkt_", 7),
+}
+
+
+def gift_card_code(ids: IdGenerator) -> str:
+    digits = ids.new("gift_card")
+    return f"GC-{digits[:4]}-{digits[4:8]}-{digits[8:]}"
+
+
+def tracking_number(ids: IdGenerator, carrier: str) -> str:
+    """A carrier-shaped tracking number around a 12-digit seeded number."""
+    number = ids.new("tracking")
+    if carrier == "UPS":
+        return f"1Z{number}"
+    if carrier == "FedEx":
+        return f"7{number}"
+    return f"9400{number}"
+
+
+def parse(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def date_of(moment: datetime) -> str:
+    return moment.astimezone(UTC).date().isoformat()
+
+
+def business_days_after(moment: datetime, days: int) -> datetime:
+    """`days` working days later (weekends skipped): carriers' delivery estimates."""
+    current = moment
+    while days > 0:
+        current += timedelta(days=1)
+        if current.weekday() < 5:
+            days -= 1
+    return current
+
+
+def normalize_order_id(order_id: str) -> str:
+    """Accept 'W0123456' for '#W0123456': people often drop the '#'."""
+    order_id = order_id.strip()
+    return f"#{order_id}" if re.fullmatch(r"W\d+", order_id) else order_id
+
+
+def get_order(ctx: ToolContext, order_id: str) -> Order:
+    """The order, found with or without its '#'; the error names the id as the agent gave it."""
+    order = ctx.session.get(Order, normalize_order_id(order_id))
+    if order is None:
+        raise WorldError(f"Order {order_id} not found")
+    return order
+
+
+def get_address_of(ctx: ToolContext, address_id: str, customer_id: str) -> Address:
+    address = ctx.get(Address, address_id.strip())
+    if address.customer_id != customer_id:
+        raise WorldError(f"Address {address_id} does not belong to customer {customer_id}")
+    return address
+
+
+def get_payment_method_of(ctx: ToolContext, payment_method_id: str, customer_id: str) -> PaymentMethod:
+    method = ctx.get(PaymentMethod, payment_method_id.strip())
+    if method.customer_id != customer_id:
+        raise WorldError(f"Payment method {payment_method_id} does not belong to customer {customer_id}")
+    return method
+
+
+def rows_in_creation_order(session: Session, model: type[T], *where: Any) -> list[T]:
+    """Rows of `model` matching `where`, in the order they were created (rowid)."""
+    return list(session.exec(select(model).where(*where).order_by(literal_column("rowid"))))
+
+
+def order_items(session: Session, order_id: str) -> list[OrderItem]:
+    """The order's lines in the order they were created."""
+    return rows_in_creation_order(session, OrderItem, OrderItem.order_id == order_id)
+
+
+def item_of_order(ctx: ToolContext, order: Order, item_id: str) -> OrderItem:
+    item = ctx.get(OrderItem, item_id.strip())
+    if item.order_id != order.id:
+        raise WorldError(f"Item {item_id} is not part of order {order.id}")
+    return item
+
+
+def refuse_duplicates(ids: list[str], what: str = "Item") -> None:
+    seen: set[str] = set()
+    for item_id in ids:
+        if item_id in seen:
+            raise WorldError(f"{what} {item_id} is listed more than once")
+        seen.add(item_id)
+
+
+def new_order_line(
+    ctx: ToolContext, order_id: str, variant: Variant, product_name: str, quantity: int, **links: str | None
+) -> OrderItem:
+    """An open line buying `quantity` units of `variant` at its current price; `links` set its
+    shipment, exchange or the line it replaces."""
+    return OrderItem(
+        id=ctx.new_id("item"),
+        order_id=order_id,
+        product_id=variant.product_id,
+        variant_id=variant.id,
+        product_name=product_name,
+        options=dict(variant.options),
+        quantity=quantity,
+        unit_price_cents=variant.price_cents,
+        status="ordered",
+        **links,
+    )
+
+
+def split_line(ctx: ToolContext, item: OrderItem, quantity: int | None) -> OrderItem:
+    """The part of a line that `quantity` units make: the line itself, or a new line split off it."""
+    if quantity is None or quantity == item.quantity:
+        return item
+    if quantity > item.quantity:
+        raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot take {quantity}")
+    item.quantity -= quantity
+    # The part is the same purchase (variant, price, parcel, what it replaces) but has no return
+    # or exchange of its own yet: the caller links it to the one it is split off for.
+    copied = item.model_dump(exclude={"id", "quantity", "return_id", "exchange_id"})
+    part = OrderItem(**copied, id=ctx.new_id("item"), quantity=quantity)
+    ctx.add(part, item)
+    return part
+
+
+def require_delivered_order(order: Order, action: str) -> None:
+    if order.status not in AFTER_DELIVERY_STATUSES:
+        raise WorldError(f"Order {order.id} has status '{order.status}'; only delivered orders can have items {action}")
+
+
+def require_returnable_item(ctx: ToolContext, item: OrderItem, action: str) -> None:
+    """A line can be returned or exchanged once, after it was delivered, within the return window."""
+    if item.status == "returned":
+        raise WorldError(f"Item {item.id} was already returned (return {item.return_id})")
+    if item.status == "exchanged":
+        raise WorldError(f"Item {item.id} was already exchanged (exchange {item.exchange_id})")
+    if item.status != "ordered":
+        raise WorldError(f"Item {item.id} has status '{item.status}' and cannot be {action}")
+    shipment = ctx.session.get(Shipment, item.shipment_id) if item.shipment_id else None
+    if shipment is None or shipment.status != "delivered" or shipment.delivered_at is None:
+        raise WorldError(f"Item {item.id} has not been delivered yet and cannot be {action}")
+    delivered = parse(shipment.delivered_at)
+    if ctx.now > delivered + timedelta(days=RETURN_WINDOW_DAYS):
+        raise WorldError(
+            f"Item {item.id} was delivered on {date_of(delivered)}, more than {RETURN_WINDOW_DAYS} days ago; "
+            "the return window has closed"
+        )
+
+
+def status_after_delivery(item_statuses: Iterable[str]) -> str:
+    """A delivered order's status from its lines': returned, partially_returned, exchanged or delivered."""
+    statuses = set(item_statuses)
+    if "returned" in statuses:
+        only_returned = statuses <= {"returned", "cancelled"}
+        return "returned" if only_returned else "partially_returned"
+    if "exchanged" in statuses:
+        return "exchanged"
+    return "delivered"
