@@ -2,14 +2,25 @@
 reservations, baggage, payments, changes, cancellations and compensation), in the spirit of
 tau-bench's airline domain with stricter, tool-enforced rules.
 
-`world` is the entry point (`mcpsim.worlds: airline = mcpsim_worlds.airline:world`). The tool
-modules register on it when imported below.
+`world` is the entry point (`mcpsim.worlds: airline = mcpsim_worlds.airline:world`). The tools,
+the seeder and the rubric checks register on it when their modules are imported below.
+
+    tables.py     the SQLModel tables
+    views.py      what tools return, and the functions that build it from rows
+    rules.py      the fixed rules, id formats, and the lookups the tools share
+    inputs.py     argument types shared by tools
+    ledger.py     charges, refunds and certificates
+    itinerary.py  checking and shaping a trip's flights
+    tools/        the tools, one module per group
+    seed/         the seeder: network, members, bookings
+    checks.py     custom rubric checks
 """
 
 from pathlib import Path
 
 from mcpsim.world import World
 
+from .rules import ID_FORMATS
 from .tables import AirlineTable
 
 world = World(
@@ -19,6 +30,7 @@ world = World(
     "reservations, add bags and insurance, and issue compensation for disrupted flights.",
     metadata=AirlineTable.metadata,
     policy=Path(__file__).with_name("policy.md"),
+    id_formats=ID_FORMATS,
     scales={
         "small": {
             "airports": 8,
@@ -50,12 +62,6 @@ world = World(
     },
 )
 
-# Importing a tool module registers its tools; this order is the order agents see them in.
-from . import users, flights, booking, changes, cancellation, compensation, support  # noqa: F401, I001
-from .seed import seed
-
-world.seeder(seed)
+from . import tools, seed, checks  # noqa: E402, F401, I001  (importing them registers on `world`)
 
 __all__ = ["world"]
-
-from . import checks  # noqa: F401  (custom rubric checks register on the world)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .common import Cabin, Fare
+from .rules import Cabin, Fare
 
 UserId = Annotated[
     str, Field(description="The user's id, such as 'mia_li_3668'.", min_length=3, max_length=60, pattern=r"^\S+$")

@@ -10,9 +10,17 @@ from sqlmodel import Session
 
 from mcpsim.world import WorldError
 
-from .common import BOOKING_CUTOFF, MIN_CONNECTION, parse_date
 from .inputs import FlightRef
-from .lookups import expected_arrival, expected_departure, get_flight, has_departed, seats
+from .rules import (
+    BOOKING_CUTOFF,
+    MIN_CONNECTION,
+    expected_arrival,
+    expected_departure,
+    get_flight,
+    has_departed,
+    parse_date,
+    seats,
+)
 from .tables import Flight
 
 

@@ -12,72 +12,21 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import literal_column
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from mcpsim.world import ToolContext, WorldError
 
-from .common import CERTIFICATE_VALIDITY_DAYS, dollars, iso, money, new_id
+from .rules import (
+    CERTIFICATE_VALIDITY_DAYS,
+    card_expired,
+    certificate_state,
+    get_payment_method_of,
+    iso,
+    method_label,
+    money,
+    payments_of,
+)
 from .tables import Payment, PaymentMethod, Reservation
-from .views import PaymentMethodView
-
-
-def method_label(method: PaymentMethod) -> str:
-    if method.kind == "credit_card":
-        return f"{method.brand} ending in {method.last4}"
-    if method.kind == "gift_card":
-        return f"Gift card {method.id}"
-    return f"Travel certificate {method.id}"
-
-
-def card_expired(method: PaymentMethod, now: datetime) -> bool:
-    if method.kind != "credit_card" or method.exp_year is None or method.exp_month is None:
-        return False
-    return (method.exp_year, method.exp_month) < (now.year, now.month)
-
-
-def certificate_state(method: PaymentMethod, now: datetime) -> str:
-    """active, used or expired (an active certificate past its date is expired)."""
-    if method.status != "active":
-        return method.status
-    if method.expires_on and method.expires_on < now.date().isoformat():
-        return "expired"
-    return "active"
-
-
-def payment_method_view(method: PaymentMethod, now: datetime) -> PaymentMethodView:
-    if method.kind == "credit_card":
-        expired = card_expired(method, now)
-        return PaymentMethodView(
-            payment_method_id=method.id,
-            kind=method.kind,
-            description=method_label(method),
-            brand=method.brand,
-            last4=method.last4,
-            expires=f"{method.exp_month:02d}/{method.exp_year}",
-            expired=expired,
-            usable=not expired,
-        )
-    balance = method.balance_cents or 0
-    if method.kind == "gift_card":
-        return PaymentMethodView(
-            payment_method_id=method.id,
-            kind=method.kind,
-            description=f"Gift card (balance {money(balance)})",
-            balance=dollars(balance),
-            usable=balance > 0,
-        )
-    state = certificate_state(method, now)
-    return PaymentMethodView(
-        payment_method_id=method.id,
-        kind=method.kind,
-        description=f"Travel certificate {money(balance)} ({state}, valid until {method.expires_on})",
-        expires=method.expires_on,
-        expired=state == "expired",
-        balance=dollars(balance),
-        status=state,
-        usable=state == "active",
-    )
 
 
 def check_can_pay(method: PaymentMethod, amount_cents: int, now: datetime, *, booking: bool) -> None:
@@ -116,7 +65,7 @@ def _payment(
     ctx: ToolContext, reservation: Reservation, method: PaymentMethod, kind: str, cents: int, purpose: str
 ) -> Payment:
     payment = Payment(
-        id=new_id(ctx.ids, "payment"),
+        id=ctx.new_id("payment"),
         reservation_id=reservation.id,
         payment_method_id=method.id,
         kind=kind,
@@ -124,7 +73,7 @@ def _payment(
         purpose=purpose,
         created_at=iso(ctx.now),
     )
-    ctx.session.add(payment)
+    ctx.add(payment)
     return payment
 
 
@@ -142,11 +91,11 @@ def charge(
     check_can_pay(method, cents, ctx.now, booking=booking)
     if method.kind == "gift_card":
         method.balance_cents = (method.balance_cents or 0) - cents
-        ctx.session.add(method)
+        ctx.add(method)
     elif method.kind == "certificate":
         method.balance_cents = 0  # single use: whatever it did not cover is forfeited
         method.status = "used"
-        ctx.session.add(method)
+        ctx.add(method)
     return _payment(ctx, reservation, method, "charge", cents, purpose)
 
 
@@ -155,13 +104,13 @@ def refund(ctx: ToolContext, reservation: Reservation, method: PaymentMethod, ce
         raise AssertionError("certificates are refunded as new certificates")
     if method.kind == "gift_card":
         method.balance_cents = (method.balance_cents or 0) + cents
-        ctx.session.add(method)
+        ctx.add(method)
     return _payment(ctx, reservation, method, "refund", cents, purpose)
 
 
 def issue_certificate(ctx: ToolContext, user_id: str, cents: int, source: str) -> PaymentMethod:
     certificate = PaymentMethod(
-        id=new_id(ctx.ids, "certificate"),
+        id=ctx.new_id("certificate"),
         user_id=user_id,
         kind="certificate",
         balance_cents=cents,
@@ -170,16 +119,22 @@ def issue_certificate(ctx: ToolContext, user_id: str, cents: int, source: str) -
         source=source,
         created_at=iso(ctx.now),
     )
-    ctx.session.add(certificate)
+    ctx.add(certificate)
     ctx.session.flush()
+    return certificate
+
+
+def refund_as_certificate(ctx: ToolContext, reservation: Reservation, cents: int, purpose: str) -> PaymentMethod:
+    """Refund the share a travel certificate paid as a new certificate, recorded as a refund to it."""
+    certificate = issue_certificate(ctx, reservation.user_id, cents, "refund")
+    _payment(ctx, reservation, certificate, "refund", cents, purpose)
     return certificate
 
 
 def net_by_method(session: Session, reservation_id: str) -> dict[str, int]:
     """What each payment method has paid for the reservation and not yet had back, by first charge."""
     net: dict[str, int] = {}
-    query = select(Payment).where(Payment.reservation_id == reservation_id).order_by(literal_column("rowid"))
-    for payment in session.exec(query):
+    for payment in payments_of(session, reservation_id):
         sign = 1 if payment.kind == "charge" else -1
         net[payment.payment_method_id] = net.get(payment.payment_method_id, 0) + sign * payment.amount_cents
     return net
@@ -199,11 +154,7 @@ def change_method(
             f"This change {'costs' if cents > 0 else 'refunds'} {money(abs(cents))}; give the payment method that "
             f"{what} it"
         )
-    method = session.get(PaymentMethod, payment_method_id.strip())
-    if method is None:
-        raise WorldError(f"Payment method {payment_method_id} not found")
-    if method.user_id != reservation.user_id:
-        raise WorldError(f"Payment method {payment_method_id} does not belong to user {reservation.user_id}")
+    method = get_payment_method_of(session, payment_method_id, reservation.user_id)
     if cents > 0:
         check_can_pay(method, cents, now, booking=False)
         return method

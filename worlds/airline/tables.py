@@ -33,7 +33,7 @@ class Flight(AirlineTable, table=True):
     """One scheduled departure of a flight number on one date (UTC). Status: scheduled, delayed
     (not yet departed, `delay_minutes` announced), departed (in the air), landed, cancelled.
     `seats_*` are the seats still for sale per cabin; `price_*` the current standard fare per
-    passenger in that cabin (basic and flex fares derive from it, see `common.fare_price`)."""
+    passenger in that cabin (basic and flex fares derive from it, see `rules.fare_price`)."""
 
     __tablename__ = "flights"
     __table_args__ = (

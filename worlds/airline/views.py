@@ -1,12 +1,42 @@
-"""What the airline tools return: pydantic models, separate from the tables. Money is in dollars;
-times are ISO-8601 in UTC."""
+"""What the airline tools return: pydantic models, separate from the tables, and the functions
+that build them from rows. Money is in dollars; times are ISO-8601 in UTC."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from pydantic import BaseModel
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from mcpsim.world import RowView
+
+from .rules import (
+    CABINS,
+    bookable,
+    card_expired,
+    certificate_state,
+    dollars,
+    expected_arrival,
+    expected_departure,
+    fare_price,
+    iso,
+    legs_of,
+    method_label,
+    money,
+    passengers_of,
+    payments_of,
+    seats,
+    standard_price,
+    trip_status,
+)
+from .tables import Flight, Payment, PaymentMethod, Reservation, User
 
 
-class UserRef(BaseModel):
+class UserRef(RowView):
+    id_field = "user_id"
+
     user_id: str
     first_name: str
     last_name: str
@@ -27,7 +57,9 @@ class PaymentMethodView(BaseModel):
     usable: bool = True
 
 
-class UserDetails(BaseModel):
+class UserDetails(RowView):
+    id_field = "user_id"
+
     user_id: str
     first_name: str
     last_name: str
@@ -43,7 +75,7 @@ class UserDetails(BaseModel):
     recent_reservation_ids: list[str]  # newest booking first, at most 20
 
 
-class AirportView(BaseModel):
+class AirportView(RowView):
     code: str
     name: str
     city: str
@@ -64,7 +96,7 @@ class CabinOffer(BaseModel):
     flex: float
 
 
-class FlightView(BaseModel):
+class FlightView(RowView):
     flight_number: str
     date: str
     origin: str
@@ -112,13 +144,13 @@ class OneStopSearch(BaseModel):
     itineraries: list[Itinerary]
 
 
-class PassengerView(BaseModel):
+class PassengerView(RowView):
     first_name: str
     last_name: str
     date_of_birth: str
 
 
-class LegView(BaseModel):
+class LegView(RowView):
     leg: int
     flight_number: str
     date: str
@@ -131,7 +163,9 @@ class LegView(BaseModel):
     fare_paid_per_passenger: float
 
 
-class PaymentView(BaseModel):
+class PaymentView(RowView):
+    id_field = "transaction_id"
+
     transaction_id: str
     payment_method_id: str
     method: str
@@ -141,7 +175,9 @@ class PaymentView(BaseModel):
     created_at: str
 
 
-class ReservationDetails(BaseModel):
+class ReservationDetails(RowView):
+    id_field = "reservation_id"
+
     reservation_id: str
     user_id: str
     status: str  # confirmed | cancelled
@@ -167,7 +203,9 @@ class ReservationDetails(BaseModel):
     as_of: str
 
 
-class ReservationSummary(BaseModel):
+class ReservationSummary(RowView):
+    id_field = "reservation_id"
+
     reservation_id: str
     status: str
     trip_status: str
@@ -220,7 +258,9 @@ class ChangeResult(BaseModel):
     reservation: ReservationDetails
 
 
-class CertificateView(BaseModel):
+class CertificateView(RowView):  # built from the compensation row
+    id_field = "compensation_id"
+
     compensation_id: str
     certificate_id: str
     user_id: str
@@ -232,15 +272,144 @@ class CertificateView(BaseModel):
     expires_on: str
 
 
-class CalculationResult(BaseModel):
-    expression: str
-    result: float
+class TicketView(RowView):
+    id_field = "ticket_id"
 
-
-class TicketView(BaseModel):
     ticket_id: str
     status: str
     user_id: str | None
     reservation_id: str | None
     summary: str
     created_at: str
+
+
+# -- building views from rows ----------------------------------------------------------------------
+
+
+def _expected_times(flight: Flight) -> dict[str, Any]:
+    dep, arr = expected_departure(flight), expected_arrival(flight)
+    return {"expected_departure": iso(dep) if dep else None, "expected_arrival": iso(arr) if arr else None}
+
+
+def flight_view(flight: Flight) -> FlightView:
+    return FlightView.from_row(flight, **_expected_times(flight))
+
+
+def cabin_offers(flight: Flight) -> list[CabinOffer]:
+    offers = []
+    for cabin in CABINS:
+        if getattr(flight, f"capacity_{cabin}") == 0:
+            continue
+        standard = standard_price(flight, cabin)
+        offers.append(
+            CabinOffer(
+                cabin=cabin,
+                seats_available=seats(flight, cabin),
+                basic=dollars(fare_price(standard, cabin, "basic")) if cabin == "economy" else None,
+                standard=dollars(standard),
+                flex=dollars(fare_price(standard, cabin, "flex")),
+            )
+        )
+    return offers
+
+
+def flight_offer(flight: Flight, now: datetime) -> FlightOffer:
+    return FlightOffer.from_row(
+        flight, **_expected_times(flight), bookable=bookable(flight, now), cabins=cabin_offers(flight)
+    )
+
+
+def payment_method_view(method: PaymentMethod, now: datetime) -> PaymentMethodView:
+    if method.kind == "credit_card":
+        expired = card_expired(method, now)
+        return PaymentMethodView(
+            payment_method_id=method.id,
+            kind=method.kind,
+            description=method_label(method),
+            brand=method.brand,
+            last4=method.last4,
+            expires=f"{method.exp_month:02d}/{method.exp_year}",
+            expired=expired,
+            usable=not expired,
+        )
+    balance = method.balance_cents or 0
+    if method.kind == "gift_card":
+        return PaymentMethodView(
+            payment_method_id=method.id,
+            kind=method.kind,
+            description=f"Gift card (balance {money(balance)})",
+            balance=dollars(balance),
+            usable=balance > 0,
+        )
+    state = certificate_state(method, now)
+    return PaymentMethodView(
+        payment_method_id=method.id,
+        kind=method.kind,
+        description=f"Travel certificate {money(balance)} ({state}, valid until {method.expires_on})",
+        expires=method.expires_on,
+        expired=state == "expired",
+        balance=dollars(balance),
+        status=state,
+        usable=state == "active",
+    )
+
+
+def payment_view(session: Session, payment: Payment) -> PaymentView:
+    method = session.get(PaymentMethod, payment.payment_method_id)
+    return PaymentView.from_row(
+        payment,
+        method=method_label(method) if method else payment.payment_method_id,
+        amount=dollars(payment.amount_cents),
+    )
+
+
+def reservation_details(session: Session, reservation: Reservation, now: datetime) -> ReservationDetails:
+    legs = legs_of(session, reservation.id)
+    payments = payments_of(session, reservation.id)
+    return ReservationDetails.from_row(
+        reservation,
+        trip_status=trip_status(reservation, [f for _, f in legs], now),
+        passengers=PassengerView.from_rows(passengers_of(session, reservation.id)),
+        flights=[
+            LegView.from_row(flight, leg=leg.leg, fare_paid_per_passenger=dollars(leg.price_cents))
+            for leg, flight in legs
+        ],
+        booked_at=reservation.created_at,
+        payments=[payment_view(session, p) for p in payments],
+        total_charged=dollars(sum(p.amount_cents for p in payments if p.kind == "charge")),
+        total_refunded=dollars(sum(p.amount_cents for p in payments if p.kind == "refund")),
+        as_of=iso(now),
+    )
+
+
+def reservation_summary(session: Session, reservation: Reservation, now: datetime) -> ReservationSummary:
+    flights = [f for _, f in legs_of(session, reservation.id)]
+    return ReservationSummary.from_row(
+        reservation,
+        trip_status=trip_status(reservation, flights, now),
+        first_departure=flights[0].scheduled_departure if flights else "",
+        booked_at=reservation.created_at,
+    )
+
+
+def user_details(session: Session, user: User, now: datetime) -> UserDetails:
+    methods = session.exec(
+        select(PaymentMethod)
+        .where(PaymentMethod.user_id == user.id)
+        .order_by(col(PaymentMethod.kind), col(PaymentMethod.id))
+    ).all()
+    count = session.exec(select(func.count()).select_from(Reservation).where(Reservation.user_id == user.id)).one()
+    recent = session.exec(
+        select(Reservation.id)
+        .where(Reservation.user_id == user.id)
+        .order_by(col(Reservation.created_at).desc(), col(Reservation.id))
+        .limit(20)
+    ).all()
+    return UserDetails.from_row(
+        user,
+        address=f"{user.address_line1}, {user.address_city}, {user.address_state} {user.address_zip}",
+        member_since=user.created_at[:10],
+        payment_methods=[payment_method_view(m, now) for m in methods],
+        reservation_count=count,
+        recent_reservation_ids=list(recent),
+    )

@@ -10,13 +10,21 @@ from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import iso
-from .inputs import BirthDate, ReservationId, UserId
-from .ledger import payment_method_view
-from .lookups import get_reservation, get_user, reservation_details, reservation_summary, user_details
-from .tables import PaymentMethod, Reservation, User
-from .views import PaymentMethodView, ReservationDetails, ReservationList, UserDetails, UserRef
+from .. import world
+from ..inputs import BirthDate, ReservationId, UserId
+from ..rules import get_reservation, get_user, iso
+from ..tables import PaymentMethod, Reservation, User
+from ..views import (
+    PaymentMethodView,
+    ReservationDetails,
+    ReservationList,
+    UserDetails,
+    UserRef,
+    payment_method_view,
+    reservation_details,
+    reservation_summary,
+    user_details,
+)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -30,13 +38,7 @@ def find_user(
     user = ctx.session.exec(select(User).where(User.email == email.strip().lower())).first()
     if user is None or user.date_of_birth != date_of_birth:
         raise WorldError("No user matches this email address and date of birth")
-    return UserRef(
-        user_id=user.id,
-        first_name=user.first_name,
-        last_name=user.last_name,
-        email=user.email,
-        membership=user.membership,
-    )
+    return UserRef.from_row(user)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -115,5 +117,5 @@ def add_gift_card(
         raise WorldError(f"Gift card {code} has already been added to another account")
     card.user_id = user.id
     card.created_at = iso(ctx.now)
-    ctx.session.add(card)
+    ctx.add(card)
     return payment_method_view(card, ctx.now)

@@ -6,16 +6,24 @@ from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import COMPENSATION_CENTS, COMPENSATION_MIN_DELAY, dollars, iso, new_id
-from .inputs import FlightDate, FlightNumber, ReservationId, UserId
-from .ledger import issue_certificate
-from .lookups import get_flight, get_reservation, get_user, legs_of
-from .tables import Compensation, FlightChange
-from .views import CertificateView
+from .. import world
+from ..inputs import FlightDate, FlightNumber, ReservationId, UserId
+from ..ledger import issue_certificate
+from ..rules import (
+    COMPENSATION_CENTS,
+    COMPENSATION_MIN_DELAY,
+    dollars,
+    get_flight,
+    get_reservation,
+    get_user,
+    iso,
+    legs_of,
+)
+from ..tables import Compensation, FlightChange
+from ..views import CertificateView
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def issue_compensation_certificate(
     ctx: ToolContext,
     user_id: UserId,
@@ -67,7 +75,7 @@ def issue_compensation_certificate(
     amount = COMPENSATION_CENTS[disruption] * reservation.passenger_count
     certificate = issue_certificate(ctx, user.id, amount, "compensation")
     compensation = Compensation(
-        id=new_id(ctx.ids, "compensation"),
+        id=ctx.new_id("compensation"),
         user_id=user.id,
         reservation_id=reservation.id,
         flight_id=flight.id,
@@ -76,16 +84,12 @@ def issue_compensation_certificate(
         certificate_id=certificate.id,
         created_at=iso(ctx.now),
     )
-    session.add(compensation)
+    ctx.add(compensation)
     session.flush()
-    return CertificateView(
-        compensation_id=compensation.id,
-        certificate_id=certificate.id,
-        user_id=user.id,
-        reservation_id=reservation.id,
+    return CertificateView.from_row(
+        compensation,
         flight_number=flight.flight_number,
         date=flight.date,
-        disruption=disruption,
         amount=dollars(amount),
         expires_on=certificate.expires_on or "",
     )

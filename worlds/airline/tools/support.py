@@ -6,31 +6,19 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.world.toolkit import evaluate_arithmetic
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.standard import add_calculator
 
-from . import world
-from .common import iso, new_id
-from .inputs import ReservationId, UserId
-from .lookups import get_reservation, get_user
-from .tables import Ticket
-from .views import CalculationResult, TicketView
+from .. import world
+from ..inputs import ReservationId, UserId
+from ..rules import get_reservation, get_user, iso
+from ..tables import Ticket
+from ..views import TicketView
 
-
-@world.tool(read_only=True, idempotent=True)
-def calculate(
-    ctx: ToolContext,
-    expression: Annotated[
-        str,
-        Field(description="An arithmetic expression, such as '(214 + 189) * 2 + 50'.", min_length=1, max_length=200),
-    ],
-) -> CalculationResult:
-    """Evaluate an arithmetic expression (numbers, parentheses, + - * / %); the result is rounded
-    to two decimals. Use it for totals, fare differences and refunds."""
-    return CalculationResult(expression=expression, result=evaluate_arithmetic(expression))
+add_calculator(world, example="(214 + 189) * 2 + 50", purpose="totals, fare differences and refunds")
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def transfer_to_human_agents(
     ctx: ToolContext,
     summary: Annotated[
@@ -51,19 +39,12 @@ def transfer_to_human_agents(
     if user and reservation and reservation.user_id != user.id:
         raise WorldError(f"Reservation {reservation.id} does not belong to user {user.id}")
     ticket = Ticket(
-        id=new_id(ctx.ids, "ticket"),
+        id=ctx.new_id("ticket"),
         user_id=user.id if user else (reservation.user_id if reservation else None),
         reservation_id=reservation.id if reservation else None,
         summary=summary.strip(),
         status="open",
         created_at=iso(ctx.now),
     )
-    ctx.session.add(ticket)
-    return TicketView(
-        ticket_id=ticket.id,
-        status=ticket.status,
-        user_id=ticket.user_id,
-        reservation_id=ticket.reservation_id,
-        summary=ticket.summary,
-        created_at=ticket.created_at,
-    )
+    ctx.add(ticket)
+    return TicketView.from_row(ticket)

@@ -9,31 +9,35 @@ from pydantic import Field
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import (
+from .. import world
+from ..inputs import CabinArg, FareArg, FlightRef, PassengerIn, PaymentIn, UserId
+from ..itinerary import check_connections, check_seats, check_sellable, resolve, shape
+from ..ledger import charge, check_can_pay
+from ..rules import (
     BAG_FEE_CENTS,
     INSURANCE_CENTS,
     MAX_BAGS_PER_PASSENGER,
     MAX_LEGS,
     MAX_PASSENGERS,
     free_bags_per_passenger,
+    get_payment_method_of,
+    get_user,
     iso,
     money,
     paid_bags_needed,
     parse_date,
+    price_of,
     reservation_code,
+    seats,
+    set_seats,
     to_cents,
 )
-from .inputs import CabinArg, FareArg, FlightRef, PassengerIn, PaymentIn, UserId
-from .itinerary import check_connections, check_seats, check_sellable, resolve, shape
-from .ledger import charge, check_can_pay
-from .lookups import get_payment_method_of, get_user, price_of, reservation_details, seats, set_seats
-from .tables import Passenger, PaymentMethod, Reservation, ReservationFlight
-from .views import ReservationDetails
+from ..tables import Passenger, PaymentMethod, Reservation, ReservationFlight
+from ..views import ReservationDetails, reservation_details
 
 
 def check_passengers(passengers: list[PassengerIn], today: date) -> list[tuple[str, str, str]]:
-    people = []
+    people: list[tuple[str, str, str]] = []
     for p in passengers:
         born = parse_date(p.date_of_birth)
         if born >= today or born.year < 1900:
@@ -50,7 +54,7 @@ def check_passengers(passengers: list[PassengerIn], today: date) -> list[tuple[s
     return people
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def book_reservation(
     ctx: ToolContext,
     user_id: UserId,
@@ -147,10 +151,10 @@ def book_reservation(
         created_at=iso(ctx.now),
         updated_at=iso(ctx.now),
     )
-    session.add(reservation)
+    ctx.add(reservation)
     session.flush()
     for number, (flight, price) in enumerate(zip(legs, prices, strict=True), 1):
-        session.add(
+        ctx.add(
             ReservationFlight(
                 id=f"{reservation.id}-{number}",
                 reservation_id=reservation.id,
@@ -160,9 +164,9 @@ def book_reservation(
             )
         )
         set_seats(flight, cabin, seats(flight, cabin) - count)
-        session.add(flight)
+        ctx.add(flight)
     for position, (first, last, born) in enumerate(people, 1):
-        session.add(
+        ctx.add(
             Passenger(
                 id=f"{reservation.id}-P{position}",
                 reservation_id=reservation.id,

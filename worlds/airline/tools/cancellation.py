@@ -17,13 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlmodel import Session
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import (
+from .. import world
+from ..inputs import ReservationId
+from ..ledger import net_by_method, refund, refund_as_certificate
+from ..rules import (
     BAG_FEE_CENTS,
     CANCEL_FEE_CENTS,
     FREE_CANCEL_WINDOW,
@@ -31,16 +34,20 @@ from .common import (
     LATE_CANCEL_WINDOW,
     CancelReason,
     dollars,
+    expected_departure,
+    get_reservation,
+    get_user,
+    has_departed,
     iso,
+    legs_of,
+    method_label,
     money,
-    new_id,
     parse,
+    seats,
+    set_seats,
 )
-from .inputs import ReservationId
-from .ledger import issue_certificate, method_label, net_by_method, refund
-from .lookups import expected_departure, get_reservation, get_user, has_departed, legs_of, seats, set_seats
-from .tables import Payment, PaymentMethod, Reservation
-from .views import CancellationQuote, CancellationResult, RefundLine
+from ..tables import PaymentMethod, Reservation
+from ..views import CancellationQuote, CancellationResult, RefundLine
 
 
 @dataclass
@@ -144,7 +151,7 @@ def compute_refund(session: Session, reservation: Reservation, reason: str, now:
     return result
 
 
-def _quote(reservation: Reservation, reason: str, r: Refund) -> dict:
+def _quote(reservation: Reservation, reason: str, r: Refund) -> dict[str, Any]:
     return {
         "reservation_id": reservation.id,
         "reason": reason,
@@ -173,7 +180,7 @@ def quote_cancellation(ctx: ToolContext, reservation_id: ReservationId, reason: 
     return CancellationQuote(**_quote(reservation, reason, compute_refund(ctx.session, reservation, reason, ctx.now)))
 
 
-@world.tool(destructive=True)
+@world.tool(destructive=True, irreversible=True)
 def cancel_reservation(ctx: ToolContext, reservation_id: ReservationId, reason: CancelReason) -> CancellationResult:
     """Cancel a whole confirmed reservation (every flight and passenger; there are no partial
     cancellations), with the user's reason. The refund follows the rules of quote_cancellation:
@@ -188,27 +195,16 @@ def cancel_reservation(ctx: ToolContext, reservation_id: ReservationId, reason: 
         refund(ctx, reservation, method, cents, "cancellation")
     certificate = None
     if r.to_certificate > 0:
-        certificate = issue_certificate(ctx, reservation.user_id, r.to_certificate, "refund")
-        session.add(
-            Payment(
-                id=new_id(ctx.ids, "payment"),
-                reservation_id=reservation.id,
-                payment_method_id=certificate.id,
-                kind="refund",
-                amount_cents=r.to_certificate,
-                purpose="cancellation",
-                created_at=iso(ctx.now),
-            )
-        )
+        certificate = refund_as_certificate(ctx, reservation, r.to_certificate, "cancellation")
     for _, flight in legs_of(session, reservation.id):
         if flight.status != "cancelled":
             set_seats(flight, reservation.cabin, seats(flight, reservation.cabin) + reservation.passenger_count)
-            session.add(flight)
+            ctx.add(flight)
     reservation.status = "cancelled"
     reservation.cancelled_at = iso(ctx.now)
     reservation.cancel_reason = reason
     reservation.updated_at = iso(ctx.now)
-    session.add(reservation)
+    ctx.add(reservation)
     session.flush()
     return CancellationResult(
         **_quote(reservation, reason, r),

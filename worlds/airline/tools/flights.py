@@ -11,12 +11,32 @@ from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import CABINS, MAX_CONNECTION, MIN_CONNECTION, dollars, iso, parse_date
-from .inputs import AirportCode, FlightDate, FlightNumber
-from .lookups import expected_arrival, expected_departure, flight_offer, flight_view, get_flight, seats, standard_price
-from .tables import Airport, Flight
-from .views import AirportList, AirportView, DirectSearch, FlightStatus, Itinerary, OneStopSearch
+from .. import world
+from ..inputs import AirportCode, FlightDate, FlightNumber
+from ..rules import (
+    CABINS,
+    MAX_CONNECTION,
+    MIN_CONNECTION,
+    dollars,
+    expected_arrival,
+    expected_departure,
+    get_flight,
+    iso,
+    parse_date,
+    seats,
+    standard_price,
+)
+from ..tables import Airport, Flight
+from ..views import (
+    AirportList,
+    AirportView,
+    DirectSearch,
+    FlightStatus,
+    Itinerary,
+    OneStopSearch,
+    flight_offer,
+    flight_view,
+)
 
 
 def _airport(ctx: ToolContext, code: str) -> Airport:
@@ -57,10 +77,7 @@ def list_airports(
         )
     total = ctx.session.exec(select(func.count()).select_from(Airport).where(*where)).one()
     rows = ctx.session.exec(select(Airport).where(*where).order_by(col(Airport.code)).limit(limit)).all()
-    return AirportList(
-        total_count=total,
-        airports=[AirportView(code=a.code, name=a.name, city=a.city, state=a.state, country=a.country) for a in rows],
-    )
+    return AirportList(total_count=total, airports=AirportView.from_rows(rows))
 
 
 @world.tool(read_only=True, idempotent=True)

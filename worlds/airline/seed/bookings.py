@@ -1,325 +1,29 @@
-"""Fill a fresh airline database: airports, a route network with daily flights before and after
-the epoch (landed, delayed, cancelled, in the air, scheduled), members with payment methods, and a
-history of reservations whose legs, passengers, payments, refunds and compensations agree.
-
-Rows are built as dicts and bulk-inserted. Only `ctx.rng` and `ctx.faker` are random; every time
-is relative to `ctx.now` (the world's epoch, 2026-05-15 09:00 UTC).
-"""
+"""A history of reservations over the seeded flights whose legs, passengers, payments, refunds and
+compensations agree with the rules the tools enforce."""
 
 from __future__ import annotations
 
 import itertools
-import math
-import re
 from datetime import datetime, timedelta
-from typing import Any
-
-from sqlalchemy import Connection, Table
 
 from mcpsim.world.seeding import SeedContext
 
-from .airport_data import AIRCRAFT, AIRPORTS, CARD_BRANDS, CARD_WEIGHTS, EMAIL_DOMAINS, HUBS
-from .common import (
-    AIRLINE_CODE,
+from ..rules import (
     BAG_FEE_CENTS,
     CABINS,
     CANCEL_FEE_CENTS,
-    CERTIFICATE_VALIDITY_DAYS,
     COMPENSATION_CENTS,
     COMPENSATION_MIN_DELAY,
     INSURANCE_CENTS,
     INSURED_REASONS,
     fare_price,
     free_bags_per_passenger,
-    gift_card_code,
     iso,
-    new_id,
     reservation_code,
 )
-from .tables import (
-    Airport,
-    Compensation,
-    Flight,
-    Passenger,
-    Payment,
-    PaymentMethod,
-    Reservation,
-    ReservationFlight,
-    User,
-)
-
-Row = dict[str, Any]
-
-
-def seed(ctx: SeedContext) -> None:
-    p = ctx.params
-    airports = build_airports(p["airports"])
-    routes = build_routes(ctx, airports, p["extra_routes"])
-    flights = build_flights(ctx, routes, p["past_days"], p["future_days"])
-    users, methods = build_users(ctx, p["users"])
-    methods += unredeemed_gift_cards(ctx, p["gift_cards"])
-    history = Bookings(ctx, users, methods, flights)
-    history.build(p["reservations"])
-
-    connection = ctx.session.connection()
-    for table, rows in (
-        (Airport, airports),
-        (Flight, flights),
-        (User, users),
-        (PaymentMethod, methods),
-        (Reservation, history.reservations),
-        (ReservationFlight, history.legs),
-        (Passenger, history.passengers),
-        (Payment, history.payments),
-        (Compensation, history.compensations),
-    ):
-        bulk_insert(connection, table.__table__, rows)  # type: ignore[attr-defined]
-
-
-def bulk_insert(connection: Connection, table: Table, rows: list[Row]) -> None:
-    """Insert plain rows through the driver (a column a row leaves out is NULL)."""
-    if not rows:
-        return
-    names = [c.name for c in table.columns]
-    sql = f'INSERT INTO "{table.name}" ({", ".join(names)}) VALUES ({", ".join("?" for _ in names)})'
-    connection.exec_driver_sql(sql, [tuple(row.get(n) for n in names) for row in rows])
-
-
-# -- network -----------------------------------------------------------------------------------
-
-
-def build_airports(count: int) -> list[Row]:
-    return [
-        {"code": code, "name": name, "city": city, "state": state, "country": "US", "latitude": lat, "longitude": lon}
-        for code, name, city, state, lat, lon in AIRPORTS[:count]
-    ]
-
-
-def miles(a: Row, b: Row) -> float:
-    la1, lo1, la2, lo2 = map(math.radians, (a["latitude"], a["longitude"], b["latitude"], b["longitude"]))
-    h = math.sin((la2 - la1) / 2) ** 2 + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
-    return 3958.8 * 2 * math.asin(math.sqrt(h))
-
-
-def build_routes(ctx: SeedContext, airports: list[Row], extra: int) -> list[Row]:
-    """Every airport to and from each hub, the hubs among themselves, and `extra` more city
-    pairs; one or two flight numbers per direction, each with its daily departure time (UTC)."""
-    rng = ctx.rng
-    pairs: list[tuple[int, int]] = []
-    for i in range(len(airports)):
-        for h in range(min(HUBS, len(airports))):
-            if i != h and (min(i, h), max(i, h)) not in pairs:
-                pairs.append((min(i, h), max(i, h)))
-    others = [(i, j) for i in range(HUBS, len(airports)) for j in range(i + 1, len(airports))]
-    rng.shuffle(others)
-    pairs += sorted(others[:extra])
-    numbers = iter(rng.sample(range(100, 3000), 4 * len(pairs) + 4))
-    routes = []
-    for i, j in pairs:
-        a, b = airports[i], airports[j]
-        distance = miles(a, b)
-        size = "short" if distance < 700 else "medium" if distance < 1500 else "long"
-        duration = int(round((35 + distance / 7.8) / 5) * 5)
-        base = 59 + 0.11 * distance
-        for origin, destination in ((a, b), (b, a)):
-            for _ in range(rng.choice((1, 1, 2))):
-                name, econ, prem, bus = rng.choice(AIRCRAFT[size])
-                routes.append(
-                    {
-                        "number": f"{AIRLINE_CODE}{next(numbers)}",
-                        "origin": origin["code"],
-                        "destination": destination["code"],
-                        # 10:00-03:00 UTC (daytime in the US), or a red-eye at 04:00-07:30 UTC
-                        "departure_minute": (
-                            rng.randrange(4 * 60, 7 * 60 + 35, 5)
-                            if rng.random() < 0.12
-                            else rng.randrange(10 * 60, 27 * 60, 5) % (24 * 60)
-                        ),
-                        "duration": duration,
-                        "aircraft": name,
-                        "capacity": {"economy": econ, "premium": prem, "business": bus},
-                        "base": base,
-                    }
-                )
-    return routes
-
-
-def build_flights(ctx: SeedContext, routes: list[Row], past_days: int, future_days: int) -> list[Row]:
-    rng, now = ctx.rng, ctx.now
-    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    flights: list[Row] = []
-    for day in range(-past_days, future_days + 1):
-        date = today + timedelta(days=day)
-        for route in routes:
-            departure = date + timedelta(minutes=route["departure_minute"])
-            arrival = departure + timedelta(minutes=route["duration"])
-            roll = rng.random()
-            cancelled = roll < 0.035
-            delay = 0
-            if not cancelled and departure < now + timedelta(hours=24):  # delays are known up to a day ahead
-                d = rng.random()
-                delay = (
-                    0
-                    if d < 0.68
-                    else rng.randrange(5, 61, 5)
-                    if d < 0.88
-                    else rng.randrange(65, 180, 5)
-                    if d < 0.95
-                    else rng.randrange(180, 420, 5)
-                )
-            dep, arr = departure + timedelta(minutes=delay), arrival + timedelta(minutes=delay)
-            if cancelled:
-                status = "cancelled"
-            elif arr <= now:
-                status = "landed"
-            elif dep <= now:
-                status = "departed"
-            else:
-                status = "delayed" if delay else "scheduled"
-            capacity = route["capacity"]
-            price = int(route["base"] * rng.uniform(0.85, 1.4))
-            row: Row = {
-                "id": f"{route['number']}-{date.date().isoformat()}",
-                "flight_number": route["number"],
-                "date": date.date().isoformat(),
-                "origin": route["origin"],
-                "destination": route["destination"],
-                "scheduled_departure": iso(departure),
-                "scheduled_arrival": iso(arrival),
-                "aircraft": route["aircraft"],
-                "status": status,
-                "delay_minutes": delay,
-                "actual_departure": iso(dep) if status in ("departed", "landed") else None,
-                "actual_arrival": iso(arr) if status == "landed" else None,
-                "price_economy_cents": price * 100,
-                "price_premium_cents": int(price * 1.7) * 100,
-                "price_business_cents": int(price * 3.1) * 100,
-            }
-            for cabin in CABINS:
-                row[f"capacity_{cabin}"] = capacity[cabin]
-                full = rng.random() < 0.07
-                row[f"seats_{cabin}"] = (
-                    0 if full else rng.randint(max(1, capacity[cabin] // 12), capacity[cabin] // 2 + 2)
-                )
-            flights.append(row)
-    return flights
-
-
-# -- members -----------------------------------------------------------------------------------
-
-
-def _letters(text: str) -> str:
-    return re.sub(r"[^a-z]", "", text.lower())
-
-
-def build_users(ctx: SeedContext, count: int) -> tuple[list[Row], list[Row]]:
-    rng, fake, now = ctx.rng, ctx.faker, ctx.now
-    users: list[Row] = []
-    methods: list[Row] = []
-    emails: set[str] = set()
-    for _ in range(count):
-        first, last = fake.first_name(), fake.last_name()
-        f, la = _letters(first), _letters(last)
-        user_id = f"{f}_{la}_{ctx.ids.number('user', 4):04d}"
-        local = rng.choice((f"{f}.{la}", f"{f}{la}", f"{f[0]}{la}", f"{f}_{la}"))
-        email = f"{local}{rng.choice(('', str(rng.randint(1, 99))))}@{rng.choice(EMAIL_DOMAINS)}"
-        while email in emails:
-            email = f"{local}{rng.randint(100, 999)}@{rng.choice(EMAIL_DOMAINS)}"
-        emails.add(email)
-        born = ctx.birth_date(minimum_age=19, maximum_age=78)
-        member_since = now - timedelta(days=rng.randint(60, 3650), minutes=rng.randint(0, 1439))
-        users.append(
-            {
-                "id": user_id,
-                "first_name": first,
-                "last_name": last,
-                "email": email,
-                "phone": f"({rng.randint(201, 989)}) {rng.randint(200, 999)}-{rng.randint(0, 9999):04d}",
-                "date_of_birth": born.isoformat(),
-                "membership": rng.choices(("regular", "silver", "gold", "platinum"), (45, 25, 20, 10))[0],
-                "frequent_flyer_number": new_id(ctx.ids, "frequent_flyer"),
-                "address_line1": fake.street_address(),
-                "address_city": fake.city(),
-                "address_state": fake.state_abbr(include_territories=False, include_freely_associated_states=False),
-                "address_zip": fake.zipcode(),
-                "created_at": iso(member_since),
-            }
-        )
-        for n in range(rng.choice((1, 1, 1, 2, 2, 3))):
-            expired = n > 0 and rng.random() < 0.3
-            methods.append(
-                {
-                    "id": new_id(ctx.ids, "credit_card"),
-                    "user_id": user_id,
-                    "kind": "credit_card",
-                    "brand": rng.choices(CARD_BRANDS, CARD_WEIGHTS)[0],
-                    "last4": f"{rng.randint(0, 9999):04d}",
-                    "exp_month": rng.randint(1, 12),
-                    "exp_year": rng.randint(2023, 2025) if expired else rng.randint(2027, 2031),
-                    "status": "active",
-                    "created_at": iso(member_since + timedelta(days=rng.randint(0, 50))),
-                }
-            )
-        if rng.random() < 0.35:
-            methods.append(
-                {
-                    "id": new_id(ctx.ids, "gift_card"),
-                    "user_id": user_id,
-                    "kind": "gift_card",
-                    "gift_card_code": gift_card_code(ctx.ids),
-                    "balance_cents": rng.randrange(0, 501) * 100,
-                    "status": "active",
-                    "created_at": iso(now - timedelta(days=rng.randint(1, 400))),
-                }
-            )
-        if rng.random() < 0.3:
-            methods.append(
-                certificate(
-                    ctx,
-                    user_id,
-                    rng.choice((50, 100, 150, 200, 250, 300, 500)) * 100,
-                    now - timedelta(days=rng.randint(5, 300)),
-                    "goodwill",
-                )
-            )
-        if rng.random() < 0.1:
-            issued = now - timedelta(days=rng.randint(370, 500))
-            methods.append(certificate(ctx, user_id, rng.choice((50, 100, 200)) * 100, issued, "goodwill"))
-    return users, methods
-
-
-def certificate(
-    ctx: SeedContext, user_id: str, cents: int, issued: datetime, source: str, status: str | None = None
-) -> Row:
-    expires = (issued + timedelta(days=CERTIFICATE_VALIDITY_DAYS)).date().isoformat()
-    return {
-        "id": new_id(ctx.ids, "certificate"),
-        "user_id": user_id,
-        "kind": "certificate",
-        "balance_cents": 0 if status == "used" else cents,
-        "status": status or ("expired" if expires < ctx.now.date().isoformat() else "active"),
-        "expires_on": expires,
-        "source": source,
-        "created_at": iso(issued),
-    }
-
-
-def unredeemed_gift_cards(ctx: SeedContext, count: int) -> list[Row]:
-    return [
-        {
-            "id": new_id(ctx.ids, "gift_card"),
-            "user_id": None,
-            "kind": "gift_card",
-            "gift_card_code": gift_card_code(ctx.ids),
-            "balance_cents": ctx.rng.choice((25, 50, 75, 100, 150, 200, 250, 300)) * 100,
-            "status": "active",
-            "created_at": iso(ctx.now - timedelta(days=ctx.rng.randint(1, 120))),
-        }
-        for _ in range(count)
-    ]
-
-
-# -- reservations --------------------------------------------------------------------------------
+from .airports import AIRPORTS, HUBS
+from .members import certificate
+from .network import Row
 
 
 def _t(row: Row, key: str) -> datetime:
@@ -566,7 +270,7 @@ class Bookings:
         for method, cents in charges:
             self.payments.append(
                 {
-                    "id": new_id(self.ctx.ids, "payment"),
+                    "id": self.ctx.ids.new("payment"),
                     "reservation_id": code,
                     "payment_method_id": method["id"],
                     "kind": "charge",
@@ -610,7 +314,7 @@ class Bookings:
                 pass  # the gift card balance seeded for the user is its current balance
             self.payments.append(
                 {
-                    "id": new_id(self.ctx.ids, "payment"),
+                    "id": self.ctx.ids.new("payment"),
                     "reservation_id": res["id"],
                     "payment_method_id": method["id"],
                     "kind": "refund",
@@ -642,7 +346,7 @@ class Bookings:
             self.methods.append(cert)
             self.compensations.append(
                 {
-                    "id": new_id(self.ctx.ids, "compensation"),
+                    "id": self.ctx.ids.new("compensation"),
                     "user_id": user["id"],
                     "reservation_id": res["id"],
                     "flight_id": f["id"],

@@ -9,9 +9,11 @@ from sqlmodel import Session
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .booking import check_passengers
-from .common import (
+from .. import world
+from ..inputs import CabinArg, FlightRef, PassengerIn, PaymentMethodId, ReservationId
+from ..itinerary import check_connections, check_seats, check_sellable, resolve, shape
+from ..ledger import change_method, charge, refund
+from ..rules import (
     BAG_FEE_CENTS,
     INSURANCE_CENTS,
     INSURANCE_WINDOW,
@@ -21,27 +23,21 @@ from .common import (
     change_fee_per_passenger,
     dollars,
     free_bags_per_passenger,
-    iso,
-    new_id,
-    paid_bags_needed,
-    parse,
-)
-from .inputs import CabinArg, FlightRef, PassengerIn, PaymentMethodId, ReservationId
-from .itinerary import check_connections, check_seats, check_sellable, resolve, shape
-from .ledger import change_method, charge, refund
-from .lookups import (
     get_reservation,
     get_user,
     has_departed,
+    iso,
     legs_of,
+    paid_bags_needed,
+    parse,
     passengers_of,
     price_of,
-    reservation_details,
     seats,
     set_seats,
 )
-from .tables import Flight, FlightChange, Reservation, ReservationFlight
-from .views import ChangeResult, ReservationDetails
+from ..tables import Flight, FlightChange, PaymentMethod, Reservation, ReservationFlight
+from ..views import ChangeResult, ReservationDetails, reservation_details
+from .booking import check_passengers
 
 OptionalMethod = Annotated[
     PaymentMethodId | None,
@@ -59,8 +55,8 @@ def confirmed(session: Session, reservation_id: str) -> Reservation:
     return reservation
 
 
-def refuse_if_departed(session: Session, reservation: Reservation, ctx: ToolContext, what: str) -> None:
-    for _, flight in legs_of(session, reservation.id):
+def refuse_if_departed(ctx: ToolContext, reservation: Reservation, what: str) -> None:
+    for _, flight in legs_of(ctx.session, reservation.id):
         if has_departed(flight, ctx.now):
             raise WorldError(
                 f"Flight {flight.flight_number} on {flight.date} of reservation {reservation.id} has already "
@@ -143,15 +139,15 @@ def _change(
             moved[flight.id] = flight
     method = change_method(session, reservation, payment_method_id, total, ctx.now)
     for flight in moved.values():
-        session.add(flight)
+        ctx.add(flight)
 
     rows = {leg.leg: leg for leg, _ in old}
     for leg, flight in old:  # the audit trail: which flight each changed leg left
         replacement = new_ids[leg.leg - 1] if leg.leg <= len(new_ids) else None
         if replacement != flight.id:
-            session.add(
+            ctx.add(
                 FlightChange(
-                    id=new_id(ctx.ids, "flight_change"),
+                    id=ctx.new_id("flight_change"),
                     reservation_id=reservation.id,
                     leg=leg.leg,
                     old_flight_id=flight.id,
@@ -171,14 +167,14 @@ def _change(
             )
         else:
             row.flight_id, row.price_cents = flight.id, price
-        session.add(row)
+        ctx.add(row)
     for row in rows.values():
         session.delete(row)
     reservation.cabin = cabin
     reservation.free_bags = free
     reservation.paid_bags += extra_bags
     reservation.updated_at = iso(ctx.now)
-    session.add(reservation)
+    ctx.add(reservation)
     session.flush()
     purpose = "flight change" if flights_changed else "cabin change"
     if method is not None and total > 0:
@@ -193,6 +189,19 @@ def _change(
         change_fee=dollars(fee),
         payment_method_id=method.id if method else None,
         reservation=reservation_details(session, reservation, ctx.now),
+    )
+
+
+def _paid_change(ctx: ToolContext, reservation: Reservation, method: PaymentMethod | None, cost: int) -> ChangeResult:
+    """The result of a change that only costs money (bags, insurance), after the charge."""
+    ctx.session.flush()
+    return ChangeResult(
+        reservation_id=reservation.id,
+        charged=dollars(cost),
+        refunded=0.0,
+        change_fee=0.0,
+        payment_method_id=method.id if method else None,
+        reservation=reservation_details(ctx.session, reservation, ctx.now),
     )
 
 
@@ -269,18 +278,18 @@ def update_reservation_passengers(
             f"Reservation {reservation.id} has {reservation.passenger_count} passenger(s); the number of passengers "
             "cannot change (give the details of exactly that many)"
         )
-    refuse_if_departed(session, reservation, ctx, "its passengers can no longer be changed")
+    refuse_if_departed(ctx, reservation, "its passengers can no longer be changed")
     people = check_passengers(passengers, ctx.now.date())
     rows = passengers_of(session, reservation.id)
     changed = False
     for row, (first, last, born) in zip(rows, people, strict=True):
         if (row.first_name, row.last_name, row.date_of_birth) != (first, last, born):
             row.first_name, row.last_name, row.date_of_birth = first, last, born
-            session.add(row)
+            ctx.add(row)
             changed = True
     if changed:
         reservation.updated_at = iso(ctx.now)
-        session.add(reservation)
+        ctx.add(reservation)
     session.flush()
     return reservation_details(session, reservation, ctx.now)
 
@@ -305,7 +314,7 @@ def update_reservation_baggages(
     paid by a credit card or gift card of the user."""
     session = ctx.session
     reservation = confirmed(session, reservation_id)
-    refuse_if_departed(session, reservation, ctx, "bags can no longer be added")
+    refuse_if_departed(ctx, reservation, "bags can no longer be added")
     if checked_bags < reservation.checked_bags:
         raise WorldError(
             f"Reservation {reservation.id} has {reservation.checked_bags} checked bag(s); bags cannot be removed"
@@ -321,18 +330,10 @@ def update_reservation_baggages(
     reservation.checked_bags = checked_bags
     reservation.paid_bags += extra
     reservation.updated_at = iso(ctx.now)
-    session.add(reservation)
+    ctx.add(reservation)
     if method is not None:
         charge(ctx, reservation, method, cost, "baggage")
-    session.flush()
-    return ChangeResult(
-        reservation_id=reservation.id,
-        charged=dollars(cost),
-        refunded=0.0,
-        change_fee=0.0,
-        payment_method_id=method.id if method else None,
-        reservation=reservation_details(session, reservation, ctx.now),
-    )
+    return _paid_change(ctx, reservation, method, cost)
 
 
 @world.tool()
@@ -354,20 +355,12 @@ def add_travel_insurance(
             f"Reservation {reservation.id} was booked on {reservation.created_at[:16].replace('T', ' ')} UTC; travel "
             "insurance can only be added within 24 hours of booking"
         )
-    refuse_if_departed(session, reservation, ctx, "insurance can no longer be added")
+    refuse_if_departed(ctx, reservation, "insurance can no longer be added")
     cost = INSURANCE_CENTS * reservation.passenger_count
     method = change_method(session, reservation, payment_method_id, cost, ctx.now)
     assert method is not None
     reservation.insurance = True
     reservation.updated_at = iso(ctx.now)
-    session.add(reservation)
+    ctx.add(reservation)
     charge(ctx, reservation, method, cost, "insurance")
-    session.flush()
-    return ChangeResult(
-        reservation_id=reservation.id,
-        charged=dollars(cost),
-        refunded=0.0,
-        change_fee=0.0,
-        payment_method_id=method.id,
-        reservation=reservation_details(session, reservation, ctx.now),
-    )
+    return _paid_change(ctx, reservation, method, cost)
