@@ -1,14 +1,15 @@
 """The bank world: a retail bank's customer-service desk (identity verification, accounts,
 debit cards, payees, transfers with daily limits and fraud holds, disputes, statements).
 
-`world` is the entry point (`mcpsim.worlds: bank = mcpsim_worlds.bank:world`). The tool modules
-register on it when imported below.
+`world` is the entry point (`mcpsim.worlds: bank = mcpsim_worlds.bank:world`). Its tools, seeder
+and rubric checks register on it when their modules are imported below.
 """
 
 from pathlib import Path
 
 from mcpsim.world import World
 
+from .rules import ID_FORMATS
 from .tables import BankTable
 
 world = World(
@@ -23,14 +24,9 @@ world = World(
         "default": {"customers": 200, "purchases_per_month": [8, 18]},
         "large": {"customers": 1_000, "purchases_per_month": [8, 18]},
     },
+    id_formats=ID_FORMATS,
 )
 
-# Importing a tool module registers its tools; this order is the order agents see them in.
-from . import customers, accounts, cards, payees, transfers, disputes, support  # noqa: F401, I001
-from .seed import seed
-
-world.seeder(seed)
+from . import tools, seed, checks  # noqa: E402, F401, I001  (they register on the world)
 
 __all__ = ["world"]
-
-from . import checks  # noqa: F401  (custom rubric checks register on the world)

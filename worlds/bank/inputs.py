@@ -1,8 +1,9 @@
-"""Argument types shared by the bank tools: bounded ids, money and text."""
+"""Argument types shared by the bank tools: bounded ids, money and text, and the closed sets of
+choices (reasons, topics, kinds)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -40,3 +41,18 @@ City = Annotated[str, Field(description="City.", min_length=2, max_length=60)]
 State = Annotated[str, Field(description="Two-letter US state code, such as 'CA'.", pattern=r"^[A-Z]{2}$")]
 Zip = Annotated[str, Field(description="Five-digit US ZIP code, such as '94107'.", pattern=r"^\d{5}$")]
 Name = Annotated[str, Field(min_length=1, max_length=60)]
+
+ReplaceReason = Literal["lost", "stolen", "damaged"]
+Delivery = Literal["standard", "expedited"]
+LimitType = Literal["purchase", "atm"]
+DisputeReason = Literal[
+    "unauthorized", "duplicate_charge", "not_received", "not_as_described", "incorrect_amount", "cancelled_recurring"
+]
+TicketTopic = Literal[
+    "fraud", "fraud_hold_review", "limit_increase", "locked_verification", "restricted_profile", "account_closure",
+    "complaint", "other",
+]
+TransactionKind = Literal[
+    "deposit", "card_purchase", "atm_withdrawal", "transfer_in", "transfer_out", "fee", "interest", "refund",
+    "dispute_credit",
+]

@@ -158,7 +158,8 @@ class Transaction(BankTable, table=True):
     account_id: str = Field(foreign_key="accounts.id", index=True)
     card_id: str | None = Field(default=None, foreign_key="cards.id", index=True)
     transfer_id: str | None = Field(default=None, foreign_key="transfers.id", index=True)
-    kind: str  # deposit, card_purchase, atm_withdrawal, transfer_in, transfer_out, fee, interest, refund, dispute_credit
+    # deposit, card_purchase, atm_withdrawal, transfer_in, transfer_out, fee, interest, refund, dispute_credit
+    kind: str
     description: str
     merchant: str | None = None
     category: str | None = None

@@ -1,12 +1,36 @@
-"""What the bank tools return: pydantic models, separate from the tables. Money is in dollars;
+"""What the bank tools return, and how each is built from table rows. Money is in dollars;
 account, card and payee numbers are masked to their last four digits."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from pydantic import BaseModel
+from sqlmodel import Session, select
+
+from mcpsim.world import RowView
+
+from .rules import (
+    ATM_LIMITS,
+    NEW_PAYEE_DAYS,
+    PURCHASE_LIMITS,
+    SAVINGS_MONTHLY_WITHDRAWALS,
+    available_cents,
+    dollars,
+    held_transfers_cents,
+    iso,
+    mask,
+    parse,
+    payee_is_new,
+    pending_debits_cents,
+    savings_withdrawals_this_month,
+    transferred_today_cents,
+)
+from .tables import Account, Card, Dispute, Payee, Transaction, Transfer
 
 
-class CustomerMatch(BaseModel):
+class CustomerMatch(RowView):
+    id_field = "customer_id"
     customer_id: str
     first_name: str
     last_name: str
@@ -25,7 +49,8 @@ class VerificationResult(BaseModel):
     message: str
 
 
-class CustomerProfile(BaseModel):
+class CustomerProfile(RowView):
+    id_field = "customer_id"
     customer_id: str
     first_name: str
     last_name: str
@@ -42,7 +67,8 @@ class CustomerProfile(BaseModel):
     updated_at: str
 
 
-class AccountView(BaseModel):
+class AccountView(RowView):
+    id_field = "account_id"
     account_id: str
     number: str  # masked: ••••1234
     type: str  # checking | savings
@@ -68,7 +94,8 @@ class AccountList(BaseModel):
     accounts: list[AccountView]
 
 
-class TransactionView(BaseModel):
+class TransactionView(RowView):
+    id_field = "transaction_id"
     transaction_id: str
     account_id: str
     posted_at: str
@@ -106,7 +133,8 @@ class StatementView(BaseModel):
     transactions: list[TransactionView]  # oldest first, posted lines of the period
 
 
-class CardView(BaseModel):
+class CardView(RowView):
+    id_field = "card_id"
     card_id: str
     account_id: str
     last4: str
@@ -139,7 +167,8 @@ class CardReplacement(BaseModel):
     message: str
 
 
-class PayeeView(BaseModel):
+class PayeeView(RowView):
+    id_field = "payee_id"
     payee_id: str
     name: str
     nickname: str | None
@@ -159,7 +188,8 @@ class PayeeList(BaseModel):
     payees: list[PayeeView]
 
 
-class TransferView(BaseModel):
+class TransferView(RowView):
+    id_field = "transfer_id"
     transfer_id: str
     kind: str  # internal | external
     from_account_id: str
@@ -182,7 +212,8 @@ class TransferList(BaseModel):
     transfers: list[TransferView]  # newest first
 
 
-class DisputeView(BaseModel):
+class DisputeView(RowView):
+    id_field = "dispute_id"
     dispute_id: str
     transaction_id: str
     account_id: str
@@ -204,7 +235,8 @@ class DisputeList(BaseModel):
     disputes: list[DisputeView]
 
 
-class TicketView(BaseModel):
+class TicketView(RowView):
+    id_field = "ticket_id"
     ticket_id: str
     customer_id: str | None
     topic: str
@@ -213,6 +245,75 @@ class TicketView(BaseModel):
     created_at: str
 
 
-class CalculationResult(BaseModel):
-    expression: str
-    result: float
+# -- building views from rows ------------------------------------------------------------------
+
+
+def account_view(session: Session, account: Account, now: datetime) -> AccountView:
+    today = transferred_today_cents(session, account, now)
+    savings = account.type == "savings"
+    used = savings_withdrawals_this_month(session, account, now) if savings else None
+    return AccountView.from_row(
+        account,
+        number=mask(account.number),
+        balance=dollars(account.balance_cents),
+        pending_debits=dollars(pending_debits_cents(session, account)),
+        held_transfers=dollars(held_transfers_cents(session, account)),
+        available_balance=dollars(available_cents(session, account)),
+        daily_transfer_limit=dollars(account.daily_transfer_limit_cents),
+        transferred_today=dollars(today),
+        remaining_daily_limit=dollars(max(account.daily_transfer_limit_cents - today, 0)),
+        savings_withdrawals_this_month=used,
+        savings_withdrawals_remaining=max(SAVINGS_MONTHLY_WITHDRAWALS - used, 0) if used is not None else None,
+        interest_rate_percent=account.interest_rate_bps / 100 if savings else None,
+    )
+
+
+def transaction_view(session: Session, txn: Transaction, cards: dict[str, Card] | None = None,
+                     disputes: dict[str, str] | None = None) -> TransactionView:
+    card = None
+    if txn.card_id:
+        card = cards.get(txn.card_id) if cards is not None else None
+        card = card or session.get(Card, txn.card_id)
+    if disputes is None:
+        found = session.exec(select(Dispute.id).where(Dispute.transaction_id == txn.id)).first()
+    else:
+        found = disputes.get(txn.id)
+    return TransactionView.from_row(txn, amount=dollars(txn.amount_cents), card_last4=card.last4 if card else None,
+                                    dispute_id=found)
+
+
+def transaction_views(session: Session, txns: list[Transaction]) -> list[TransactionView]:
+    """Views of many transactions with two queries for their cards and disputes."""
+    card_ids = {t.card_id for t in txns if t.card_id}
+    cards = {c.id: c for c in session.exec(select(Card).where(Card.id.in_(card_ids)))} if card_ids else {}  # type: ignore[attr-defined]
+    ids = [t.id for t in txns]
+    disputes = dict(
+        session.exec(select(Dispute.transaction_id, Dispute.id).where(Dispute.transaction_id.in_(ids))).all()  # type: ignore[attr-defined]
+    ) if ids else {}
+    return [transaction_view(session, t, cards, disputes) for t in txns]
+
+
+def card_view(card: Card) -> CardView:
+    return CardView.from_row(card, max_purchase_limit=PURCHASE_LIMITS[card.tier][1],
+                             max_atm_limit=ATM_LIMITS[card.tier][1])
+
+
+def payee_view(payee: Payee, now: datetime) -> PayeeView:
+    return PayeeView.from_row(
+        payee, account_number=mask(payee.account_number), is_new=payee_is_new(payee, now),
+        new_until=iso(parse(payee.created_at) + timedelta(days=NEW_PAYEE_DAYS)),
+    )
+
+
+def transfer_view(session: Session, transfer: Transfer) -> TransferView:
+    payee = session.get(Payee, transfer.payee_id) if transfer.payee_id else None
+    return TransferView.from_row(transfer, payee_name=payee.name if payee else None,
+                                 amount=dollars(transfer.amount_cents))
+
+
+def dispute_view(session: Session, dispute: Dispute) -> DisputeView:
+    txn = session.get(Transaction, dispute.transaction_id)
+    return DisputeView.from_row(
+        dispute, merchant=txn.merchant if txn else None, transaction_date=txn.posted_at if txn else "",
+        amount=dollars(dispute.amount_cents), provisional_credit=dollars(dispute.provisional_credit_cents),
+    )

@@ -73,7 +73,8 @@ def assert_consistent(ep: Episode) -> None:
         "SELECT a.id FROM accounts a WHERE a.balance_cents "
         "- COALESCE((SELECT -SUM(amount_cents) FROM transactions t WHERE t.account_id = a.id AND t.status = 'pending' "
         "AND t.amount_cents < 0), 0) "
-        "- COALESCE((SELECT SUM(amount_cents) FROM transfers t WHERE t.from_account_id = a.id AND t.status = 'held'), 0)"
+        "- COALESCE((SELECT SUM(amount_cents) FROM transfers t "
+        "WHERE t.from_account_id = a.id AND t.status = 'held'), 0)"
         " < 0")
     assert negative == []
     # no account went over its daily limit today
@@ -102,7 +103,7 @@ def assert_consistent(ep: Episode) -> None:
             "OR t.card_id IS NULL OR d.amount_cents != -t.amount_cents")
     assert bad == []
     # payees have valid routing numbers; held transfers go to payees less than 7 days old
-    from mcpsim_worlds.bank.common import aba_valid
+    from mcpsim_worlds.bank.rules import aba_valid
 
     assert all(aba_valid(r["routing_number"]) for r in q("SELECT DISTINCT routing_number FROM payees"))
     assert q("SELECT COUNT(*) n FROM transfers t JOIN payees p ON p.id = t.payee_id WHERE t.status = 'held' "

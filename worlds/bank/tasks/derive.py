@@ -39,11 +39,11 @@ from typing import Any
 import yaml
 
 from mcpsim.engine.episode import Episode
-from mcpsim.world.registry import load_world
-from mcpsim.tasks.scenario import task_episode
-from mcpsim.tasks import Action, Task, TaskFile, load_task_file
 from mcpsim.engine.templates import TemplateCache, process_templates
+from mcpsim.tasks import Action, Task, TaskFile, load_task_file
+from mcpsim.tasks.scenario import task_episode
 from mcpsim.world import World
+from mcpsim.world.registry import load_world
 
 TASK_DIR = Path(__file__).resolve().parent
 
@@ -102,7 +102,8 @@ class Mismatch:
         if self.deliberate:
             return (f"{self.path.name}: {self.task_id}: {self.where}: {self.found!r} is deliberately wrong in this "
                     "task, but it matches the record; pick another value by hand")
-        return f"{self.path.name}: {self.task_id}: {self.where}: {self.found!r}, the seeded world says {self.expected!r}"
+        return (f"{self.path.name}: {self.task_id}: {self.where}: {self.found!r}, "
+                f"the seeded world says {self.expected!r}")
 
 
 # -- the caller and the record ------------------------------------------------------------------
@@ -230,7 +231,7 @@ def check_file(world: World, path: Path, templates: TemplateCache) -> list[Misma
         who = identity(world, task, templates)
         if who is not None:
             mismatches += task_mismatches(path, task, who)
-        mismatches += other_people_mismatches(world, path, task, templates, who and who.customer_id)
+        mismatches += other_people_mismatches(world, path, task, templates, who.customer_id if who else None)
     return mismatches
 
 

@@ -10,24 +10,26 @@ from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import FRAUD_HOLD_THRESHOLD_CENTS, NEW_PAYEE_DAYS, iso, mask, money, new_id, to_cents
-from .inputs import AccountId, Amount, CustomerId, Limit, Memo, Offset, PayeeId, TransferId
-from .lookups import (
-    account_of,
+from .. import world
+from ..inputs import AccountId, Amount, CustomerId, Limit, Memo, Offset, PayeeId, TransferId
+from ..rules import (
+    FRAUD_HOLD_THRESHOLD_CENTS,
+    NEW_PAYEE_DAYS,
     check_outgoing,
+    iso,
+    mask,
+    money,
     needs_fraud_hold,
     open_account_of,
-    payee_of,
-    transfer_of,
+    owned,
+    to_cents,
     verified_customer,
 )
-from .render import transfer_view
-from .tables import Transaction, Transfer
-from .views import TransferList, TransferView
+from ..tables import Account, Payee, Transaction, Transfer
+from ..views import TransferList, TransferView, transfer_view
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def transfer_between_own_accounts(
     ctx: ToolContext,
     customer_id: CustomerId,
@@ -41,7 +43,7 @@ def transfer_between_own_accounts(
     account today, UTC, count), and from a savings account that already made 6 transfers out this
     calendar month."""
     customer = verified_customer(ctx.session, customer_id)
-    source = account_of(ctx.session, customer, from_account_id)
+    source = owned(ctx.session, customer, Account, from_account_id)
     target = open_account_of(ctx.session, customer, to_account_id)
     if source.id == target.id:
         raise WorldError("The source and destination accounts are the same")
@@ -49,7 +51,7 @@ def transfer_between_own_accounts(
     check_outgoing(ctx.session, source, cents, ctx.now)
     now = iso(ctx.now)
     transfer = Transfer(
-        id=new_id(ctx.ids, "transfer"), customer_id=customer.id, kind="internal", from_account_id=source.id,
+        id=ctx.new_id("transfer"), customer_id=customer.id, kind="internal", from_account_id=source.id,
         to_account_id=target.id, amount_cents=cents, memo=memo.strip(), status="completed", created_at=now,
         completed_at=now,
     )
@@ -58,7 +60,7 @@ def transfer_between_own_accounts(
     for account, sign, text in ((source, -1, f"Transfer to {target.product} {mask(target.number)}"),
                                 (target, 1, f"Transfer from {source.product} {mask(source.number)}")):
         ctx.session.add(Transaction(
-            id=new_id(ctx.ids, "transaction"), account_id=account.id, transfer_id=transfer.id,
+            id=ctx.new_id("transaction"), account_id=account.id, transfer_id=transfer.id,
             kind="transfer_out" if sign < 0 else "transfer_in", description=text, amount_cents=sign * cents,
             status="posted", posted_at=now,
         ))
@@ -68,7 +70,7 @@ def transfer_between_own_accounts(
     return transfer_view(ctx.session, transfer)
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def transfer_to_payee(
     ctx: ToolContext,
     customer_id: CustomerId,
@@ -84,8 +86,8 @@ def transfer_to_payee(
     amount is above $1,000.00: then it is held for fraud review (status held, the amount is
     reserved) and nothing is sent until the fraud team releases it."""
     customer = verified_customer(ctx.session, customer_id)
-    source = account_of(ctx.session, customer, from_account_id)
-    payee = payee_of(ctx.session, customer, payee_id)
+    source = owned(ctx.session, customer, Account, from_account_id)
+    payee = owned(ctx.session, customer, Payee, payee_id)
     if payee.status != "active":
         raise WorldError(f"Payee {payee.id} ({payee.name}) was removed; add it again to send money")
     if source.type != "checking":
@@ -97,7 +99,7 @@ def transfer_to_payee(
     now = iso(ctx.now)
     held = needs_fraud_hold(payee, cents, ctx.now)
     transfer = Transfer(
-        id=new_id(ctx.ids, "transfer"), customer_id=customer.id, kind="external", from_account_id=source.id,
+        id=ctx.new_id("transfer"), customer_id=customer.id, kind="external", from_account_id=source.id,
         payee_id=payee.id, amount_cents=cents, memo=memo.strip(), status="held" if held else "pending",
         hold_reason=(
             f"Payee added {payee.created_at[:10]}, less than {NEW_PAYEE_DAYS} days ago, and the amount is above "
@@ -109,7 +111,7 @@ def transfer_to_payee(
     ctx.session.flush()
     if not held:
         ctx.session.add(Transaction(
-            id=new_id(ctx.ids, "transaction"), account_id=source.id, transfer_id=transfer.id, kind="transfer_out",
+            id=ctx.new_id("transaction"), account_id=source.id, transfer_id=transfer.id, kind="transfer_out",
             description=f"Transfer to {payee.name} {mask(payee.account_number)}", amount_cents=-cents,
             status="pending", posted_at=now,
         ))
@@ -130,7 +132,7 @@ def list_transfers(
     customer = verified_customer(ctx.session, customer_id)
     conditions = [Transfer.customer_id == customer.id]
     if account_id:
-        conditions.append(Transfer.from_account_id == account_of(ctx.session, customer, account_id).id)
+        conditions.append(Transfer.from_account_id == owned(ctx.session, customer, Account, account_id).id)
     if status:
         conditions.append(Transfer.status == status)
     total = ctx.session.exec(select(func.count()).select_from(Transfer).where(*conditions)).one()
@@ -146,7 +148,7 @@ def list_transfers(
 def get_transfer(ctx: ToolContext, customer_id: CustomerId, transfer_id: TransferId) -> TransferView:
     """One transfer of a verified customer, with its status and any fraud-hold reason."""
     customer = verified_customer(ctx.session, customer_id)
-    return transfer_view(ctx.session, transfer_of(ctx.session, customer, transfer_id))
+    return transfer_view(ctx.session, owned(ctx.session, customer, Transfer, transfer_id))
 
 
 @world.tool(destructive=True, idempotent=True)
@@ -155,7 +157,7 @@ def cancel_pending_transfer(ctx: ToolContext, customer_id: CustomerId, transfer_
     sent, and the amount is back in the available balance (and no longer counts toward today's
     limit). Completed transfers cannot be cancelled."""
     customer = verified_customer(ctx.session, customer_id)
-    transfer = transfer_of(ctx.session, customer, transfer_id)
+    transfer = owned(ctx.session, customer, Transfer, transfer_id)
     if transfer.status not in ("pending", "held"):
         raise WorldError(
             f"Transfer {transfer.id} is {transfer.status}; only pending or held transfers can be cancelled"

@@ -1,4 +1,4 @@
-"""Fill a fresh bank database: customers with their session verification rows, accounts, debit
+"""Build a fresh bank database: customers with their session verification rows, accounts, debit
 cards, payees, and six and a half months of history (payroll, card purchases, subscriptions,
 ATM withdrawals, transfers, interest, disputes) whose posted lines add up to each balance.
 
@@ -8,22 +8,19 @@ held for fraud review, transfers earlier today that eat into the daily limit, sa
 that used their six monthly withdrawals, pending card authorizations, open and resolved disputes,
 closed accounts and customers who joined during the history.
 
-Rows are built as dicts and bulk-inserted. Only `ctx.rng` and `ctx.faker` are random; every
-time is relative to `ctx.now`.
+Rows are built as dicts and bulk-inserted with `SeedContext.insert`. Only `ctx.rng` and
+`ctx.faker` are random; every time is relative to `ctx.now`.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Connection, Table
+from mcpsim.world import SeedContext
 
-from mcpsim.world.seeding import SeedContext
-
-from .common import (
+from ..rules import (
     ATM_LIMITS,
     MIN_PURCHASE_LIMIT,
     PRODUCTS,
@@ -35,10 +32,10 @@ from .common import (
     mask,
     month_start,
     new_card_number,
-    new_id,
     next_month,
 )
-from .seed_data import (
+from ..tables import Account, Card, Customer, Dispute, IdentityVerification, Payee, Ticket, Transaction, Transfer
+from .data import (
     ACCOUNT_NICKNAMES,
     BANKS,
     BUSINESS_PAYEES,
@@ -49,7 +46,6 @@ from .seed_data import (
     STATES,
     SUBSCRIPTIONS,
 )
-from .tables import Account, Card, Customer, Dispute, IdentityVerification, Payee, Ticket, Transaction, Transfer
 
 Row = dict[str, Any]
 
@@ -109,7 +105,7 @@ class Builder:
     # -- helpers -------------------------------------------------------------------------------
 
     def id(self, kind: str) -> str:
-        return new_id(self.ctx.ids, kind)
+        return self.ctx.ids.new(kind)
 
     def between(self, lo: datetime, hi: datetime) -> datetime:
         span = int((hi - lo).total_seconds())
@@ -181,16 +177,16 @@ class Builder:
                 return phone
 
     def insert(self) -> None:
-        connection = self.ctx.session.connection()
         for table in (Customer, IdentityVerification, Account, Card, Payee, Transfer, Transaction, Dispute, Ticket):
-            bulk_insert(connection, table.__table__, self.tables[table.__tablename__])  # type: ignore[attr-defined]
+            self.ctx.insert(table, self.tables[table.__tablename__])
 
 
 class CustomerHistory:
     """One customer's accounts, cards, payees and history."""
 
     def __init__(self, b: Builder, cid: str, first: str, last: str, since: datetime, flags: set[str]) -> None:
-        self.b, self.rng, self.cid, self.first, self.last, self.since, self.flags = b, b.rng, cid, first, last, since, flags
+        self.b, self.rng, self.cid, self.first, self.last = b, b.rng, cid, first, last
+        self.since, self.flags = since, flags
         self.events: list[Event] = []
         self.accounts: dict[str, Row] = {}
         self.cards: dict[str, list[tuple[datetime, Row]]] = {}  # account -> [(valid from, card)]
@@ -236,7 +232,7 @@ class CustomerHistory:
         aid = self.b.id("account")
         lo, hi = OPENING["savings" if kind == "savings" else product]
         row = {
-            "id": aid, "customer_id": self.cid, "number": "4" + new_id(self.b.ctx.ids, "account_number")[1:],
+            "id": aid, "customer_id": self.cid, "number": "4" + self.b.ctx.ids.new("account_number")[1:],
             "type": kind, "product": product, "nickname": nickname, "status": "open", "balance_cents": 0,
             "daily_transfer_limit_cents": limit * 100, "interest_rate_bps": SAVINGS_RATES_BPS.get(product, 0),
             "opened_at": iso(opened), "closed_at": None, "updated_at": iso(opened),
@@ -258,7 +254,7 @@ class CustomerHistory:
             return
         aid = b.id("account")
         self.accounts[aid] = {
-            "id": aid, "customer_id": self.cid, "number": "4" + new_id(b.ctx.ids, "account_number")[1:],
+            "id": aid, "customer_id": self.cid, "number": "4" + b.ctx.ids.new("account_number")[1:],
             "type": kind, "product": product, "nickname": None, "status": "closed", "balance_cents": 0,
             "daily_transfer_limit_cents": limit * 100, "interest_rate_bps": SAVINGS_RATES_BPS.get(product, 0),
             "opened_at": iso(opened), "closed_at": iso(closed), "updated_at": iso(closed),
@@ -267,6 +263,7 @@ class CustomerHistory:
     def card(self, account: Row) -> None:
         b, rng = self.b, self.rng
         tier = PRODUCTS[account["product"]][2]
+        assert tier is not None, f"{account['product']} accounts have no debit card"
         opened = datetime.fromisoformat(account["opened_at"])
         purchase = PURCHASE_LIMITS[tier][0]
         atm = ATM_LIMITS[tier][0]
@@ -278,7 +275,8 @@ class CustomerHistory:
         cards: list[tuple[datetime, Row]] = []
         if "replaced_card" in self.flags and account["type"] == "checking" and not cards:
             issued = max(opened, b.now - timedelta(days=3 * 365))
-            replaced = b.between(max(issued + timedelta(days=30), b.start + timedelta(days=10)), b.now - timedelta(days=15))
+            earliest = max(issued + timedelta(days=30), b.start + timedelta(days=10))
+            replaced = b.between(earliest, b.now - timedelta(days=15))
             if issued < replaced < b.now - timedelta(days=1):
                 reason = rng.choice(("lost", "damaged", "stolen", "lost"))
                 old = self.card_row(account, tier, issued, purchase, atm)
@@ -290,7 +288,8 @@ class CustomerHistory:
         if not cards:
             issued = b.between(current_from, current_from + timedelta(days=20))
             cards = [(issued, self.card_row(account, tier, issued, purchase, atm))]
-        if "frozen_card" in self.flags and account["type"] == "checking" and account is next(iter(self.accounts.values())):
+        first_account = next(iter(self.accounts.values()))
+        if "frozen_card" in self.flags and account["type"] == "checking" and account is first_account:
             current = cards[-1][1]
             frozen = b.between(b.now - timedelta(days=12), b.now - timedelta(hours=3))
             current.update(status="frozen", frozen_at=iso(frozen), updated_at=iso(frozen))
@@ -400,8 +399,9 @@ class CustomerHistory:
                     merchants, (lo, hi) = MERCHANTS[category]
                     merchant = rng.choice(merchants)
                     amount = int(lo * (hi / lo) ** (rng.random() ** 1.6))
-                    event = self.line(at, aid, -amount, "card_purchase", f"{merchant.upper()} #{rng.randint(100, 9999)}",
-                                      merchant=merchant, category=category, card=card)
+                    event = self.line(at, aid, -amount, "card_purchase",
+                                      f"{merchant.upper()} #{rng.randint(100, 9999)}", merchant=merchant,
+                                      category=category, card=card)
                     self.events.append(event)
                     self.purchases.append(event)
                     if rng.random() < 0.02 and category in ("shopping", "travel"):
@@ -466,7 +466,8 @@ class CustomerHistory:
             if created > b.now - timedelta(days=7):
                 continue
             if payee["_monthly"]:
-                amount = b.money(*payee["_monthly"], 500)
+                lo, hi = payee["_monthly"]
+                amount = b.money(lo, hi, 500)
                 for m in b.months():
                     at = m.replace(day=1, hour=rng.randint(13, 20), minute=rng.randint(0, 59))
                     if max(start, created) <= at < min(removed, b.now - timedelta(days=2)):
@@ -476,7 +477,9 @@ class CustomerHistory:
                     if rng.random() < 0.4:
                         at = b.between(max(m, start, created), min(next_month(m), removed, b.now - timedelta(days=2)))
                         if max(start, created) <= at < min(removed, b.now - timedelta(days=2)):
-                            self.external(at, checking, payee, b.money(2_000, 60_000, 500), rng.choice(("", "Thanks!", "Dinner", "Gift", "Share of bills")))
+                            amount = b.money(2_000, 60_000, 500)
+                            memo = rng.choice(("", "Thanks!", "Dinner", "Gift", "Share of bills"))
+                            self.external(at, checking, payee, amount, memo)
 
     def external(self, at: datetime, source: Row, payee: Row, amount: int, memo: str, status: str = "completed",
                  optional: bool = True) -> Event:
@@ -532,7 +535,8 @@ class CustomerHistory:
             self.balances[event.account] += event.amount
         elif event.amount < 0:
             self.pending_cents[event.account] = self.pending_cents.get(event.account, 0) - event.amount
-        if event.transfer is not None and event.transfer["created_at"] >= iso(self.b.now.replace(hour=0, minute=0, second=0)):
+        midnight = iso(self.b.now.replace(hour=0, minute=0, second=0))
+        if event.transfer is not None and event.transfer["created_at"] >= midnight:
             source = event.transfer["from_account_id"]
             self.today_cents[source] = self.today_cents.get(source, 0) + event.transfer["amount_cents"]
         event.applied = True
@@ -570,7 +574,8 @@ class CustomerHistory:
         if "held_transfer" in self.flags and new:
             payee = new[0]
             created = datetime.fromisoformat(payee["created_at"])
-            at = b.between(max(created + timedelta(hours=1), midnight - timedelta(hours=6)), b.now - timedelta(minutes=10))
+            earliest = max(created + timedelta(hours=1), midnight - timedelta(hours=6))
+            at = b.between(earliest, b.now - timedelta(minutes=10))
             used = self.today_cents.get(checking["id"], 0) if at >= midnight else 0
             room = min(self.available(checking) - 5_000, checking["daily_transfer_limit_cents"] - used)
             amount = min(b.money(120_000, 400_000, 5_000), room - room % 5_000)
@@ -581,7 +586,8 @@ class CustomerHistory:
                 b.tables["transfers"].append({
                     "id": b.id("transfer"), "customer_id": self.cid, "kind": "external",
                     "from_account_id": checking["id"], "to_account_id": None, "payee_id": payee["id"],
-                    "amount_cents": amount, "memo": rng.choice(("", "Deposit", "Car purchase", "Loan")), "status": "held",
+                    "amount_cents": amount, "memo": rng.choice(("", "Deposit", "Car purchase", "Loan")),
+                    "status": "held",
                     "hold_reason": f"Payee added {payee['created_at'][:10]}, less than 7 days ago, and the amount is "
                                    "above $1,000.00: held for fraud review",
                     "created_at": iso(at), "completed_at": None, "cancelled_at": None,
@@ -600,8 +606,9 @@ class CustomerHistory:
             amount = int(lo * (hi / lo) ** (rng.random() ** 1.6))
             if amount >= self.available(checking):
                 continue
-            event = self.line(at, checking["id"], -amount, "card_purchase", f"{merchant.upper()} #{rng.randint(100, 9999)}",
-                              merchant=merchant, category=category, card=card)
+            event = self.line(at, checking["id"], -amount, "card_purchase",
+                              f"{merchant.upper()} #{rng.randint(100, 9999)}", merchant=merchant, category=category,
+                              card=card)
             event.row["status"] = "pending"
             self.commit(event, pending=True)
 
@@ -626,7 +633,8 @@ class CustomerHistory:
             amount = -txn["amount_cents"]
             dispute_id = b.id("dispute")
             credit = self.line(opened, event.account, amount, "dispute_credit",
-                               f"Provisional credit: dispute {dispute_id} ({txn['merchant']})", merchant=txn["merchant"])
+                               f"Provisional credit: dispute {dispute_id} ({txn['merchant']})",
+                               merchant=txn["merchant"])
             self.commit(credit)
             resolved = None
             if status != "open":
@@ -662,23 +670,3 @@ def weighted(rng: Any, pairs: tuple[tuple[str, int], ...]) -> str:
     weights = [p[1] for p in pairs]
     return rng.choices(names, weights=weights, k=1)[0]
 
-
-def bulk_insert(connection: Connection, table: Table, rows: list[Row]) -> None:
-    """Insert plain rows through the driver. A column a row leaves out is NULL."""
-    if not rows:
-        return
-    columns = list(table.columns)
-    json_columns = {c.name for c in columns if isinstance(c.type, JSON)}
-    names = ", ".join(f'"{c.name}"' for c in columns)
-    sql = f'INSERT INTO "{table.name}" ({names}) VALUES ({", ".join("?" for _ in columns)})'
-    values = [
-        tuple(json.dumps(row.get(c.name)) if c.name in json_columns else row.get(c.name) for c in columns)
-        for row in rows
-    ]
-    connection.exec_driver_sql(sql, values)
-
-
-def seed(ctx: SeedContext) -> None:
-    builder = Builder(ctx)
-    builder.build(ctx.params["customers"])
-    builder.insert()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 from sqlalchemy import func
@@ -11,13 +11,30 @@ from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import STATEMENT_MONTHS, TransactionKind, dollars, iso, mask, month_start, next_month
-from .inputs import AccountId, CardId, CustomerId, Date, Limit, Offset, TransactionId
-from .lookups import account_of, card_of, transaction_of, verified_customer
-from .render import account_view, transaction_view, transaction_views
-from .tables import Account, Transaction
-from .views import AccountList, AccountView, StatementView, TransactionList, TransactionView
+from .. import world
+from ..inputs import AccountId, CardId, CustomerId, Date, Limit, Offset, TransactionId, TransactionKind
+from ..rules import (
+    STATEMENT_MONTHS,
+    dollars,
+    iso,
+    mask,
+    month_start,
+    next_month,
+    owned,
+    transaction_of,
+    verified_customer,
+)
+from ..tables import Account, Card, Transaction
+from ..views import (
+    AccountList,
+    AccountView,
+    StatementView,
+    TransactionList,
+    TransactionView,
+    account_view,
+    transaction_view,
+    transaction_views,
+)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -42,7 +59,7 @@ def get_account(ctx: ToolContext, customer_id: CustomerId, account_id: AccountId
     """One account of a verified customer: balances, pending debits, held transfers, the daily
     transfer limit, how much was transferred out today (UTC day) and how much more may go out."""
     customer = verified_customer(ctx.session, customer_id)
-    return account_view(ctx.session, account_of(ctx.session, customer, account_id), ctx.now)
+    return account_view(ctx.session, owned(ctx.session, customer, Account, account_id), ctx.now)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -65,8 +82,8 @@ def list_transactions(
     are negative for money out. Each line says whether it is pending and whether it has already
     been disputed (dispute_id)."""
     customer = verified_customer(ctx.session, customer_id)
-    account = account_of(ctx.session, customer, account_id)
-    conditions = [Transaction.account_id == account.id]
+    account = owned(ctx.session, customer, Account, account_id)
+    conditions: list[Any] = [Transaction.account_id == account.id]  # SQLModel types a column comparison as bool
     if start_date:
         conditions.append(Transaction.posted_at >= start_date)
     if end_date:
@@ -74,13 +91,14 @@ def list_transactions(
     if kind:
         conditions.append(Transaction.kind == kind)
     if card_id:
-        conditions.append(Transaction.card_id == card_of(ctx.session, customer, card_id).id)
+        conditions.append(Transaction.card_id == owned(ctx.session, customer, Card, card_id).id)
     if status:
         conditions.append(Transaction.status == status)
     if search:
         pattern = "%" + search.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conditions.append(
-            func.lower(func.coalesce(Transaction.merchant, "") + " " + Transaction.description).like(pattern, escape="\\")
+            func.lower(func.coalesce(Transaction.merchant, "") + " " + Transaction.description)
+            .like(pattern, escape="\\")
         )
     total = ctx.session.exec(select(func.count()).select_from(Transaction).where(*conditions)).one()
     rows = ctx.session.exec(
@@ -122,7 +140,7 @@ def get_statement(
     closed periods have statements (the current month has none until it ends), and only the last
     6 closed months are available here; older copies need a human agent."""
     customer = verified_customer(ctx.session, customer_id)
-    account = account_of(ctx.session, customer, account_id)
+    account = owned(ctx.session, customer, Account, account_id)
     start = datetime(int(period[:4]), int(period[5:]), 1, tzinfo=UTC)
     end = next_month(start)
     current = month_start(ctx.now)
@@ -159,7 +177,8 @@ def get_statement(
     ).one()
     opening = account.balance_cents - int(after_start)
     rows = ctx.session.exec(
-        select(Transaction).where(*in_period).order_by(Transaction.posted_at, Transaction.id).offset(offset).limit(limit)
+        select(Transaction).where(*in_period).order_by(Transaction.posted_at, Transaction.id)
+        .offset(offset).limit(limit)
     ).all()
     return StatementView(
         account_id=account.id, number=mask(account.number), period=period,

@@ -9,26 +9,23 @@ from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import (
+from .. import world
+from ..inputs import CardId, CustomerId, Delivery, LimitType, ReplaceReason
+from ..rules import (
     ATM_LIMITS,
     EXPEDITED_CARD_FEE_CENTS,
     MIN_ATM_LIMIT,
     MIN_PURCHASE_LIMIT,
     PURCHASE_LIMITS,
-    Delivery,
-    LimitType,
-    ReplaceReason,
+    available_cents,
     iso,
     money,
     new_card_number,
-    new_id,
+    owned,
+    verified_customer,
 )
-from .inputs import CardId, CustomerId
-from .lookups import available_cents, card_of, verified_customer
-from .render import card_view
-from .tables import Account, Card, Transaction
-from .views import CardList, CardReplacement, CardView
+from ..tables import Account, Card, Transaction
+from ..views import CardList, CardReplacement, CardView, card_view
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -64,7 +61,7 @@ def freeze_card(ctx: ToolContext, customer_id: CustomerId, card_id: CardId) -> C
     purchase and withdrawal until unfrozen. A frozen card can only be unfrozen, or reported lost
     or stolen with replace_card."""
     customer = verified_customer(ctx.session, customer_id)
-    card = card_of(ctx.session, customer, card_id)
+    card = owned(ctx.session, customer, Card, card_id)
     _not_closed(card)
     if card.status == "frozen":
         raise WorldError(f"The {_label(card)} is already frozen (since {card.frozen_at})")
@@ -79,7 +76,7 @@ def unfreeze_card(ctx: ToolContext, customer_id: CustomerId, card_id: CardId) ->
     """Unblock a frozen card so it works again. Only the cardholder may ask for it; a card that
     was lost or stolen must be replaced instead."""
     customer = verified_customer(ctx.session, customer_id)
-    card = card_of(ctx.session, customer, card_id)
+    card = owned(ctx.session, customer, Card, card_id)
     _not_closed(card)
     if card.status != "frozen":
         raise WorldError(f"The {_label(card)} is not frozen")
@@ -89,7 +86,7 @@ def unfreeze_card(ctx: ToolContext, customer_id: CustomerId, card_id: CardId) ->
     return card_view(card)
 
 
-@world.tool(destructive=True)
+@world.tool(destructive=True, irreversible=True)
 def replace_card(
     ctx: ToolContext,
     customer_id: CustomerId,
@@ -103,7 +100,7 @@ def replace_card(
     frozen cards. Damaged: only for an active card (a frozen card must be unfrozen first).
     Expedited delivery costs $25.00, taken from the card's account (free for platinum cards)."""
     customer = verified_customer(ctx.session, customer_id)
-    card = card_of(ctx.session, customer, card_id)
+    card = owned(ctx.session, customer, Card, card_id)
     _not_closed(card)
     if card.status == "frozen" and reason == "damaged":
         raise WorldError(
@@ -123,7 +120,7 @@ def replace_card(
     number = new_card_number(ctx.ids)
     years = ctx.now.year + 4
     new = Card(
-        id=new_id(ctx.ids, "card"), customer_id=customer.id, account_id=account.id, number=number, last4=number[-4:],
+        id=ctx.new_id("card"), customer_id=customer.id, account_id=account.id, number=number, last4=number[-4:],
         tier=card.tier, status="active", purchase_limit=card.purchase_limit, atm_limit=card.atm_limit,
         expires=f"{ctx.now.month:02d}/{years}", issued_at=now, replaces_card_id=card.id, delivery=delivery,
         updated_at=now,
@@ -137,7 +134,7 @@ def replace_card(
     fee_txn = None
     if fee:
         fee_txn = Transaction(
-            id=new_id(ctx.ids, "transaction"), account_id=account.id, card_id=new.id, kind="fee",
+            id=ctx.new_id("transaction"), account_id=account.id, card_id=new.id, kind="fee",
             description=f"Expedited card delivery fee (card ••••{new.last4})", amount_cents=-fee, status="posted",
             posted_at=now,
         )
@@ -166,7 +163,7 @@ def set_card_limit(
     platinum $1,500); the minimum is $100 for purchases and $20 for ATM. A frozen card's limits
     cannot be changed."""
     customer = verified_customer(ctx.session, customer_id)
-    card = card_of(ctx.session, customer, card_id)
+    card = owned(ctx.session, customer, Card, card_id)
     _not_closed(card)
     if card.status == "frozen":
         raise WorldError(f"The {_label(card)} is frozen; unfreeze it before changing its limits")

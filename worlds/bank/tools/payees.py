@@ -10,13 +10,11 @@ from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import MAX_ACTIVE_PAYEES, aba_valid, iso, mask, new_id
-from .inputs import CustomerId, PayeeId
-from .lookups import payee_of, verified_customer
-from .render import payee_view
-from .tables import Payee, Transfer
-from .views import PayeeList, PayeeView
+from .. import world
+from ..inputs import CustomerId, PayeeId
+from ..rules import MAX_ACTIVE_PAYEES, aba_valid, iso, mask, owned, verified_customer
+from ..tables import Payee, Transfer
+from ..views import PayeeList, PayeeView, payee_view
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -72,7 +70,7 @@ def add_payee(
     if active >= MAX_ACTIVE_PAYEES:
         raise WorldError(f"Customer {customer.id} already has {MAX_ACTIVE_PAYEES} payees; remove one first")
     payee = Payee(
-        id=new_id(ctx.ids, "payee"), customer_id=customer.id, name=" ".join(name.split()),
+        id=ctx.new_id("payee"), customer_id=customer.id, name=" ".join(name.split()),
         nickname=nickname.strip() if nickname else None, bank_name=" ".join(bank_name.split()),
         routing_number=routing_number, account_number=account_number, account_type=account_type, status="active",
         created_at=iso(ctx.now),
@@ -86,7 +84,7 @@ def remove_payee(ctx: ToolContext, customer_id: CustomerId, payee_id: PayeeId) -
     """Remove a saved payee of a verified customer. Refused while a transfer to it is pending or
     held (cancel that first); past transfers keep their record."""
     customer = verified_customer(ctx.session, customer_id)
-    payee = payee_of(ctx.session, customer, payee_id)
+    payee = owned(ctx.session, customer, Payee, payee_id)
     if payee.status == "removed":
         raise WorldError(f"Payee {payee.id} ({payee.name}) was already removed")
     open_transfer = ctx.session.exec(

@@ -10,18 +10,26 @@ from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import DISPUTE_WINDOW_DAYS, DisputeReason, iso, money, new_id, parse, to_cents
-from .inputs import CustomerId, DisputeId, TransactionId
-from .lookups import dispute_of, dispute_of_transaction, transaction_of, verified_customer
-from .render import dispute_view
-from .tables import Account, Card, Dispute, Transaction
-from .views import DisputeList, DisputeView
+from .. import world
+from ..inputs import CustomerId, DisputeId, DisputeReason, TransactionId
+from ..rules import (
+    DISPUTE_WINDOW_DAYS,
+    dispute_of_transaction,
+    iso,
+    money,
+    owned,
+    parse,
+    to_cents,
+    transaction_of,
+    verified_customer,
+)
+from ..tables import Account, Card, Dispute, Transaction
+from ..views import DisputeList, DisputeView, dispute_view
 
 CARD_KINDS = ("card_purchase", "atm_withdrawal")
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def open_dispute(
     ctx: ToolContext,
     customer_id: CustomerId,
@@ -72,15 +80,17 @@ def open_dispute(
     account = ctx.session.get(Account, txn.account_id)
     assert account is not None
     if account.status != "open":
-        raise WorldError(f"Account {account.id} is closed; a provisional credit cannot be given. Transfer to a human agent")
+        raise WorldError(
+            f"Account {account.id} is closed; a provisional credit cannot be given. Transfer to a human agent"
+        )
     now = iso(ctx.now)
     dispute = Dispute(
-        id=new_id(ctx.ids, "dispute"), customer_id=customer.id, account_id=account.id, transaction_id=txn.id,
+        id=ctx.new_id("dispute"), customer_id=customer.id, account_id=account.id, transaction_id=txn.id,
         card_id=card.id, reason=reason, description=description.strip(), amount_cents=cents,
         provisional_credit_cents=cents, status="open", created_at=now,
     )
     credit = Transaction(
-        id=new_id(ctx.ids, "transaction"), account_id=account.id, kind="dispute_credit",
+        id=ctx.new_id("transaction"), account_id=account.id, kind="dispute_credit",
         description=f"Provisional credit: dispute {dispute.id} ({txn.merchant or txn.description})",
         merchant=txn.merchant, amount_cents=cents, status="posted", posted_at=now,
     )
@@ -114,4 +124,4 @@ def list_disputes(
 def get_dispute(ctx: ToolContext, customer_id: CustomerId, dispute_id: DisputeId) -> DisputeView:
     """One dispute of a verified customer: the transaction, reason, amount, provisional credit and status."""
     customer = verified_customer(ctx.session, customer_id)
-    return dispute_view(ctx.session, dispute_of(ctx.session, customer, dispute_id))
+    return dispute_view(ctx.session, owned(ctx.session, customer, Dispute, dispute_id))

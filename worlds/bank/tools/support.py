@@ -6,30 +6,18 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.world.toolkit import evaluate_arithmetic
-from mcpsim.world import ToolContext
+from mcpsim.world import ToolContext, add_calculator
 
-from . import world
-from .common import TicketTopic, iso, new_id
-from .inputs import CustomerId
-from .lookups import get_customer
-from .tables import Ticket
-from .views import CalculationResult, TicketView
+from .. import world
+from ..inputs import CustomerId, TicketTopic
+from ..rules import get_customer, iso
+from ..tables import Ticket
+from ..views import TicketView
 
-
-@world.tool(read_only=True, idempotent=True)
-def calculate(
-    ctx: ToolContext,
-    expression: Annotated[
-        str, Field(description="An arithmetic expression, such as '2500 - 1875.40'.", min_length=1, max_length=200)
-    ],
-) -> CalculationResult:
-    """Evaluate an arithmetic expression (numbers, parentheses, + - * / % **); the result is
-    rounded to two decimals. Use it for balances, remaining limits and totals."""
-    return CalculationResult(expression=expression, result=evaluate_arithmetic(expression))
+add_calculator(world, example="2500 - 1875.40", purpose="balances, remaining limits and totals")
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def transfer_to_human_agent(
     ctx: ToolContext,
     topic: Annotated[TicketTopic, Field(description="What the human agent is needed for.")],
@@ -45,9 +33,8 @@ def transfer_to_human_agent(
     you have tried to help. Then tell the customer they are being transferred and stop."""
     customer = get_customer(ctx.session, customer_id) if customer_id else None
     ticket = Ticket(
-        id=new_id(ctx.ids, "ticket"), customer_id=customer.id if customer else None, topic=topic,
+        id=ctx.new_id("ticket"), customer_id=customer.id if customer else None, topic=topic,
         summary=summary.strip(), status="open", created_at=iso(ctx.now),
     )
-    ctx.session.add(ticket)
-    return TicketView(ticket_id=ticket.id, customer_id=ticket.customer_id, topic=ticket.topic,
-                      summary=ticket.summary, status=ticket.status, created_at=ticket.created_at)
+    ctx.add(ticket)
+    return TicketView.from_row(ticket)

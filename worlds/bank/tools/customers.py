@@ -10,12 +10,11 @@ from sqlmodel import Session, select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import MAX_FAILED_VERIFICATIONS, iso
-from .inputs import City, CustomerId, Email, Line1, Line2, Name, Phone, State, Zip
-from .lookups import get_customer, verification_of, verified_customer
-from .tables import Account, Customer
-from .views import CustomerMatch, CustomerProfile, CustomerSearchResult, VerificationResult
+from .. import world
+from ..inputs import City, CustomerId, Email, Line1, Line2, Name, Phone, State, Zip
+from ..rules import MAX_FAILED_VERIFICATIONS, get_customer, iso, verification_of, verified_customer
+from ..tables import Account, Customer
+from ..views import CustomerMatch, CustomerProfile, CustomerSearchResult, VerificationResult
 
 
 def normalize_phone(phone: str) -> str:
@@ -29,12 +28,7 @@ def normalize_phone(phone: str) -> str:
 
 
 def _match(session: Session, customer: Customer) -> CustomerMatch:
-    return CustomerMatch(
-        customer_id=customer.id,
-        first_name=customer.first_name,
-        last_name=customer.last_name,
-        verified=verification_of(session, customer.id).status == "verified",
-    )
+    return CustomerMatch.from_row(customer, verified=verification_of(session, customer.id).status == "verified")
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -126,12 +120,7 @@ def _profile(ctx: ToolContext, customer: Customer) -> CustomerProfile:
     accounts = ctx.session.exec(
         select(Account.id).where(Account.customer_id == customer.id, Account.status == "open").order_by(Account.id)
     ).all()
-    return CustomerProfile(
-        customer_id=customer.id, first_name=customer.first_name, last_name=customer.last_name, email=customer.email,
-        phone=customer.phone, line1=customer.line1, line2=customer.line2, city=customer.city, state=customer.state,
-        zip=customer.zip, customer_since=customer.customer_since, status=customer.status,
-        open_account_ids=list(accounts), updated_at=customer.updated_at,
-    )
+    return CustomerProfile.from_row(customer, open_account_ids=list(accounts))
 
 
 @world.tool(read_only=True, idempotent=True)

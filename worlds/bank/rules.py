@@ -1,32 +1,110 @@
-"""Finding rows or failing with a message the agent understands; the identity gate every
-customer tool passes through; and the balance and limit arithmetic the rules rely on."""
+"""The bank's fixed rules (limits, windows, thresholds, products), its id formats, money and
+time helpers, and the checks every customer tool relies on: the identity gate, ownership of
+accounts, cards, payees, transfers, transactions and disputes, and balance and limit arithmetic."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Protocol, TypeVar
 
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from mcpsim.world import WorldError
+from mcpsim.world import IdGenerator, WorldError
+from mcpsim.world.toolkit import dollars, iso, money, to_cents  # noqa: F401  (re-exported)
 
-from .common import (
-    FRAUD_HOLD_THRESHOLD_CENTS,
-    NEW_PAYEE_DAYS,
-    SAVINGS_MONTHLY_WITHDRAWALS,
-    day_start,
-    iso,
-    mask,
-    money,
-    month_start,
-    parse,
-)
-from .tables import Account, Card, Customer, Dispute, IdentityVerification, Payee, Transaction, Transfer
+from .tables import Account, Customer, Dispute, IdentityVerification, Payee, Transaction, Transfer
 
-COUNTED_TRANSFER_STATUSES = ("completed", "pending", "held")
+# -- the bank's rules --------------------------------------------------------------------------
+
+MAX_FAILED_VERIFICATIONS = 3  # a customer's identity check locks after this many failures in a row
+FRAUD_HOLD_THRESHOLD_CENTS = 100_000  # a transfer ABOVE $1,000.00 to a new payee is held for review
+NEW_PAYEE_DAYS = 7  # a payee added less than 7 days ago is "new"
+DISPUTE_WINDOW_DAYS = 60  # card transactions can be disputed within 60 days of posting
+SAVINGS_MONTHLY_WITHDRAWALS = 6  # transfers out of a savings account per calendar month
+EXPEDITED_CARD_FEE_CENTS = 2_500  # expedited delivery of a replacement card (free for platinum)
+MAX_ACTIVE_PAYEES = 25
+STATEMENT_MONTHS = 6  # monthly statements available online: the last six closed months
+
+# Daily card limits per tier, in whole dollars: (default, maximum).
+PURCHASE_LIMITS = {"standard": (1_500, 3_000), "gold": (3_000, 6_000), "platinum": (5_000, 10_000)}
+ATM_LIMITS = {"standard": (300, 500), "gold": (500, 1_000), "platinum": (1_000, 1_500)}
+MIN_PURCHASE_LIMIT = 100
+MIN_ATM_LIMIT = 20
+
+# Account products: (type, daily transfer limit in dollars, card tier of its debit card or None).
+PRODUCTS = {
+    "Everyday Checking": ("checking", 2_500, "standard"),
+    "Plus Checking": ("checking", 5_000, "gold"),
+    "Premier Checking": ("checking", 10_000, "platinum"),
+    "Everyday Savings": ("savings", 5_000, None),
+    "High-Yield Savings": ("savings", 5_000, None),
+}
+SAVINGS_RATES_BPS = {"Everyday Savings": 50, "High-Yield Savings": 410}
+
+# Every id namespace with its prefix and digit count: seed and tools draw from the same sequences.
+ID_FORMATS = {
+    "customer": ("cus_", 7),
+    "account": ("acc_", 8),
+    "account_number": ("", 10),
+    "card": ("card_", 7),
+    "card_number": ("", 12),
+    "payee": ("pye_", 7),
+    "transfer": ("trf_", 8),
+    "transaction": ("txn_", 9),
+    "dispute": ("dsp_", 7),
+    "ticket": ("tkt_", 7),
+}
+CARD_BIN = "4147"
+COUNTED_TRANSFER_STATUSES = ("completed", "pending", "held")  # what counts toward limits and withdrawals
+
+
+def new_card_number(ids: IdGenerator) -> str:
+    """A 16-digit debit card number: the bank's BIN plus 12 seeded digits."""
+    return CARD_BIN + ids.new("card_number")
+
+
+# -- money, time and numbers -------------------------------------------------------------------
+
+
+def parse(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def day_start(moment: datetime) -> datetime:
+    """Midnight UTC of the moment's day: the bank's days run in UTC."""
+    moment = moment.astimezone(UTC)
+    return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+
+
+def month_start(moment: datetime) -> datetime:
+    moment = moment.astimezone(UTC)
+    return datetime(moment.year, moment.month, 1, tzinfo=UTC)
+
+
+def next_month(moment: datetime) -> datetime:
+    start = month_start(moment)
+    return (start + timedelta(days=32)).replace(day=1)
+
+
+def aba_valid(routing_number: str) -> bool:
+    """The ABA routing number checksum: 3*(d1+d4+d7) + 7*(d2+d5+d8) + (d3+d6+d9) is a multiple of 10."""
+    if len(routing_number) != 9 or not routing_number.isdigit():
+        return False
+    d = [int(c) for c in routing_number]
+    total = 3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8])
+    return total % 10 == 0 and routing_number != "000000000"
+
+
+def mask(number: str) -> str:
+    return f"••••{number[-4:]}"
+
+
+# -- the identity gate and ownership -----------------------------------------------------------
 
 
 def get_customer(session: Session, customer_id: str) -> Customer:
+    """The customer, spaces around the id ignored; the error names the id as the agent gave it."""
     customer = session.get(Customer, customer_id.strip())
     if customer is None:
         raise WorldError(f"Customer {customer_id} not found")
@@ -63,39 +141,27 @@ def verified_customer(session: Session, customer_id: str) -> Customer:
     return customer
 
 
-def account_of(session: Session, customer: Customer, account_id: str) -> Account:
-    account = session.get(Account, account_id.strip())
-    if account is None or account.customer_id != customer.id:
-        raise WorldError(f"Customer {customer.id} has no account {account_id}")
-    return account
+class CustomerRow(Protocol):
+    customer_id: str
+
+
+Owned = TypeVar("Owned", bound=CustomerRow)
+
+
+def owned(session: Session, customer: Customer, model: type[Owned], key: str) -> Owned:
+    """The customer's row of `model` (an account, card, payee, transfer or dispute). Another
+    customer's row gets the same refusal as an unknown id, so ids of others reveal nothing."""
+    row = session.get(model, key.strip())
+    if row is None or row.customer_id != customer.id:
+        raise WorldError(f"Customer {customer.id} has no {model.__name__.lower()} {key}")
+    return row
 
 
 def open_account_of(session: Session, customer: Customer, account_id: str) -> Account:
-    account = account_of(session, customer, account_id)
+    account = owned(session, customer, Account, account_id)
     if account.status != "open":
         raise WorldError(f"Account {account.id} ({mask(account.number)}) is closed")
     return account
-
-
-def card_of(session: Session, customer: Customer, card_id: str) -> Card:
-    card = session.get(Card, card_id.strip())
-    if card is None or card.customer_id != customer.id:
-        raise WorldError(f"Customer {customer.id} has no card {card_id}")
-    return card
-
-
-def payee_of(session: Session, customer: Customer, payee_id: str) -> Payee:
-    payee = session.get(Payee, payee_id.strip())
-    if payee is None or payee.customer_id != customer.id:
-        raise WorldError(f"Customer {customer.id} has no payee {payee_id}")
-    return payee
-
-
-def transfer_of(session: Session, customer: Customer, transfer_id: str) -> Transfer:
-    transfer = session.get(Transfer, transfer_id.strip())
-    if transfer is None or transfer.customer_id != customer.id:
-        raise WorldError(f"Customer {customer.id} has no transfer {transfer_id}")
-    return transfer
 
 
 def transaction_of(session: Session, customer: Customer, transaction_id: str) -> Transaction:
@@ -104,13 +170,6 @@ def transaction_of(session: Session, customer: Customer, transaction_id: str) ->
     if txn is None or account is None or account.customer_id != customer.id:
         raise WorldError(f"Customer {customer.id} has no transaction {transaction_id}")
     return txn
-
-
-def dispute_of(session: Session, customer: Customer, dispute_id: str) -> Dispute:
-    dispute = session.get(Dispute, dispute_id.strip())
-    if dispute is None or dispute.customer_id != customer.id:
-        raise WorldError(f"Customer {customer.id} has no dispute {dispute_id}")
-    return dispute
 
 
 # -- balances and limits -----------------------------------------------------------------------
