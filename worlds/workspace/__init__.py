@@ -4,13 +4,15 @@ sharing permissions, for tasks that cross apps ("find the thread, schedule the m
 the file with exactly the invitees").
 
 `world` is the entry point (`mcpsim.worlds: workspace = mcpsim_worlds.workspace:world`). The
-tool modules register on it when imported below.
+folder follows the standard anatomy: `tables`, `views`, `rules` (constants, id formats, time and
+address rules), `recurrence` (how events repeat), `inputs`, `tools/`, `seed/`, `checks`.
 """
 
 from pathlib import Path
 
 from mcpsim.world import World
 
+from .rules import ID_FORMATS
 from .tables import WorkspaceTable
 
 world = World(
@@ -26,14 +28,10 @@ world = World(
         "default": {"colleagues": 80, "contacts": 150, "threads": 600, "events": 350, "files": 250},
         "large": {"colleagues": 1500, "contacts": 3000, "threads": 9000, "events": 6000, "files": 5000},
     },
+    id_formats=ID_FORMATS,
 )
 
-# Importing a tool module registers its tools; this order is the order agents see them in.
-from . import identity, mail, labels, events, availability, contacts, files  # noqa: F401, I001
-from .seed import seed
-
-world.seeder(seed)
-
-from . import checks  # noqa: F401  (custom rubric checks register on the world)
+# Importing these registers the tools (in the order agents see them), the seeder and the custom checks.
+from . import tools, seed, checks  # noqa: E402, F401, I001
 
 __all__ = ["world"]

@@ -8,11 +8,17 @@ Each is called as `fn(ctx, **params)` with a `mcpsim.grading.GradingContext` and
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from mcpsim.grading import GradingContext
+from mcpsim.grading.answers import grade_answer
+from mcpsim.tasks import DateFact, Fact, TimeFact
 
 from . import world
+from .recurrence import event_rule, expand
+from .tables import Event
 
 OWNER = "maya.chen@larkspurlabs.com"
 
@@ -116,9 +122,6 @@ def event_scheduled(
     if event["recur_freq"] != recur_freq or (recur_count is not None and event["recur_count"] != recur_count):
         wrong.append(f"recurrence {event['recur_freq']} x{event['recur_count']}")
     if occurrences_utc is not None:
-        from .recurrence import event_rule, expand
-        from .tables import Event
-
         start, end, tz, rule = event_rule(Event(**event))
         got = [o.start.isoformat(timespec="seconds") for o in expand(start, end, tz, rule)]
         if got != occurrences_utc:
@@ -130,8 +133,8 @@ def event_scheduled(
 
 @world.check("file_access_exactly")
 def file_access_exactly(
-    ctx: GradingContext, file_id: str, grants: dict[str, str] | None = None, event_title_mentions: list[str] | None = None,
-    role: str | None = None, link_sharing: str = "off",
+    ctx: GradingContext, file_id: str, grants: dict[str, str] | None = None,
+    event_title_mentions: list[str] | None = None, role: str | None = None, link_sharing: str = "off",
 ) -> tuple[bool, str]:
     """The file's grants are exactly `grants` ({email: role}), or, with `event_title_mentions`,
     exactly the invitees of the event the owner created in this episode, each with `role`; and
@@ -171,17 +174,11 @@ def answer_gives_event_time(ctx: GradingContext, title_mentions: list[str], time
     """The final answer gives the local day and start time of the event the owner created in this
     episode (the time only the run decides: the first free slot), graded as typed date and time
     facts: any common format, not under negation, not hedged or buried among other times."""
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
-    from mcpsim.tasks import DateFact, TimeFact
-    from mcpsim.grading.answers import grade_answer
-
     created = [e for e in _inserted(ctx, "events") if _mentions(e["title"], title_mentions)]
     if len(created) != 1:
         return False, f"{len(created)} new events mention {title_mentions}"
     local = datetime.fromisoformat(created[0]["start_utc"]).astimezone(ZoneInfo(time_zone))
-    facts = [DateFact(date=f"{local:%Y-%m-%d}"), TimeFact(time=f"{local:%H:%M}")]
+    facts: list[Fact] = [DateFact(date=f"{local:%Y-%m-%d}"), TimeFact(time=f"{local:%H:%M}")]
     passed, reason = grade_answer(facts, [], ctx.answer)
     if passed:
         return True, f"the answer gives the start, {local:%a %d %b %H:%M} ({time_zone})"

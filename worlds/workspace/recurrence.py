@@ -14,9 +14,9 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import or_
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from .common import WEEKDAYS, parse, zone
+from .rules import WEEKDAYS, parse, zone
 from .tables import Event, EventAttendee, EventException
 
 MAX_OCCURRENCES = 800  # daily for two years fits; a guard, never reached by valid series
@@ -136,7 +136,7 @@ def blocking_events(session: Session, email: str, lo: datetime, hi: datetime) ->
                 Event.show_as == "busy",
                 Event.start_utc < hi.isoformat(timespec="seconds"),
                 Event.series_end_utc > lo.isoformat(timespec="seconds"),
-                or_(Event.organizer_email == email, Event.id.in_(invited)),  # type: ignore[attr-defined]
+                or_(col(Event.organizer_email) == email, col(Event.id).in_(invited)),
             )
             .order_by(Event.start_utc, Event.id)
         )

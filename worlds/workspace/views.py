@@ -1,14 +1,18 @@
 """What the workspace tools return: pydantic models, separate from the tables. Every time is
-given in UTC (`..._utc`) and as local wall time (`..._local`, with the zone named)."""
+given in UTC (`..._utc`) and as local wall time (`..._local`, with the zone named). A view
+shaped from one row is a RowView: `ContactView.from_row(contact)` reads every field the row has
+(`contact_id` from `id`) and takes the rest as keywords."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
+from mcpsim.world import RowView
+
 # -- identity and time ---------------------------------------------------------------------------
 
 
-class OwnerProfile(BaseModel):
+class OwnerProfile(RowView):
     verified: bool
     name: str
     email: str
@@ -41,7 +45,8 @@ class ConvertedTime(BaseModel):
 # -- mail ----------------------------------------------------------------------------------------
 
 
-class ThreadSummary(BaseModel):
+class ThreadSummary(RowView):
+    id_field = "thread_id"
     thread_id: str
     subject: str
     location: str  # inbox | sent | archived | trash
@@ -60,7 +65,8 @@ class MailSearchResult(BaseModel):
     threads: list[ThreadSummary]
 
 
-class AttachmentView(BaseModel):
+class AttachmentView(RowView):
+    id_field = "file_id"
     file_id: str
     name: str
     kind: str
@@ -68,7 +74,8 @@ class AttachmentView(BaseModel):
     you_can_open: bool
 
 
-class MessageView(BaseModel):
+class MessageView(RowView):
+    id_field = "message_id"
     message_id: str
     from_email: str
     from_name: str
@@ -85,7 +92,8 @@ class MessageView(BaseModel):
     attachments: list[AttachmentView]
 
 
-class ThreadView(BaseModel):
+class ThreadView(RowView):
+    id_field = "thread_id"
     thread_id: str
     subject: str
     location: str
@@ -104,7 +112,8 @@ class SentMessage(BaseModel):
     attachment_file_ids: list[str]
 
 
-class ThreadState(BaseModel):
+class ThreadState(RowView):
+    id_field = "thread_id"
     thread_id: str
     subject: str
     location: str
@@ -112,7 +121,8 @@ class ThreadState(BaseModel):
     unread: bool
 
 
-class LabelView(BaseModel):
+class LabelView(RowView):
+    id_field = "label_id"
     label_id: str
     name: str
     thread_count: int
@@ -132,14 +142,15 @@ class EmptiedTrash(BaseModel):
 # -- calendar ------------------------------------------------------------------------------------
 
 
-class AttendeeView(BaseModel):
+class AttendeeView(RowView):
     email: str
     name: str
     optional: bool
     response: str  # needs_action | accepted | tentative | declined
 
 
-class EventView(BaseModel):
+class EventView(RowView):
+    id_field = "event_id"
     event_id: str
     title: str
     status: str  # confirmed | cancelled
@@ -161,7 +172,8 @@ class EventView(BaseModel):
     next_occurrences_local: list[str]  # the next few from now, for a recurring event
 
 
-class OccurrenceView(BaseModel):
+class OccurrenceView(RowView):
+    id_field = "event_id"
     event_id: str
     title: str
     start_utc: str
@@ -192,7 +204,7 @@ class BusyBlock(BaseModel):
     end_local: str
 
 
-class PersonFreeBusy(BaseModel):
+class PersonFreeBusy(RowView):
     email: str
     name: str
     calendar_known: bool  # false: not in the directory, free/busy unknown
@@ -227,7 +239,8 @@ class MeetingSlots(BaseModel):
 # -- contacts ------------------------------------------------------------------------------------
 
 
-class ContactView(BaseModel):
+class ContactView(RowView):
+    id_field = "contact_id"
     contact_id: str
     name: str
     email: str
@@ -256,7 +269,8 @@ class ContactSearchResult(BaseModel):
 # -- files ---------------------------------------------------------------------------------------
 
 
-class FileView(BaseModel):
+class FileView(RowView):
+    id_field = "file_id"
     file_id: str
     name: str
     kind: str
@@ -276,13 +290,14 @@ class FileSearchResult(BaseModel):
     files: list[FileView]
 
 
-class PermissionView(BaseModel):
+class PermissionView(RowView):
     email: str
     name: str
     role: str
 
 
-class FilePermissions(BaseModel):
+class FilePermissions(RowView):
+    id_field = "file_id"
     file_id: str
     name: str
     owner_email: str

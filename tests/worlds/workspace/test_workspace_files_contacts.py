@@ -66,7 +66,8 @@ def test_roles_are_exactly_viewer_commenter_or_editor(desk):
 
 def test_only_the_owner_of_a_file_changes_its_sharing(desk):
     roadmap = desk.file("Product Roadmap H2 2026")  # Sofia's; the owner is an editor
-    desk.fails("share_file", "Only the owner of 'Product Roadmap H2 2026', Sofia Marquez (sofia.marquez@larkspurlabs.com)",
+    desk.fails("share_file",
+               "Only the owner of 'Product Roadmap H2 2026', Sofia Marquez (sofia.marquez@larkspurlabs.com)",
                file_id=roadmap["id"], emails=[colleague("dana")], role="viewer")
     desk.fails("revoke_access", "your role on it is editor", file_id=roadmap["id"], email=colleague("lukas"))
     desk.fails("set_link_sharing", "Only the owner", file_id=roadmap["id"], access="viewer")

@@ -22,11 +22,13 @@ def test_search_finds_threads_by_words_folder_label_and_sender(desk):
     everything = desk.ok("search_mail", limit=50)
     assert all(t.location != "trash" for t in everything.threads)
     acme = desk.ok("search_mail", label="clients/acme")  # label names are case-insensitive
-    assert {t.subject for t in acme.threads} == {"Acme Logistics renewal terms 2026-27", "MSA redlines - Acme Logistics"}
+    assert {t.subject for t in acme.threads} == {
+        "Acme Logistics renewal terms 2026-27", "MSA redlines - Acme Logistics"}
     assert desk.ok("search_mail", sender="nadia").threads[0].subject.startswith("Acme Logistics renewal")
     sent = desk.ok("search_mail", folder="sent", limit=50)
     assert sent.threads and all(
-        desk.rows("SELECT 1 FROM messages WHERE thread_id = ? AND from_email = ?", t.thread_id, ME) for t in sent.threads
+        desk.rows("SELECT 1 FROM messages WHERE thread_id = ? AND from_email = ?", t.thread_id, ME)
+        for t in sent.threads
     )
     desk.fails("search_mail", "Label 'Nope' does not exist", label="Nope")
 
@@ -91,7 +93,8 @@ def test_sending_starts_a_sent_thread_with_its_recipients(desk):
     sent = desk.ok("send_mail", to=["Nadia.Rahman@AcmeLogistics.com"], cc=[colleague("tom")], bcc=[colleague("priya")],
                    subject="Renewal call agenda", body="Agenda attached soon.")
     assert desk.location(sent.thread_id) == "sent"
-    rows = desk.rows("SELECT email, kind, name FROM message_recipients WHERE message_id = ? ORDER BY email", sent.message_id)
+    rows = desk.rows("SELECT email, kind, name FROM message_recipients WHERE message_id = ? ORDER BY email",
+                     sent.message_id)
     assert [(r["email"], r["kind"]) for r in rows] == [
         ("nadia.rahman@acmelogistics.com", "to"), (colleague("priya"), "bcc"), (colleague("tom"), "cc")]
     assert rows[0]["name"] == "Nadia Rahman"
@@ -126,7 +129,8 @@ def test_a_file_owned_by_someone_else_cannot_be_attached_for_people_without_acce
 
 def test_a_link_shared_file_can_go_to_anyone_and_an_invisible_file_to_nobody(desk):
     agenda = desk.file("June Offsite Agenda")  # anyone with the link can view
-    desk.ok("send_mail", to=["sam.whitaker@gmail.com"], subject="Offsite", body="FYI", attachment_file_ids=[agenda["id"]])
+    desk.ok("send_mail", to=["sam.whitaker@gmail.com"], subject="Offsite", body="FYI",
+            attachment_file_ids=[agenda["id"]])
     hidden = desk.row("SELECT f.* FROM files f WHERE f.owner_email != ? AND f.link_sharing = 'off' AND NOT EXISTS "
                       "(SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND p.email = ?)", ME, ME)
     desk.fails("send_mail", "not found among the files you can open", to=[colleague("dana")], subject="x", body="y",
@@ -142,7 +146,8 @@ def test_reply_all_answers_the_latest_sender_and_copies_the_others(desk):
     assert reply.to == [colleague("dana")] and sorted(reply.cc) == [colleague("lukas"), colleague("ravi")]
     assert reply.subject == "Re: Q3 budget draft for review" and reply.thread_id == budget["id"]
     message = desk.row("SELECT * FROM messages WHERE id = ?", reply.message_id)
-    dana_msg = desk.value("SELECT id FROM messages WHERE thread_id = ? AND from_email = ?", budget["id"], colleague("dana"))
+    dana_msg = desk.value("SELECT id FROM messages WHERE thread_id = ? AND from_email = ?",
+                          budget["id"], colleague("dana"))
     assert message["in_reply_to"] == dana_msg
     assert desk.value("SELECT last_message_at FROM threads WHERE id = ?", budget["id"]) == message["sent_at"]
     only_sender = desk.ok("reply_to_thread", thread_id=budget["id"], body="(just you)", reply_all=False)
@@ -205,7 +210,8 @@ def test_only_threads_in_the_trash_can_be_deleted_for_good(desk):
     total = desk.value("SELECT COUNT(*) FROM threads")
     assert len(desk.ok("empty_trash").deleted_thread_ids) == trashed
     assert desk.value("SELECT COUNT(*) FROM threads") == total - trashed
-    assert desk.rows("SELECT 1 FROM message_recipients r LEFT JOIN messages m ON m.id = r.message_id WHERE m.id IS NULL") == []
+    assert desk.rows("SELECT 1 FROM message_recipients r LEFT JOIN messages m ON m.id = r.message_id "
+                     "WHERE m.id IS NULL") == []
     desk.fails("empty_trash", "The trash is already empty")
 
 
@@ -226,7 +232,8 @@ def test_archiving_is_idempotent_and_not_for_trashed_threads(desk):
 
 def test_a_label_must_exist_before_it_is_applied(desk):
     intro = desk.thread("Intro: Elena")
-    desk.fails("apply_label", "Label 'Partners' does not exist; create it first", label="Partners", thread_ids=[intro["id"]])
+    desk.fails("apply_label", "Label 'Partners' does not exist; create it first",
+               label="Partners", thread_ids=[intro["id"]])
     created = desk.ok("create_label", name="  Partners ")
     assert created.name == "Partners"
     change = desk.ok("apply_label", label="partners", thread_ids=[intro["id"]])

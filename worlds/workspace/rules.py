@@ -1,20 +1,23 @@
-"""Shared helpers of the workspace world: ids, the company domain, time zones and local times,
-email validation, the owner ("me") and file access."""
+"""The workspace world's fixed rules and shared helpers: the company and its domain, id formats,
+time zones and local times, email validation, the owner ("me"), lookups by id and file access."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
+from typing import TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from sqlalchemy import true
 from sqlmodel import Session, select
 
-from mcpsim.world.seeding import IdGenerator
+from mcpsim.world import ToolContext, WorldError
 from mcpsim.world.toolkit import iso  # noqa: F401  (re-exported)
-from mcpsim.world import WorldError
 
-from .tables import File, FilePermission, User
+from .tables import Contact, File, FilePermission, User
+
+T = TypeVar("T")
 
 COMPANY = "Larkspur Labs"
 DOMAIN = "larkspurlabs.com"
@@ -23,7 +26,9 @@ ROLES = ("viewer", "commenter", "editor")
 ROLE_RANK = {"viewer": 1, "commenter": 2, "editor": 3}
 RESPONSES = ("accepted", "tentative", "declined")
 LOCATIONS = ("inbox", "sent", "archived", "trash")
-RESERVED_LABELS = {"inbox", "sent", "archived", "archive", "trash", "spam", "drafts", "starred", "all mail", "important"}
+RESERVED_LABELS = {
+    "inbox", "sent", "archived", "archive", "trash", "spam", "drafts", "starred", "all mail", "important",
+}
 MAX_RECIPIENTS = 20
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 
@@ -38,9 +43,11 @@ ID_FORMATS = {
 }
 
 
-def new_id(ids: IdGenerator, kind: str) -> str:
-    prefix, digits = ID_FORMATS[kind]
-    return ids.code(kind, prefix, digits)
+def get_by_id(ctx: ToolContext, model: type[T], raw_id: str) -> T:
+    """`ctx.get` on an id given with stray spaces around it; the not-found error quotes the id as
+    the agent gave it."""
+    row = ctx.session.get(model, raw_id.strip())
+    return row if row is not None else ctx.get(model, raw_id)
 
 
 # -- time ----------------------------------------------------------------------------------------
@@ -63,8 +70,6 @@ def zone(name: str) -> ZoneInfo:
         raise WorldError(
             f"Unknown time zone {name!r}; use an IANA name such as 'Europe/London' or 'America/New_York'"
         ) from None
-
-
 
 
 def parse(text: str) -> datetime:
@@ -126,7 +131,10 @@ def hhmm(text: str) -> time:
 
 # -- people --------------------------------------------------------------------------------------
 
-_EMAIL = re.compile(r"^[a-z0-9](?:[a-z0-9._%+'-]{0,62}[a-z0-9_'%+-])?@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}$")
+_EMAIL = re.compile(
+    r"^[a-z0-9](?:[a-z0-9._%+'-]{0,62}[a-z0-9_'%+-])?"  # the local part
+    r"@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}$"  # the domain
+)
 
 
 def normalize_email(raw: str) -> str:
@@ -165,7 +173,7 @@ def directory_user(session: Session, email: str) -> User | None:
 
 
 def owner(session: Session) -> User:
-    me = session.exec(select(User).where(User.is_owner == True)).first()
+    me = session.exec(select(User).where(User.is_owner == true())).first()
     if me is None:  # a seeding bug, never the agent's fault
         raise RuntimeError("the workspace has no owner")
     return me
@@ -175,12 +183,15 @@ def owner_zone(session: Session) -> ZoneInfo:
     return zone(owner(session).time_zone)
 
 
+def working_hours(user: User) -> str:
+    """`09:00-17:30 Mon-Fri (Europe/London)`."""
+    return f"{user.work_start}-{user.work_end} Mon-Fri ({user.time_zone})"
+
+
 def display_name(session: Session, email: str) -> str:
     user = directory_user(session, email)
     if user is not None:
         return user.name
-    from .tables import Contact
-
     contact = session.exec(select(Contact).where(Contact.email == email)).first()
     return contact.name if contact else ""
 

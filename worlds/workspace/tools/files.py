@@ -11,8 +11,9 @@ from sqlmodel import Session, col, select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import (
+from .. import world
+from ..inputs import Email, FileId, Limit, Offset, Role
+from ..rules import (
     COMPANY,
     DOMAIN,
     check_addresses,
@@ -24,19 +25,18 @@ from .common import (
     role_of,
     visible_file,
 )
-from .inputs import Email, FileId, Limit, Offset, Role
-from .tables import File, FilePermission
-from .views import FilePermissions, FileSearchResult, FileView, PermissionView
+from ..tables import File, FilePermission
+from ..views import FilePermissions, FileSearchResult, FileView, PermissionView
 
 Kind = Literal["document", "spreadsheet", "presentation", "pdf", "image"]
 
 
 def _file_view(session: Session, file: File, me: str) -> FileView:
-    shared = session.exec(select(func.count()).select_from(FilePermission).where(FilePermission.file_id == file.id)).one()
-    return FileView(
-        file_id=file.id, name=file.name, kind=file.kind, folder=file.folder, owner_email=file.owner_email,
-        owner_name=display_name(session, file.owner_email), your_role=role_of(session, file, me) or "none",
-        confidential=file.confidential, link_sharing=file.link_sharing, size_bytes=file.size_bytes,
+    shared = session.exec(
+        select(func.count()).select_from(FilePermission).where(FilePermission.file_id == file.id)
+    ).one()
+    return FileView.from_row(
+        file, owner_name=display_name(session, file.owner_email), your_role=role_of(session, file, me) or "none",
         modified_utc=file.modified_at, shared_with_count=shared,
     )
 
@@ -45,10 +45,8 @@ def _permissions(session: Session, file: File) -> FilePermissions:
     grants = session.exec(
         select(FilePermission).where(FilePermission.file_id == file.id).order_by(FilePermission.email)
     ).all()
-    return FilePermissions(
-        file_id=file.id, name=file.name, owner_email=file.owner_email, confidential=file.confidential,
-        link_sharing=file.link_sharing,
-        permissions=[PermissionView(email=g.email, name=display_name(session, g.email), role=g.role) for g in grants],
+    return FilePermissions.from_row(
+        file, permissions=[PermissionView.from_row(g, name=display_name(session, g.email)) for g in grants]
     )
 
 
@@ -65,7 +63,9 @@ def _owned(ctx: ToolContext, file_id: str, me: str, verb: str) -> File:
 @world.tool(read_only=True, idempotent=True)
 def search_files(
     ctx: ToolContext,
-    query: Annotated[str | None, Field(description="Words that must all appear in the file name or folder.", max_length=100)] = None,
+    query: Annotated[
+        str | None, Field(description="Words that must all appear in the file name or folder.", max_length=100)
+    ] = None,
     owned_by: Annotated[Literal["me", "others", "anyone"], Field(description="Whose files.")] = "anyone",
     kind: Kind | None = None,
     shared_with: Annotated[Email | None, Field(description="Only files this person has a grant on.")] = None,
@@ -75,8 +75,8 @@ def search_files(
     """Find files the owner owns or has been given access to, by name or folder words, owner,
     kind and who they are shared with; most recently modified first."""
     me = owner(ctx.session).email
-    mine = File.owner_email == me
-    granted = exists().where(FilePermission.file_id == File.id, FilePermission.email == me)
+    mine = col(File.owner_email) == me
+    granted = exists().where(col(FilePermission.file_id) == File.id, col(FilePermission.email) == me)
     statement = select(File).where({"me": mine, "others": granted, "anyone": or_(mine, granted)}[owned_by])
     for word in (query or "").split():
         statement = statement.where(or_(col(File.name).like(f"%{word}%"), col(File.folder).like(f"%{word}%")))
@@ -84,10 +84,13 @@ def search_files(
         statement = statement.where(File.kind == kind)
     if shared_with is not None:
         statement = statement.where(
-            exists().where(FilePermission.file_id == File.id, FilePermission.email == normalize_email(shared_with))
+            exists().where(
+                col(FilePermission.file_id) == File.id, col(FilePermission.email) == normalize_email(shared_with)
+            )
         )
     total = ctx.session.exec(select(func.count()).select_from(statement.subquery())).one()
-    files = ctx.session.exec(statement.order_by(col(File.modified_at).desc(), File.id).offset(offset).limit(limit)).all()
+    newest_first = statement.order_by(col(File.modified_at).desc(), File.id)
+    files = ctx.session.exec(newest_first.offset(offset).limit(limit)).all()
     return FileSearchResult(total_count=total, files=[_file_view(ctx.session, f, me) for f in files])
 
 
@@ -107,7 +110,7 @@ def list_file_permissions(ctx: ToolContext, file_id: FileId) -> FilePermissions:
     return _permissions(ctx.session, visible_file(ctx.session, file_id, me))
 
 
-@world.tool(idempotent=True)
+@world.tool(idempotent=True, irreversible=True)
 def share_file(
     ctx: ToolContext,
     file_id: FileId,
@@ -132,7 +135,9 @@ def share_file(
     for email in people:
         grant = ctx.session.get(FilePermission, (file.id, email))
         if grant is None:
-            ctx.session.add(FilePermission(file_id=file.id, email=email, role=role, granted_by=me, granted_at=iso(ctx.now)))
+            ctx.session.add(
+                FilePermission(file_id=file.id, email=email, role=role, granted_by=me, granted_at=iso(ctx.now))
+            )
         elif grant.role != role:
             grant.role, grant.granted_at = role, iso(ctx.now)
             ctx.session.add(grant)
@@ -155,7 +160,7 @@ def revoke_access(ctx: ToolContext, file_id: FileId, email: Email) -> FilePermis
     return _permissions(ctx.session, file)
 
 
-@world.tool(idempotent=True)
+@world.tool(idempotent=True, irreversible=True)
 def set_link_sharing(
     ctx: ToolContext,
     file_id: FileId,

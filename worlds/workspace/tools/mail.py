@@ -7,19 +7,20 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field
-from sqlalchemy import and_, exists, func, or_
+from sqlalchemy import ColumnElement, Exists, and_, exists, false, func, or_
 from sqlmodel import Session, col, delete, select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import (
+from .. import world
+from ..inputs import Body, EmailList, FileIds, Limit, LocalDate, MessageId, Offset, Subject, ThreadId
+from ..rules import (
     MAX_RECIPIENTS,
     check_addresses,
     day_window,
     display_name,
+    get_by_id,
     iso,
-    new_id,
     owner,
     parse,
     parse_date,
@@ -28,24 +29,24 @@ from .common import (
     visible_file,
     zone,
 )
-from .inputs import Body, EmailList, FileIds, Limit, LocalDate, MessageId, Offset, Subject, ThreadId
-from .mailbox import (
-    find_label,
-    get_message_row,
-    get_thread_row,
-    message_view,
-    messages_of,
-    recipients_of,
-    state,
-    summary,
-)
-from .tables import File, Message, MessageAttachment, MessageRecipient, Thread, ThreadLabel, User
-from .views import EmptiedTrash, MailSearchResult, SentMessage, ThreadState, ThreadView
+from ..tables import File, Message, MessageAttachment, MessageRecipient, Thread, ThreadLabel, User
+from ..views import EmptiedTrash, MailSearchResult, SentMessage, ThreadState, ThreadView
+from .mailbox import attachment_files, find_label, message_view, messages_of, recipients_of, state, summary
 
 Folder = Literal["inbox", "sent", "archived", "trash", "all"]
 
 
 # -- reading -------------------------------------------------------------------------------------
+
+
+def _a_message(condition: ColumnElement[bool]) -> Exists:
+    """The thread has a message matching `condition`."""
+    return exists().where(col(Message.thread_id) == Thread.id, condition)
+
+
+def _a_recipient_like(pattern: str) -> Exists:
+    """The message has a recipient whose address is LIKE `pattern`."""
+    return exists().where(col(MessageRecipient.message_id) == Message.id, col(MessageRecipient.email).like(pattern))
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -64,10 +65,16 @@ def search_mail(
         Field(description="inbox, sent (threads with a message from you), archived, trash, or all (everything "
                           "except the trash)."),
     ] = "all",
-    has_attachment: Annotated[bool | None, Field(description="Only threads with (true) or without (false) attachments.")] = None,
+    has_attachment: Annotated[
+        bool | None, Field(description="Only threads with (true) or without (false) attachments.")
+    ] = None,
     unread_only: bool = False,
-    after: Annotated[LocalDate | None, Field(description="A message sent on or after this date (your time zone).")] = None,
-    before: Annotated[LocalDate | None, Field(description="A message sent on or before this date (your time zone).")] = None,
+    after: Annotated[
+        LocalDate | None, Field(description="A message sent on or after this date (your time zone).")
+    ] = None,
+    before: Annotated[
+        LocalDate | None, Field(description="A message sent on or before this date (your time zone).")
+    ] = None,
     limit: Limit = 10,
     offset: Offset = 0,
 ) -> MailSearchResult:
@@ -77,64 +84,45 @@ def search_mail(
     matching threads; use get_thread for the messages."""
     me = owner(ctx.session)
     tz = zone(me.time_zone)
-    conditions = []
+    conditions: list[ColumnElement[bool]] = []
     if folder == "all":
-        conditions.append(Thread.location != "trash")
+        conditions.append(col(Thread.location) != "trash")
     elif folder == "sent":
-        conditions.append(Thread.location != "trash")
-        conditions.append(exists().where(Message.thread_id == Thread.id, Message.from_email == me.email))
+        conditions.append(col(Thread.location) != "trash")
+        conditions.append(_a_message(col(Message.from_email) == me.email))
     else:
-        conditions.append(Thread.location == folder)
+        conditions.append(col(Thread.location) == folder)
     for word in (query or "").split():
         pattern = f"%{word}%"
-        in_recipients = exists().where(MessageRecipient.message_id == Message.id, col(MessageRecipient.email).like(pattern))
-        conditions.append(
-            exists().where(
-                Message.thread_id == Thread.id,
-                or_(
-                    col(Message.subject).like(pattern), col(Message.body).like(pattern),
-                    col(Message.from_email).like(pattern), col(Message.from_name).like(pattern), in_recipients,
-                ),
-            )
-        )
+        conditions.append(_a_message(or_(
+            col(Message.subject).like(pattern), col(Message.body).like(pattern),
+            col(Message.from_email).like(pattern), col(Message.from_name).like(pattern), _a_recipient_like(pattern),
+        )))
     if sender:
         pattern = f"%{sender.strip()}%"
-        conditions.append(
-            exists().where(
-                Message.thread_id == Thread.id,
-                or_(col(Message.from_email).like(pattern), col(Message.from_name).like(pattern)),
-            )
-        )
+        conditions.append(_a_message(or_(col(Message.from_email).like(pattern), col(Message.from_name).like(pattern))))
     if recipient:
-        pattern = f"%{recipient.strip()}%"
-        conditions.append(
-            exists().where(
-                Message.thread_id == Thread.id,
-                exists().where(MessageRecipient.message_id == Message.id, col(MessageRecipient.email).like(pattern)),
-            )
-        )
+        conditions.append(_a_message(_a_recipient_like(f"%{recipient.strip()}%")))
     if label:
         found = find_label(ctx.session, label)
-        conditions.append(exists().where(ThreadLabel.thread_id == Thread.id, ThreadLabel.label_id == found.id))
+        labelled = exists().where(col(ThreadLabel.thread_id) == Thread.id, col(ThreadLabel.label_id) == found.id)
+        conditions.append(labelled)
     if has_attachment is not None:
-        attached = exists().where(
-            Message.thread_id == Thread.id,
-            exists().where(MessageAttachment.message_id == Message.id),
-        )
+        attached = _a_message(exists().where(col(MessageAttachment.message_id) == Message.id))
         conditions.append(attached if has_attachment else ~attached)
     if unread_only:
-        conditions.append(exists().where(Message.thread_id == Thread.id, Message.is_read == False))
+        conditions.append(_a_message(col(Message.is_read) == false()))
     if after or before:
         lo_date = parse_date(after) if after else None
         hi_date = parse_date(before) if before else None
         if lo_date and hi_date and lo_date > hi_date:
             raise WorldError("'after' must not be later than 'before'")
-        window = []
+        window: list[ColumnElement[bool]] = []
         if lo_date:
-            window.append(Message.sent_at >= iso(day_window(lo_date, lo_date, tz)[0]))
+            window.append(col(Message.sent_at) >= iso(day_window(lo_date, lo_date, tz)[0]))
         if hi_date:
-            window.append(Message.sent_at < iso(day_window(hi_date, hi_date, tz)[1]))
-        conditions.append(exists().where(Message.thread_id == Thread.id, and_(*window)))
+            window.append(col(Message.sent_at) < iso(day_window(hi_date, hi_date, tz)[1]))
+        conditions.append(_a_message(and_(*window)))
     where = and_(*conditions)
     total = ctx.session.exec(select(func.count()).select_from(Thread).where(where)).one()
     rows = ctx.session.exec(
@@ -150,13 +138,10 @@ def get_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadView:
     and location. Reading does not change unread state (see mark_thread_read)."""
     me = owner(ctx.session)
     tz = zone(me.time_zone)
-    thread = get_thread_row(ctx.session, thread_id)
-    summary_labels = state(ctx.session, thread).labels
-    return ThreadView(
-        thread_id=thread.id,
-        subject=thread.subject,
-        location=thread.location,
-        labels=summary_labels,
+    thread = get_by_id(ctx, Thread, thread_id)
+    return ThreadView.from_row(
+        thread,
+        labels=state(ctx.session, thread).labels,
         messages=[message_view(ctx.session, m, me.email, tz) for m in messages_of(ctx.session, thread.id)],
     )
 
@@ -165,7 +150,7 @@ def get_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadView:
 
 
 def _check_recipients(session: Session, to: list[str], cc: list[str], bcc: list[str], me: str) -> dict[str, list[str]]:
-    groups = {"to": check_addresses(session, to), "cc": check_addresses(session, cc), "bcc": check_addresses(session, bcc)}
+    groups = {kind: check_addresses(session, emails) for kind, emails in (("to", to), ("cc", cc), ("bcc", bcc))}
     everyone = [e for emails in groups.values() for e in emails]
     doubled = sorted({e for e in everyone if everyone.count(e) > 1})
     if doubled:
@@ -204,7 +189,7 @@ def _store(
     files: list[File], *, in_reply_to: str | None = None, forwarded_from: str | None = None,
 ) -> SentMessage:
     message = Message(
-        id=new_id(ctx.ids, "message"), thread_id=thread.id, from_email=me.email, from_name=me.name, subject=subject,
+        id=ctx.new_id("message"), thread_id=thread.id, from_email=me.email, from_name=me.name, subject=subject,
         body=body, sent_at=iso(ctx.now), is_read=True, in_reply_to=in_reply_to, forwarded_from=forwarded_from,
     )
     ctx.session.add(message)
@@ -225,7 +210,7 @@ def _store(
     )
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def send_mail(
     ctx: ToolContext,
     to: Annotated[EmailList, Field(min_length=1, description="Main recipients.")],
@@ -242,7 +227,7 @@ def send_mail(
     me = owner(ctx.session)
     groups = _check_recipients(ctx.session, to, cc, bcc, me.email)
     files = _check_attachments(ctx.session, attachment_file_ids, [e for g in groups.values() for e in g], me.email)
-    thread = Thread(id=new_id(ctx.ids, "thread"), subject=subject.strip(), location="sent", last_message_at=iso(ctx.now))
+    thread = Thread(id=ctx.new_id("thread"), subject=subject.strip(), location="sent", last_message_at=iso(ctx.now))
     ctx.session.add(thread)
     ctx.session.flush()
     return _store(ctx, thread, me, subject.strip(), body, groups, files)
@@ -252,7 +237,7 @@ def _prefixed(prefix: str, subject: str) -> str:
     return subject if subject.lower().startswith(prefix.lower()) else f"{prefix} {subject}"
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def reply_to_thread(
     ctx: ToolContext,
     thread_id: ThreadId,
@@ -268,7 +253,7 @@ def reply_to_thread(
     the reply follows up to the same people. A thread in the trash must be restored first. The
     same rules as send_mail apply to added people and attachments."""
     me = owner(ctx.session)
-    thread = get_thread_row(ctx.session, thread_id)
+    thread = get_by_id(ctx, Thread, thread_id)
     if thread.location == "trash":
         raise WorldError(f"Thread {thread.id} is in the trash; restore it (restore_thread) before replying")
     messages = messages_of(ctx.session, thread.id)
@@ -288,7 +273,7 @@ def reply_to_thread(
     return _store(ctx, thread, me, _prefixed("Re:", thread.subject), body, groups, files, in_reply_to=target.id)
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def forward_message(
     ctx: ToolContext,
     message_id: MessageId,
@@ -304,14 +289,9 @@ def forward_message(
     must be able to open them: share the files first (if the owner owns them) or leave them out.
     Addresses follow the send_mail rules."""
     me = owner(ctx.session)
-    original = get_message_row(ctx.session, message_id)
+    original = get_by_id(ctx, Message, message_id)
     groups = _check_recipients(ctx.session, to, cc, [], me.email)
-    attached = [
-        f.id for f in ctx.session.exec(
-            select(File).join(MessageAttachment, MessageAttachment.file_id == File.id)
-            .where(MessageAttachment.message_id == original.id).order_by(File.name)
-        )
-    ] if include_attachments else []
+    attached = [f.id for f in attachment_files(ctx.session, original.id)] if include_attachments else []
     files = _check_attachments(ctx.session, attached, groups["to"] + groups["cc"], me.email)
     original_to = ", ".join(r.email for r in recipients_of(ctx.session, original.id) if r.kind == "to")
     tz = zone(me.time_zone)
@@ -324,7 +304,7 @@ def forward_message(
     )
     body = f"{note.strip()}\n\n{quoted}" if note.strip() else quoted
     subject = _prefixed("Fwd:", original.subject)
-    thread = Thread(id=new_id(ctx.ids, "thread"), subject=subject, location="sent", last_message_at=iso(ctx.now))
+    thread = Thread(id=ctx.new_id("thread"), subject=subject, location="sent", last_message_at=iso(ctx.now))
     ctx.session.add(thread)
     ctx.session.flush()
     return _store(ctx, thread, me, subject, body, groups, files, forwarded_from=original.id)
@@ -338,7 +318,7 @@ def mark_thread_read(
     ctx: ToolContext, thread_id: ThreadId, read: Annotated[bool, Field(description="false marks it unread.")] = True
 ) -> ThreadState:
     """Mark every message of a thread read (or, with read=false, unread)."""
-    thread = get_thread_row(ctx.session, thread_id)
+    thread = get_by_id(ctx, Thread, thread_id)
     for message in messages_of(ctx.session, thread.id):
         if message.is_read != read:
             message.is_read = read
@@ -352,7 +332,7 @@ def archive_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
     """Archive a thread: it leaves the inbox (or the sent view) and keeps its labels; nothing is
     deleted. A thread in the trash must be restored first. Archiving an archived thread changes
     nothing."""
-    thread = get_thread_row(ctx.session, thread_id)
+    thread = get_by_id(ctx, Thread, thread_id)
     if thread.location == "trash":
         raise WorldError(f"Thread {thread.id} is in the trash; restore it (restore_thread) before archiving")
     if thread.location != "archived":
@@ -365,7 +345,7 @@ def archive_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
 def move_to_inbox(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
     """Move an archived or sent thread back into the inbox. A thread in the trash must be
     restored first (restore_thread)."""
-    thread = get_thread_row(ctx.session, thread_id)
+    thread = get_by_id(ctx, Thread, thread_id)
     if thread.location == "trash":
         raise WorldError(f"Thread {thread.id} is in the trash; use restore_thread to take it out of the trash")
     if thread.location != "inbox":
@@ -378,7 +358,7 @@ def move_to_inbox(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
 def trash_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
     """Delete a thread: it moves to the trash, remembering where it was, and can be restored
     with restore_thread until the trash is emptied (empty_trash is the only permanent delete)."""
-    thread = get_thread_row(ctx.session, thread_id)
+    thread = get_by_id(ctx, Thread, thread_id)
     if thread.location == "trash":
         raise WorldError(f"Thread {thread.id} is already in the trash")
     thread.location_before_trash = thread.location
@@ -391,7 +371,7 @@ def trash_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
 @world.tool()
 def restore_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
     """Take a thread out of the trash, back to where it was (inbox, sent or archived)."""
-    thread = get_thread_row(ctx.session, thread_id)
+    thread = get_by_id(ctx, Thread, thread_id)
     if thread.location != "trash":
         raise WorldError(f"Thread {thread.id} is not in the trash (it is in {thread.location})")
     thread.location = thread.location_before_trash or "inbox"
@@ -419,7 +399,7 @@ def empty_trash(
     else:
         threads = []
         for thread_id in thread_ids:
-            thread = get_thread_row(ctx.session, thread_id)
+            thread = get_by_id(ctx, Thread, thread_id)
             if thread.location != "trash":
                 raise WorldError(
                     f"Thread {thread.id} is not in the trash (it is in {thread.location}); only trashed threads can "
@@ -429,9 +409,9 @@ def empty_trash(
                 threads.append(thread)
     ids = [t.id for t in threads]
     message_ids = list(ctx.session.exec(select(Message.id).where(col(Message.thread_id).in_(ids))))
-    ctx.session.exec(delete(MessageRecipient).where(col(MessageRecipient.message_id).in_(message_ids)))  # type: ignore[call-overload]
-    ctx.session.exec(delete(MessageAttachment).where(col(MessageAttachment.message_id).in_(message_ids)))  # type: ignore[call-overload]
-    ctx.session.exec(delete(ThreadLabel).where(col(ThreadLabel.thread_id).in_(ids)))  # type: ignore[call-overload]
-    ctx.session.exec(delete(Message).where(col(Message.id).in_(message_ids)))  # type: ignore[call-overload]
-    ctx.session.exec(delete(Thread).where(col(Thread.id).in_(ids)))  # type: ignore[call-overload]
+    ctx.session.exec(delete(MessageRecipient).where(col(MessageRecipient.message_id).in_(message_ids)))
+    ctx.session.exec(delete(MessageAttachment).where(col(MessageAttachment.message_id).in_(message_ids)))
+    ctx.session.exec(delete(ThreadLabel).where(col(ThreadLabel.thread_id).in_(ids)))
+    ctx.session.exec(delete(Message).where(col(Message.id).in_(message_ids)))
+    ctx.session.exec(delete(Thread).where(col(Thread.id).in_(ids)))
     return EmptiedTrash(deleted_thread_ids=ids, deleted_message_count=len(message_ids))

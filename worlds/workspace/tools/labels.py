@@ -7,16 +7,16 @@ from typing import Annotated
 
 from pydantic import Field
 from sqlalchemy import func
-from sqlmodel import select
+from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import RESERVED_LABELS, iso, new_id
-from .inputs import LabelName, ThreadId
-from .mailbox import find_label, get_thread_row
-from .tables import Label, Thread, ThreadLabel
-from .views import LabelChange, LabelView
+from .. import world
+from ..inputs import LabelName, ThreadId
+from ..rules import RESERVED_LABELS, get_by_id, iso
+from ..tables import Label, Thread, ThreadLabel
+from ..views import LabelChange, LabelView
+from .mailbox import find_label
 
 _SEGMENT = re.compile(r"^[\w][\w &.,'()+-]{0,39}$")
 
@@ -29,13 +29,13 @@ def list_labels(ctx: ToolContext) -> list[LabelView]:
     counts = dict(
         ctx.session.exec(
             select(ThreadLabel.label_id, func.count())
-            .join(Thread, Thread.id == ThreadLabel.thread_id)
+            .join(Thread, col(Thread.id) == ThreadLabel.thread_id)
             .where(Thread.location != "trash")
             .group_by(ThreadLabel.label_id)
         ).all()
     )
     labels = ctx.session.exec(select(Label).order_by(Label.name_key)).all()
-    return [LabelView(label_id=lb.id, name=lb.name, thread_count=counts.get(lb.id, 0)) for lb in labels]
+    return [LabelView.from_row(lb, thread_count=counts.get(lb.id, 0)) for lb in labels]
 
 
 @world.tool()
@@ -65,15 +65,15 @@ def create_label(ctx: ToolContext, name: LabelName) -> LabelView:
         parent = "/".join(segments[:-1])
         if ctx.session.exec(select(Label).where(Label.name_key == parent.lower())).first() is None:
             raise WorldError(f"The parent label {parent!r} does not exist; create it first")
-    label = Label(id=new_id(ctx.ids, "label"), name=clean, name_key=clean.lower(), created_at=iso(ctx.now))
+    label = Label(id=ctx.new_id("label"), name=clean, name_key=clean.lower(), created_at=iso(ctx.now))
     ctx.session.add(label)
-    return LabelView(label_id=label.id, name=label.name, thread_count=0)
+    return LabelView.from_row(label, thread_count=0)
 
 
 def _threads(ctx: ToolContext, thread_ids: list[str]) -> list[Thread]:
     threads: list[Thread] = []
     for thread_id in thread_ids:
-        thread = get_thread_row(ctx.session, thread_id)
+        thread = get_by_id(ctx, Thread, thread_id)
         if thread not in threads:
             threads.append(thread)
     return threads

@@ -1,6 +1,7 @@
-"""Fill a fresh workspace: the fixed story (seed_story.py) first, so its ids are the same at every
-scale for a given seed, then filler colleagues, contacts, files, mail threads and events drawn
-from the seeded Faker and random source. Rows are built as dicts and bulk-inserted."""
+"""Builds a fresh workspace as plain rows: the fixed story (`story.py`) first, so its ids are the
+same at every scale for a given seed, then filler colleagues, contacts, files, mail threads and
+events drawn from the seeded Faker and random source (`vocabulary.py`). The rows are
+bulk-inserted at the end, table by table."""
 
 from __future__ import annotations
 
@@ -8,24 +9,11 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Table
-
 from mcpsim.world.seeding import SeedContext
 
-from .common import DOMAIN, WEEKDAYS, iso, local_to_utc, new_id, zone
-from .recurrence import Rule, expand
-from .seed_story import (
-    COLLEAGUES,
-    EVENTS,
-    FILES,
-    LABELS,
-    OUTSIDERS,
-    OWNER,
-    PASSCODE,
-    STORY_CONTACTS,
-    THREADS,
-)
-from .tables import (
+from ..recurrence import Rule, expand
+from ..rules import DOMAIN, WEEKDAYS, iso, local_to_utc, zone
+from ..tables import (
     Contact,
     Event,
     EventAttendee,
@@ -40,105 +28,39 @@ from .tables import (
     ThreadLabel,
     User,
 )
+from .story import (
+    COLLEAGUES,
+    EVENTS,
+    FILES,
+    LABELS,
+    OUTSIDERS,
+    OWNER,
+    PASSCODE,
+    STORY_CONTACTS,
+    THREADS,
+    EventSpec,
+    FileSpec,
+    ThreadSpec,
+)
+from .vocabulary import (
+    DEPARTMENTS,
+    DOC_TYPES,
+    EVENT_TITLES,
+    EXTERNAL_LINES,
+    EXTERNAL_SUBJECTS,
+    FOLDERS,
+    INTERNAL_LINES,
+    INTERNAL_OPENERS,
+    INTERNAL_SUBJECTS,
+    NEWSLETTERS,
+    PROJECTS,
+    REPLIES,
+    STARTS,
+    ZONES,
+)
 
 Row = dict[str, Any]
-
-DEPARTMENTS = {
-    "Engineering": ["Software Engineer", "Senior Software Engineer", "Staff Engineer", "QA Engineer", "SRE"],
-    "Product": ["Product Manager", "Senior Product Manager", "Product Analyst"],
-    "Design": ["Product Designer", "UX Researcher", "Content Designer"],
-    "Data": ["Data Engineer", "Data Analyst", "Analytics Engineer"],
-    "Finance": ["Financial Analyst", "Accountant", "Payroll Specialist"],
-    "Sales": ["Account Executive", "Sales Engineer", "Sales Development Rep"],
-    "Marketing": ["Marketing Manager", "Content Marketer", "Growth Analyst"],
-    "Operations": ["Operations Analyst", "Logistics Coordinator", "Procurement Specialist"],
-    "Customer Success": ["Customer Success Manager", "Support Specialist", "Onboarding Specialist"],
-    "People": ["People Partner", "Recruiter", "Talent Coordinator"],
-    "Legal": ["Paralegal", "Contracts Manager"],
-    "IT": ["IT Support Engineer", "Systems Administrator"],
-}
-ZONES = [
-    ("Europe/London", 34), ("America/New_York", 14), ("America/Los_Angeles", 9), ("Europe/Berlin", 9),
-    ("Asia/Kolkata", 9), ("America/Chicago", 6), ("Europe/Paris", 6), ("Asia/Tokyo", 5), ("Australia/Sydney", 5),
-    ("America/Sao_Paulo", 3),
-]
-STARTS = ["08:00", "08:30", "09:00", "09:00", "09:30", "10:00"]
-PROJECTS = ["Atlas", "Beacon", "Cobalt", "Dovetail", "Evergreen", "Falcon", "Granite", "Harbor", "Ion", "Juniper",
-            "Kestrel", "Lumen", "Meridian", "Nimbus", "Orchard"]
-DOC_TYPES = [
-    ("Launch Plan", "document"), ("Retro Notes", "document"), ("Pricing Model", "spreadsheet"),
-    ("Status Update", "document"), ("Kickoff Deck", "presentation"), ("Risk Register", "spreadsheet"),
-    ("Requirements", "document"), ("Metrics Dashboard Export", "spreadsheet"), ("Architecture Overview", "pdf"),
-    ("Customer Interviews", "document"), ("Roadmap Review", "presentation"), ("Budget Tracker", "spreadsheet"),
-    ("Design Mockups", "image"), ("Contract Summary", "pdf"), ("Capacity Plan", "spreadsheet"),
-]
-FOLDERS = ["Projects", "Operations", "Shared", "Reports", "Planning", ""]
-
-INTERNAL_SUBJECTS = [
-    "{p} status update", "{p}: next steps", "Question about the {p} timeline", "{p} kickoff notes",
-    "Feedback on the {p} draft", "{p} risks for this sprint", "Can you review the {p} numbers?",
-    "{p} launch checklist", "Staffing for {p}", "{p} customer feedback summary", "Vendor quotes for {p}",
-    "Reminder: {p} retro on {d}", "{p} dependencies on Operations",
-]
-INTERNAL_OPENERS = [
-    "Hi {n},", "Hi {n}, quick one.", "Morning {n},", "Hey {n},", "{n},",
-]
-INTERNAL_LINES = [
-    "I've updated the {p} tracker with this week's numbers; the delivery estimate moved by {k} days.",
-    "Can you take a look before {d}? I'd like to close this out this week.",
-    "The main open question is still the vendor lead time, currently {k} weeks.",
-    "Finance signed off on the revised estimate, so we're good to go.",
-    "We're waiting on Legal for the last clause; I'll chase them tomorrow.",
-    "I moved the review to {d} so that everyone can make it.",
-    "Numbers look fine to me, a couple of comments inline.",
-    "Could you loop in whoever owns the warehouse integration?",
-    "The customer asked for a short call next week to go through the rollout.",
-    "Let's keep this on the agenda for the next ops sync.",
-    "I'll share the updated doc once the figures are final.",
-]
-REPLIES = [
-    "Thanks, that works for me.", "Makes sense. I'll update the plan.", "Agreed, let's go with that.",
-    "Sounds good; I'll follow up with the team.", "Got it, thanks for the heads-up.",
-    "I'd push back a little on the timeline, but fine for now.", "Done, see the latest version.",
-]
-EXTERNAL_SUBJECTS = [
-    "Invoice {k}{k} from {c}", "{c}: quarterly business review", "Proposal for {p} support", "Meeting follow-up",
-    "{c} service update", "Quote request #{k}{k}{k}", "Renewal reminder from {c}",
-]
-EXTERNAL_LINES = [
-    "Please find our latest figures below; let us know if anything looks off.",
-    "Following up on our conversation last week, we'd be glad to put together a proposal.",
-    "Our invoice for last month is now due; payment terms are 30 days.",
-    "We're rolling out a new portal next month and will send logins to your team.",
-    "Could you confirm the delivery window for the next batch?",
-    "Thanks again for your time on the call.",
-]
-NEWSLETTERS = [
-    ("Freight Lines", "news@freightlines.com", "Freight Lines weekly: {p} rates and port delays"),
-    ("Larkspur People Team", f"people@{DOMAIN}", "This month at Larkspur: {p} team spotlight"),
-    ("SaaS Ops Digest", "hello@saasopsdigest.com", "Five metrics every ops lead should track"),
-    ("Travel Desk", "noreply@travel-desk.com", "Your trip summary is ready"),
-]
-EVENT_TITLES = [
-    "{p} sync", "{p} planning", "{p} review", "{p} standup", "1:1 {a} / {b}", "{p} demo", "{p} retro",
-    "Interview: {p} candidate", "{p} budget check-in", "Customer call: {c}", "{p} design review", "Coffee chat",
-]
-
-
-def seed(ctx: SeedContext) -> None:
-    builder = Builder(ctx)
-    builder.story()
-    builder.filler()
-    builder.insert()
-
-
-def bulk_insert(connection: Connection, table: Table, rows: list[Row]) -> None:
-    if not rows:
-        return
-    columns = list(table.columns)
-    names = ", ".join(f'"{c.name}"' for c in columns)
-    sql = f'INSERT INTO "{table.name}" ({names}) VALUES ({", ".join("?" for _ in columns)})'
-    connection.exec_driver_sql(sql, [tuple(row.get(c.name) for c in columns) for row in rows])
+COMPANY_SUFFIXES = {"and", "llc", "inc", "ltd", "plc", "group", "sons"}  # left out of a made-up company's domain
 
 
 def at(local: str, tz: str) -> str:
@@ -180,7 +102,7 @@ class Builder:
     def user(self, name: str, email: str, title: str, department: str, tz: str, start: str, end: str,
              owner: bool = False) -> Row:
         row = self.add(User, {
-            "id": new_id(self.ctx.ids, "user"), "email": email, "name": name, "title": title,
+            "id": self.ctx.ids.new("user"), "email": email, "name": name, "title": title,
             "department": department, "time_zone": tz, "work_start": start, "work_end": end, "is_owner": owner,
             "passcode": PASSCODE if owner else None,
         })
@@ -202,18 +124,20 @@ class Builder:
 
     def thread(self, subject: str, location: str, messages: list[dict[str, Any]], labels: list[str],
                before_trash: str | None = None, trashed_at: str | None = None) -> str:
-        thread_id = new_id(self.ctx.ids, "thread")
+        thread_id = self.ctx.ids.new("thread")
         messages.sort(key=lambda m: m["sent_at"])
         self.add(Thread, {"id": thread_id, "subject": subject, "location": location,
                           "location_before_trash": before_trash, "trashed_at": trashed_at,
                           "last_message_at": messages[-1]["sent_at"]})
         previous = None
         for m in messages:
-            message_id = new_id(self.ctx.ids, "message")
+            message_id = self.ctx.ids.new("message")
             self.add(Message, {
-                "id": message_id, "thread_id": thread_id, "from_email": m["from"], "from_name": self.names.get(m["from"], ""),
-                "subject": subject if previous is None else f"Re: {subject}", "body": m["body"], "sent_at": m["sent_at"],
-                "is_read": m.get("read", True), "in_reply_to": previous, "forwarded_from": None,
+                "id": message_id, "thread_id": thread_id, "from_email": m["from"],
+                "from_name": self.names.get(m["from"], ""),
+                "subject": subject if previous is None else f"Re: {subject}", "body": m["body"],
+                "sent_at": m["sent_at"], "is_read": m.get("read", True), "in_reply_to": previous,
+                "forwarded_from": None,
             })
             for kind in ("to", "cc"):
                 for email in m.get(kind, []):
@@ -226,7 +150,8 @@ class Builder:
             self.add(ThreadLabel, {"thread_id": thread_id, "label_id": self.label_ids[label]})
         return thread_id
 
-    def event(self, *, title: str, organizer: str, start: str, end: str, tz: str, attendees: list[tuple[str, str, bool]],
+    def event(self, *, title: str, organizer: str, start: str, end: str, tz: str,
+              attendees: list[tuple[str, str, bool]],
               freq: str = "none", weekdays: str = "", interval: int = 1, count: int | None = None,
               until: str | None = None, show_as: str = "busy", status: str = "confirmed",
               exceptions: tuple[str, ...] = (), location: str = "", description: str = "") -> str:
@@ -236,7 +161,7 @@ class Builder:
         days = tuple(sorted(WEEKDAYS.index(d) for d in weekdays.split(",") if d))
         rule = Rule(freq, interval, days, count, until_utc)
         occurrences = list(expand(start_utc, end_utc, zone_, rule))
-        event_id = new_id(self.ctx.ids, "event")
+        event_id = self.ctx.ids.new("event")
         created = iso(min(start_utc, self.now) - timedelta(days=self.rng.randint(2, 20)))
         self.add(Event, {
             "id": event_id, "organizer_email": organizer, "title": title, "description": description,
@@ -251,7 +176,9 @@ class Builder:
             organizer == self.me or any(e == self.me and r != "declined" for e, r, _ in attendees)
         ):
             cancelled = {date.fromisoformat(d) for d in exceptions}
-            self.my_busy.extend((o.start, o.end) for o in occurrences if o.start.astimezone(zone_).date() not in cancelled)
+            self.my_busy.extend(
+                (o.start, o.end) for o in occurrences if o.start.astimezone(zone_).date() not in cancelled
+            )
         for email, response, optional in attendees:
             self.add(EventAttendee, {
                 "event_id": event_id, "email": email, "name": self.names.get(email, ""), "optional": optional,
@@ -273,10 +200,10 @@ class Builder:
             self.emails[key] = email
             self.user(person.name, email, person.title, person.department, person.time_zone, person.work_start,
                       person.work_end)
-        for key, outsider in OUTSIDERS.items():
-            self.emails[key] = outsider.email
-            self.names[outsider.email] = outsider.name
-            self.used_emails.add(outsider.email)
+        for key, other in OUTSIDERS.items():
+            self.emails[key] = other.email
+            self.names[other.email] = other.name
+            self.used_emails.add(other.email)
         for key, starred, notes in STORY_CONTACTS:
             email = self.emails[key]
             self.contact_emails.add(email)
@@ -284,48 +211,57 @@ class Builder:
             outsider = OUTSIDERS.get(key)
             created = iso(self.now - timedelta(days=self.rng.randint(40, 700)))
             self.add(Contact, {
-                "id": new_id(self.ctx.ids, "contact"), "name": self.names[email], "email": email,
+                "id": self.ctx.ids.new("contact"), "name": self.names[email], "email": email,
                 "phone": outsider.phone if outsider else self.faker.numerify("+44 20 7946 0###"),
                 "company": outsider.company if outsider else "Larkspur Labs",
                 "job_title": outsider.title if outsider else (colleague.title if colleague else ""),
                 "notes": notes, "starred": starred, "created_at": created, "updated_at": created,
             })
         for name in LABELS:
-            label_id = new_id(self.ctx.ids, "label")
+            label_id = self.ctx.ids.new("label")
             self.label_ids[name] = label_id
             self.add(Label, {"id": label_id, "name": name, "name_key": name.lower(),
                              "created_at": iso(self.now - timedelta(days=300))})
-        for spec in FILES:
-            file_id = new_id(self.ctx.ids, "file")
-            self.file_ids[spec.key] = file_id
-            owner_email = self.email_of(spec.owner)
-            modified = at(spec.modified, "Europe/London")
-            row = self.add(File, {
-                "id": file_id, "name": spec.name, "kind": spec.kind, "folder": spec.folder, "owner_email": owner_email,
-                "size_bytes": spec.size_kb * 1024 + self.rng.randint(0, 1023), "confidential": spec.confidential,
-                "link_sharing": spec.link_sharing, "created_at": at(spec.created, "Europe/London"),
-                "modified_at": modified,
-            })
-            self.files[file_id] = row
-            self.files_by_owner.setdefault(row["owner_email"], []).append(row)
-            for key, role in spec.grants.items():
-                self.grant(file_id, self.email_of(key), role, owner_email, modified)
-        for spec in THREADS:
-            messages = [{
-                "from": self.email_of(m.sender), "to": [self.email_of(k) for k in m.to],
-                "cc": [self.email_of(k) for k in m.cc], "sent_at": at(m.at, m.tz), "body": m.body, "read": m.read,
-                "attachments": [self.file_ids[k] for k in m.attachments],
-            } for m in spec.messages]
-            trashed = iso(self.now - timedelta(days=3)) if spec.location == "trash" else None
-            self.thread(spec.subject, spec.location, messages, spec.labels, spec.location_before_trash, trashed)
-        for spec in EVENTS:
-            required = [(self.email_of(k), r, False) for k, r in spec.attendees.items() if k not in spec.optional]
-            optional = [(self.email_of(k), r, True) for k, r in spec.attendees.items() if k in spec.optional]
-            self.event(title=spec.title, organizer=self.email_of(spec.organizer), start=spec.start, end=spec.end,
-                       tz=spec.tz, attendees=required + optional, freq=spec.freq, weekdays=spec.weekdays,
-                       interval=spec.interval, count=spec.count, until=spec.until, show_as=spec.show_as,
-                       status=spec.status, exceptions=spec.exceptions, location=spec.location,
-                       description=spec.description)
+        for file_spec in FILES:
+            self.story_file(file_spec)
+        for thread_spec in THREADS:
+            self.story_thread(thread_spec)
+        for event_spec in EVENTS:
+            self.story_event(event_spec)
+
+    def story_file(self, spec: FileSpec) -> None:
+        file_id = self.ctx.ids.new("file")
+        self.file_ids[spec.key] = file_id
+        owner_email = self.email_of(spec.owner)
+        modified = at(spec.modified, "Europe/London")
+        row = self.add(File, {
+            "id": file_id, "name": spec.name, "kind": spec.kind, "folder": spec.folder, "owner_email": owner_email,
+            "size_bytes": spec.size_kb * 1024 + self.rng.randint(0, 1023), "confidential": spec.confidential,
+            "link_sharing": spec.link_sharing, "created_at": at(spec.created, "Europe/London"),
+            "modified_at": modified,
+        })
+        self.files[file_id] = row
+        self.files_by_owner.setdefault(row["owner_email"], []).append(row)
+        for key, role in spec.grants.items():
+            self.grant(file_id, self.email_of(key), role, owner_email, modified)
+
+    def story_thread(self, spec: ThreadSpec) -> None:
+        messages = [{
+            "from": self.email_of(m.sender), "to": [self.email_of(k) for k in m.to],
+            "cc": [self.email_of(k) for k in m.cc], "sent_at": at(m.at, m.tz), "body": m.body, "read": m.read,
+            "attachments": [self.file_ids[k] for k in m.attachments],
+        } for m in spec.messages]
+        trashed = iso(self.now - timedelta(days=3)) if spec.location == "trash" else None
+        self.thread(spec.subject, spec.location, messages, spec.labels, spec.location_before_trash, trashed)
+
+    def story_event(self, spec: EventSpec) -> None:
+        required = [(self.email_of(k), r, False) for k, r in spec.attendees.items() if k not in spec.optional]
+        optional = [(self.email_of(k), r, True) for k, r in spec.attendees.items() if k in spec.optional]
+        self.event(title=spec.title, organizer=self.email_of(spec.organizer), start=spec.start, end=spec.end,
+                   tz=spec.tz, attendees=required + optional, freq=spec.freq, weekdays=spec.weekdays,
+                   interval=spec.interval, count=spec.count, until=spec.until, show_as=spec.show_as,
+                   status=spec.status, exceptions=spec.exceptions, location=spec.location,
+                   description=spec.description)
 
     # -- filler ------------------------------------------------------------------------------------
 
@@ -349,8 +285,8 @@ class Builder:
         colleagues = [self.colleague() for _ in range(params["colleagues"])]
         everyone = [u["email"] for u in self.users]
         companies = self.companies(max(4, params["contacts"] // 6))
-        outsiders = [self.contact(companies, colleagues) for _ in range(params["contacts"])]
-        outsiders = [o for o in outsiders if o is not None]
+        drawn = [self.contact(companies, colleagues) for _ in range(params["contacts"])]
+        outsiders = [o for o in drawn if o is not None]
         for _ in range(params["files"]):
             self.filler_file(everyone, outsiders)
         for _ in range(params["threads"]):
@@ -373,7 +309,7 @@ class Builder:
         found: dict[str, str] = {}
         while len(found) < count:
             name = self.faker.company()
-            words = [w for w in re.split(r"[^A-Za-z]+", name) if w and w.lower() not in {"and", "llc", "inc", "ltd", "plc", "group", "sons"}]
+            words = [w for w in re.split(r"[^A-Za-z]+", name) if w and w.lower() not in COMPANY_SUFFIXES]
             domain = "".join(words[:2]).lower() + self.rng.choice([".com", ".co.uk", ".io", ".com", ".net"])
             if domain not in found.values() and len(domain) > 5:
                 found[name] = domain
@@ -387,8 +323,9 @@ class Builder:
                 return None
             self.contact_emails.add(user["email"])
             self.add(Contact, {
-                "id": new_id(self.ctx.ids, "contact"), "name": user["name"], "email": user["email"],
-                "phone": self.faker.numerify("+44 20 7946 0###"), "company": "Larkspur Labs", "job_title": user["title"],
+                "id": self.ctx.ids.new("contact"), "name": user["name"], "email": user["email"],
+                "phone": self.faker.numerify("+44 20 7946 0###"), "company": "Larkspur Labs",
+                "job_title": user["title"],
                 "notes": "", "starred": self.rng.random() < 0.1, "created_at": created, "updated_at": created,
             })
             return None
@@ -397,7 +334,7 @@ class Builder:
         email = self.unique_email(self.rng.choice([f"{first}.{last}", f"{first[0]}{last}", f"{first}"]), domain)
         self.names[email] = f"{first} {last}"
         self.add(Contact, {
-            "id": new_id(self.ctx.ids, "contact"), "name": f"{first} {last}", "email": email,
+            "id": self.ctx.ids.new("contact"), "name": f"{first} {last}", "email": email,
             "phone": self.faker.numerify(self.rng.choice(["+44 20 7946 0###", "+1 415 555 01##", "+1 212 555 01##"])),
             "company": company, "job_title": self.faker.job()[:100],
             "notes": self.rng.choice(["", "", "", "Met at the logistics summit.", "Prefers calls to email.",
@@ -412,7 +349,7 @@ class Builder:
         mine = self.rng.random() < 0.45
         owner = self.me if mine else self.rng.choice(colleagues)
         modified = self.now - timedelta(days=self.rng.randint(0, 200), minutes=self.rng.randint(0, 1439))
-        file_id = new_id(self.ctx.ids, "file")
+        file_id = self.ctx.ids.new("file")
         confidential = self.rng.random() < 0.1
         row = self.add(File, {
             "id": file_id, "name": f"{project} {doc}", "kind": kind,
@@ -540,7 +477,8 @@ class Builder:
             # The owner's own calendar is kept free of double bookings, so that the story stays readable.
             zone_ = zone(tz)
             rule = Rule("weekly" if recurring else "none", 1, (), count, None)
-            spans = [(o.start, o.end) for o in expand(local_to_utc(start, zone_), local_to_utc(end, zone_), zone_, rule)]
+            first = (local_to_utc(start, zone_), local_to_utc(end, zone_))
+            spans = [(o.start, o.end) for o in expand(*first, zone_, rule)]
             if any(s < e2 and s2 < e for s, e in spans for s2, e2 in self.my_busy):
                 return
             self.my_busy.extend(spans)
@@ -554,10 +492,6 @@ class Builder:
     # -- writing -----------------------------------------------------------------------------------
 
     def insert(self) -> None:
-        connection = self.ctx.session.connection()
         for table in (User, Contact, Label, File, FilePermission, Thread, Message, MessageRecipient,
                       MessageAttachment, ThreadLabel, Event, EventAttendee, EventException):
-            bulk_insert(connection, table.__table__, self.rows[table])  # type: ignore[attr-defined]
-
-
-
+            self.ctx.insert(table, self.rows[table])

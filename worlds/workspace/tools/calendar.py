@@ -3,6 +3,7 @@ recurrence arguments and the conflict check against required attendees' busy tim
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -11,8 +12,7 @@ from sqlmodel import Session, select
 
 from mcpsim.world import WorldError
 
-from .common import WEEKDAYS, directory_user, display_name, is_internal, local_to_utc, parse, show_local, zone
-from .recurrence import (
+from ..recurrence import (
     MAX_SERIES_DAYS,
     Occurrence,
     Rule,
@@ -22,8 +22,9 @@ from .recurrence import (
     expand,
     series_end,
 )
-from .tables import Event, EventAttendee
-from .views import AttendeeView, EventView, OccurrenceView
+from ..rules import WEEKDAYS, directory_user, display_name, is_internal, local_to_utc, parse, show_local, zone
+from ..tables import Event, EventAttendee
+from ..views import AttendeeView, EventView, OccurrenceView
 
 MAX_EVENT_HOURS = 12
 
@@ -38,13 +39,16 @@ def visible_event(session: Session, event_id: str, me: str) -> Event:
 
 
 def attendees_of(session: Session, event_id: str) -> list[EventAttendee]:
-    return list(session.exec(select(EventAttendee).where(EventAttendee.event_id == event_id).order_by(EventAttendee.email)))
+    return list(
+        session.exec(select(EventAttendee).where(EventAttendee.event_id == event_id).order_by(EventAttendee.email))
+    )
 
 
 def recurrence_text(event: Event) -> str:
     if event.recur_freq == "none":
         return "does not repeat"
-    every = "" if event.recur_interval == 1 else f" every {event.recur_interval} {'days' if event.recur_freq == 'daily' else 'weeks'}"
+    unit = "days" if event.recur_freq == "daily" else "weeks"
+    every = "" if event.recur_interval == 1 else f" every {event.recur_interval} {unit}"
     days = f" on {event.recur_weekdays}" if event.recur_freq == "weekly" and event.recur_weekdays else ""
     if event.recur_count is not None:
         bound = f", {event.recur_count} times"
@@ -64,27 +68,16 @@ def event_view(session: Session, event: Event, me: str, tz: ZoneInfo, now: datet
                 upcoming.append(show_local(occurrence.start, tz))
                 if len(upcoming) == 5:
                     break
-    return EventView(
-        event_id=event.id,
-        title=event.title,
-        status=event.status,
-        organizer_email=event.organizer_email,
+    return EventView.from_row(
+        event,
         organizer_name=display_name(session, event.organizer_email),
         your_role="organizer" if event.organizer_email == me else "attendee",
         your_response=mine.response if mine else None,
-        start_utc=event.start_utc,
-        end_utc=event.end_utc,
         start_local=show_local(start, tz),
         end_local=show_local(end, tz),
         event_time_zone=event.time_zone,
-        location=event.location,
-        description=event.description,
-        show_as=event.show_as,
         recurrence=recurrence_text(event),
-        attendees=[
-            AttendeeView(email=a.email, name=a.name, optional=a.optional, response=a.response)
-            for a in attendees_of(session, event.id)
-        ],
+        attendees=AttendeeView.from_rows(attendees_of(session, event.id)),
         cancelled_occurrences_local=[show_local(parse(c), tz) for c in cancelled],
         next_occurrences_local=upcoming,
     )
@@ -92,20 +85,15 @@ def event_view(session: Session, event: Event, me: str, tz: ZoneInfo, now: datet
 
 def occurrence_view(session: Session, event: Event, occurrence: Occurrence, me: str, tz: ZoneInfo) -> OccurrenceView:
     mine = session.get(EventAttendee, (event.id, me)) if event.organizer_email != me else None
-    return OccurrenceView(
-        event_id=event.id,
-        title=event.title,
+    return OccurrenceView.from_row(
+        event,
         start_utc=occurrence.start.isoformat(timespec="seconds"),
         end_utc=occurrence.end.isoformat(timespec="seconds"),
         start_local=show_local(occurrence.start, tz),
         end_local=show_local(occurrence.end, tz),
-        organizer_email=event.organizer_email,
         your_role="organizer" if event.organizer_email == me else "attendee",
         your_response=mine.response if mine else None,
         recurring=event.recur_freq != "none",
-        status=event.status,
-        show_as=event.show_as,
-        location=event.location,
     )
 
 
@@ -122,7 +110,7 @@ class Schedule:
 
 def build_schedule(
     start_local: str, end_local: str, tz_name: str, now: datetime, *, repeat: str = "none", interval: int = 1,
-    weekdays: list[str] | None = None, count: int | None = None, until: str | None = None,
+    weekdays: Sequence[str] | None = None, count: int | None = None, until: str | None = None,
 ) -> Schedule:
     tz = zone(tz_name)
     start = local_to_utc(start_local, tz)
@@ -132,12 +120,17 @@ def build_schedule(
     if end - start > timedelta(hours=MAX_EVENT_HOURS):
         raise WorldError(f"An event can last at most {MAX_EVENT_HOURS} hours")
     if start <= now:
-        raise WorldError(f"{show_local(start, tz)} is in the past (it is now {show_local(now, tz)}); events are scheduled in the future")
+        raise WorldError(
+            f"{show_local(start, tz)} is in the past (it is now {show_local(now, tz)}); "
+            "events are scheduled in the future"
+        )
     days: tuple[int, ...] = ()
     until_utc = None
     if repeat == "none":
         if count is not None or until is not None or weekdays or interval != 1:
-            raise WorldError("repeat_count, repeat_until, repeat_weekdays and repeat_interval only apply to a repeating event")
+            raise WorldError(
+                "repeat_count, repeat_until, repeat_weekdays and repeat_interval only apply to a repeating event"
+            )
     else:
         if (count is None) == (until is None):
             raise WorldError("A repeating event needs exactly one of repeat_count or repeat_until")

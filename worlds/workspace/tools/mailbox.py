@@ -4,27 +4,14 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-from sqlmodel import Session, select
+from sqlalchemy import false
+from sqlmodel import Session, col, select
 
 from mcpsim.world import WorldError
 
-from .common import parse, role_of, show_local
-from .tables import File, Label, Message, MessageAttachment, MessageRecipient, Thread, ThreadLabel
-from .views import AttachmentView, MessageView, ThreadState, ThreadSummary
-
-
-def get_thread_row(session: Session, thread_id: str) -> Thread:
-    thread = session.get(Thread, thread_id.strip())
-    if thread is None:
-        raise WorldError(f"Thread {thread_id} not found")
-    return thread
-
-
-def get_message_row(session: Session, message_id: str) -> Message:
-    message = session.get(Message, message_id.strip())
-    if message is None:
-        raise WorldError(f"Message {message_id} not found")
-    return message
+from ..rules import parse, role_of, show_local
+from ..tables import File, Label, Message, MessageAttachment, MessageRecipient, Thread, ThreadLabel
+from ..views import AttachmentView, MessageView, ThreadState, ThreadSummary
 
 
 def find_label(session: Session, name: str) -> Label:
@@ -38,13 +25,17 @@ def find_label(session: Session, name: str) -> Label:
 def label_names(session: Session, thread_id: str) -> list[str]:
     return sorted(
         session.exec(
-            select(Label.name).join(ThreadLabel, ThreadLabel.label_id == Label.id).where(ThreadLabel.thread_id == thread_id)
+            select(Label.name)
+            .join(ThreadLabel, col(ThreadLabel.label_id) == Label.id)
+            .where(ThreadLabel.thread_id == thread_id)
         )
     )
 
 
 def messages_of(session: Session, thread_id: str) -> list[Message]:
-    return list(session.exec(select(Message).where(Message.thread_id == thread_id).order_by(Message.sent_at, Message.id)))
+    return list(
+        session.exec(select(Message).where(Message.thread_id == thread_id).order_by(Message.sent_at, Message.id))
+    )
 
 
 def recipients_of(session: Session, message_id: str) -> list[MessageRecipient]:
@@ -55,7 +46,7 @@ def attachment_files(session: Session, message_id: str) -> list[File]:
     return list(
         session.exec(
             select(File)
-            .join(MessageAttachment, MessageAttachment.file_id == File.id)
+            .join(MessageAttachment, col(MessageAttachment.file_id) == File.id)
             .where(MessageAttachment.message_id == message_id)
             .order_by(File.name)
         )
@@ -67,25 +58,15 @@ def message_view(session: Session, message: Message, me: str, tz: ZoneInfo) -> M
     by_kind = {kind: [r.email for r in rcpts if r.kind == kind] for kind in ("to", "cc", "bcc")}
     # Bcc recipients are only known to the sender.
     bcc = by_kind["bcc"] if message.from_email == me else []
-    return MessageView(
-        message_id=message.id,
-        from_email=message.from_email,
-        from_name=message.from_name,
+    return MessageView.from_row(
+        message,
         to=by_kind["to"],
         cc=by_kind["cc"],
         bcc=bcc,
-        subject=message.subject,
-        body=message.body,
         sent_utc=message.sent_at,
         sent_local=show_local(parse(message.sent_at), tz),
-        is_read=message.is_read,
-        in_reply_to=message.in_reply_to,
-        forwarded_from=message.forwarded_from,
         attachments=[
-            AttachmentView(
-                file_id=f.id, name=f.name, kind=f.kind, owner_email=f.owner_email,
-                you_can_open=role_of(session, f, me) is not None,
-            )
+            AttachmentView.from_row(f, you_can_open=role_of(session, f, me) is not None)
             for f in attachment_files(session, message.id)
         ],
     )
@@ -102,10 +83,8 @@ def summary(session: Session, thread: Thread, me: str, tz: ZoneInfo) -> ThreadSu
         has_attachments = has_attachments or bool(attachment_files(session, message.id))
     last = messages[-1] if messages else None
     snippet = " ".join(last.body.split())[:120] if last else ""
-    return ThreadSummary(
-        thread_id=thread.id,
-        subject=thread.subject,
-        location=thread.location,
+    return ThreadSummary.from_row(
+        thread,
         labels=label_names(session, thread.id),
         participants=participants,
         message_count=len(messages),
@@ -118,13 +97,5 @@ def summary(session: Session, thread: Thread, me: str, tz: ZoneInfo) -> ThreadSu
 
 
 def state(session: Session, thread: Thread) -> ThreadState:
-    unread = session.exec(
-        select(Message.id).where(Message.thread_id == thread.id, Message.is_read == False)
-    ).first()
-    return ThreadState(
-        thread_id=thread.id,
-        subject=thread.subject,
-        location=thread.location,
-        labels=label_names(session, thread.id),
-        unread=unread is not None,
-    )
+    unread = session.exec(select(Message.id).where(Message.thread_id == thread.id, Message.is_read == false())).first()
+    return ThreadState.from_row(thread, labels=label_names(session, thread.id), unread=unread is not None)

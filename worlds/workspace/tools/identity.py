@@ -8,10 +8,10 @@ from pydantic import Field
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import iso, local_to_utc, normalize_email, owner, owner_zone, show_local, utc_offset, zone
-from .inputs import Email, LocalTime, OptionalTimeZone, TimeZone
-from .views import ConvertedTime, CurrentTime, OwnerProfile, ZoneTime
+from .. import world
+from ..inputs import Email, LocalTime, OptionalTimeZone, TimeZone
+from ..rules import iso, local_to_utc, normalize_email, owner, owner_zone, show_local, utc_offset, working_hours, zone
+from ..views import ConvertedTime, CurrentTime, OwnerProfile, ZoneTime
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -32,15 +32,8 @@ def verify_owner(
             "Do not read or change anything in it."
         )
     tz = zone(me.time_zone)
-    return OwnerProfile(
-        verified=True,
-        name=me.name,
-        email=me.email,
-        title=me.title,
-        time_zone=me.time_zone,
-        working_hours=f"{me.work_start}-{me.work_end} Mon-Fri ({me.time_zone})",
-        now_utc=iso(ctx.now),
-        now_local=show_local(ctx.now, tz),
+    return OwnerProfile.from_row(
+        me, verified=True, working_hours=working_hours(me), now_utc=iso(ctx.now), now_local=show_local(ctx.now, tz)
     )
 
 

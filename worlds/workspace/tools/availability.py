@@ -10,8 +10,10 @@ from pydantic import Field
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import (
+from .. import world
+from ..inputs import Email, LocalDate, OptionalTimeZone
+from ..recurrence import busy_intervals, merged
+from ..rules import (
     check_addresses,
     day_window,
     directory_user,
@@ -22,12 +24,11 @@ from .common import (
     owner,
     parse_date,
     show_local,
+    working_hours,
     zone,
 )
-from .inputs import Email, LocalDate, OptionalTimeZone
-from .recurrence import busy_intervals, merged
-from .tables import User
-from .views import BusyBlock, FreeBusyResult, MeetingSlots, PersonFreeBusy, SlotView
+from ..tables import User
+from ..views import BusyBlock, FreeBusyResult, MeetingSlots, PersonFreeBusy, SlotView
 
 MAX_WINDOW_DAYS = 14
 STEP = timedelta(minutes=15)
@@ -67,11 +68,12 @@ def get_free_busy(
             continue
         blocks = merged(busy_intervals(ctx.session, email, lo, hi))
         people.append(
-            PersonFreeBusy(
-                email=email, name=user.name, calendar_known=True, time_zone=user.time_zone,
-                working_hours=f"{user.work_start}-{user.work_end} Mon-Fri ({user.time_zone})",
+            PersonFreeBusy.from_row(
+                user, calendar_known=True, working_hours=working_hours(user),
                 busy=[
-                    BusyBlock(start_utc=iso(s), end_utc=iso(e), start_local=show_local(s, tz), end_local=show_local(e, tz))
+                    BusyBlock(
+                        start_utc=iso(s), end_utc=iso(e), start_local=show_local(s, tz), end_local=show_local(e, tz)
+                    )
                     for s, e in blocks
                 ],
             )
@@ -90,7 +92,9 @@ def _within_hours(user: User, start: datetime, end: datetime) -> bool:
 @world.tool(read_only=True, idempotent=True)
 def find_meeting_slot(
     ctx: ToolContext,
-    attendees: Annotated[list[Email], Field(description="Required attendees besides you.", min_length=1, max_length=10)],
+    attendees: Annotated[
+        list[Email], Field(description="Required attendees besides you.", min_length=1, max_length=10)
+    ],
     duration_minutes: Annotated[int, Field(description="Meeting length.", ge=15, le=240)],
     from_date: LocalDate,
     to_date: LocalDate,

@@ -11,7 +11,12 @@ from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
+from .. import world
+from ..inputs import EmailList, EventId, LocalDate, LocalTime, OptionalTimeZone, Response
+from ..recurrence import event_rule, expand, occurrences_in, series_end
+from ..rules import WEEKDAYS, check_addresses, day_window, display_name, iso, owner, parse, parse_date, zone
+from ..tables import Event, EventAttendee, EventException, User
+from ..views import EventList, EventView
 from .calendar import (
     Schedule,
     attendees_of,
@@ -23,21 +28,6 @@ from .calendar import (
     refuse_conflicts,
     visible_event,
 )
-from .common import (
-    check_addresses,
-    day_window,
-    display_name,
-    iso,
-    new_id,
-    owner,
-    parse,
-    parse_date,
-    zone,
-)
-from .inputs import EmailList, EventId, LocalDate, LocalTime, OptionalTimeZone, Response
-from .recurrence import event_rule, expand, occurrences_in, series_end
-from .tables import Event, EventAttendee, EventException, User
-from .views import EventList, EventView
 
 Title = Annotated[str, Field(description="The event title.", min_length=1, max_length=120)]
 Weekday = Literal["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
@@ -87,7 +77,7 @@ def list_events(
         invited = invited.where(EventAttendee.response != "declined")
     statement = select(Event).where(
         Event.start_utc < iso(hi), Event.series_end_utc > iso(lo),
-        or_(Event.organizer_email == me.email, col(Event.id).in_(invited)),
+        or_(col(Event.organizer_email) == me.email, col(Event.id).in_(invited)),
     )
     if not include_cancelled:
         statement = statement.where(Event.status == "confirmed")
@@ -166,10 +156,10 @@ def create_event(
     occurrences = occurrences_of(schedule)
     refuse_conflicts(conflicts(ctx.session, [me.email, *required], occurrences, schedule.tz, me=me.email))
     event = Event(
-        id=new_id(ctx.ids, "event"), organizer_email=me.email, title=title.strip(), description=description.strip(),
+        id=ctx.new_id("event"), organizer_email=me.email, title=title.strip(), description=description.strip(),
         location=location.strip(), start_utc=iso(schedule.start), end_utc=iso(schedule.end),
         time_zone=schedule.tz.key, recur_freq=repeat, recur_interval=repeat_interval,
-        recur_weekdays=",".join(sorted(set(repeat_weekdays), key=["MO", "TU", "WE", "TH", "FR", "SA", "SU"].index)),
+        recur_weekdays=",".join(sorted(set(repeat_weekdays), key=WEEKDAYS.index)),
         recur_count=repeat_count, recur_until=iso(schedule.rule.until) if schedule.rule.until else None,
         series_end_utc=iso(occurrences[-1].end), show_as=show_as, status="confirmed",
         created_at=iso(ctx.now), updated_at=iso(ctx.now),
@@ -193,12 +183,18 @@ def update_event(
     end: LocalTime | None = None,
     time_zone: Annotated[
         str | None,
-        Field(description="The IANA zone of start and end; the event's own zone if omitted.", min_length=3, max_length=64),
+        Field(
+            description="The IANA zone of start and end; the event's own zone if omitted.", min_length=3, max_length=64
+        ),
     ] = None,
     description: Annotated[str | None, Field(max_length=2000)] = None,
     location: Annotated[str | None, Field(max_length=200)] = None,
-    add_attendees: Annotated[EmailList, Field(description="New required attendees (or optional ones made required).")] = [],  # noqa: B006
-    add_optional_attendees: Annotated[EmailList, Field(description="New optional attendees (or required ones made optional).")] = [],  # noqa: B006
+    add_attendees: Annotated[
+        EmailList, Field(description="New required attendees (or optional ones made required).")
+    ] = [],  # noqa: B006
+    add_optional_attendees: Annotated[
+        EmailList, Field(description="New optional attendees (or required ones made optional).")
+    ] = [],  # noqa: B006
     remove_attendees: Annotated[EmailList, Field(description="Attendees to uninvite.")] = [],  # noqa: B006
     show_as: Literal["busy", "free"] | None = None,
 ) -> EventView:
@@ -280,7 +276,7 @@ def update_event(
     return event_view(ctx.session, event, me.email, zone(me.time_zone), ctx.now)
 
 
-@world.tool(destructive=True)
+@world.tool(destructive=True, irreversible=True)
 def cancel_event(
     ctx: ToolContext,
     event_id: EventId,
@@ -321,7 +317,7 @@ def cancel_event(
     return event_view(ctx.session, event, me.email, zone(me.time_zone), ctx.now)
 
 
-@world.tool(idempotent=True)
+@world.tool(idempotent=True, irreversible=True)
 def respond_to_invitation(ctx: ToolContext, event_id: EventId, response: Response) -> EventView:
     """Answer an invitation the owner received: accepted, tentative or declined (for a
     repeating event, the whole series). Only an invitee responds; the organizer of an event

@@ -5,35 +5,23 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
-from sqlalchemy import or_
+from sqlalchemy import false, or_
 from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
 
-from . import world
-from .common import COMPANY, check_address, iso, new_id
-from .inputs import ContactId, Email, Limit
-from .tables import Contact, User
-from .views import ContactSearchResult, ContactView, PersonHit
+from .. import world
+from ..inputs import ContactId, Email, Limit
+from ..rules import COMPANY, check_address, get_by_id, iso
+from ..tables import Contact, User
+from ..views import ContactSearchResult, ContactView, PersonHit
 
 Name = Annotated[str, Field(description="Full name.", min_length=1, max_length=100)]
-Phone = Annotated[str, Field(description="Phone number, such as '+44 20 7946 0123'.", max_length=40, pattern=r"^[0-9+()\-. x]*$")]
+Phone = Annotated[
+    str, Field(description="Phone number, such as '+44 20 7946 0123'.", max_length=40, pattern=r"^[0-9+()\-. x]*$")
+]
 Text = Annotated[str, Field(max_length=100)]
 Notes = Annotated[str, Field(max_length=1000)]
-
-
-def _view(contact: Contact) -> ContactView:
-    return ContactView(
-        contact_id=contact.id, name=contact.name, email=contact.email, phone=contact.phone, company=contact.company,
-        job_title=contact.job_title, notes=contact.notes, starred=contact.starred,
-    )
-
-
-def _contact(ctx: ToolContext, contact_id: str) -> Contact:
-    contact = ctx.session.get(Contact, contact_id.strip())
-    if contact is None:
-        raise WorldError(f"Contact {contact_id} not found")
-    return contact
 
 
 def _unique_email(ctx: ToolContext, email: str, keep: str | None = None) -> None:
@@ -53,7 +41,7 @@ def search_contacts(
     who is also a contact appears once, as a contact with their directory time zone."""
     words = query.split()
     contact_q = select(Contact)
-    user_q = select(User).where(User.is_owner == False)
+    user_q = select(User).where(User.is_owner == false())
     for word in words:
         pattern = f"%{word}%"
         contact_q = contact_q.where(or_(col(Contact.name).like(pattern), col(Contact.email).like(pattern),
@@ -76,7 +64,7 @@ def search_contacts(
 @world.tool(read_only=True, idempotent=True)
 def get_contact(ctx: ToolContext, contact_id: ContactId) -> ContactView:
     """One contact of the owner's address book, with phone, company, title and notes."""
-    return _view(_contact(ctx, contact_id))
+    return ContactView.from_row(get_by_id(ctx, Contact, contact_id))
 
 
 @world.tool()
@@ -95,12 +83,12 @@ def add_contact(
     address = check_address(ctx.session, email)
     _unique_email(ctx, address)
     contact = Contact(
-        id=new_id(ctx.ids, "contact"), name=" ".join(name.split()), email=address, phone=phone.strip(),
+        id=ctx.new_id("contact"), name=" ".join(name.split()), email=address, phone=phone.strip(),
         company=company.strip(), job_title=job_title.strip(), notes=notes.strip(), starred=starred,
         created_at=iso(ctx.now), updated_at=iso(ctx.now),
     )
     ctx.session.add(contact)
-    return _view(contact)
+    return ContactView.from_row(contact)
 
 
 @world.tool(idempotent=True)
@@ -117,7 +105,7 @@ def update_contact(
 ) -> ContactView:
     """Change a contact: give only the fields that change (notes replace the old notes). A new
     email address follows the add_contact rules."""
-    contact = _contact(ctx, contact_id)
+    contact = get_by_id(ctx, Contact, contact_id)
     if email is not None:
         address = check_address(ctx.session, email)
         _unique_email(ctx, address, keep=contact.id)
@@ -131,4 +119,4 @@ def update_contact(
     if ctx.session.is_modified(contact):
         contact.updated_at = iso(ctx.now)
         ctx.session.add(contact)
-    return _view(contact)
+    return ContactView.from_row(contact)
