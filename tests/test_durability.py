@@ -1,6 +1,6 @@
 """Scripts are not misled (issue 11, item 8): `mcpsim run --server` fails when the server dies
 under it; `--record DIR` writes each episode as it ends (fsynced) and, after a kill -9, a
-restarted server writes a line for each episode that was live; the runner's HTTP client retries
+restarted server writes each episode that was live with the calls it had made; the runner's HTTP client retries
 keep-alive resets on requests that may be sent twice, and never on a POST that may have applied."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from mcpsim.runner import backends
 from mcpsim.runner.backends import BackendError, HttpBackend
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.schema import Trajectory
+from mcpsim.world.registry import load_world
 
 pytestmark = pytest.mark.anyio
 
@@ -100,46 +101,62 @@ def test_run_help_documents_the_exit_codes():
 # -- 2. --record: written as episodes end, recovered after a kill -9 ------------------------------
 
 
-async def _episode_with_a_call(http: httpx.AsyncClient, task_id: str) -> str:
+async def _episode_with_calls(http: httpx.AsyncClient, task_id: str, calls: list[tuple[str, dict]]) -> str:
     info = (await http.post("/episodes", json={"world": "retail", "task": task_id})).json()
     async with Client(info["mcp_url"]) as client:
-        await client.call_tool("list_product_categories", {})
+        for tool, arguments in calls:
+            await client.call_tool(tool, arguments)
     return info["id"]
 
 
-def test_record_writes_an_episode_when_it_is_graded_and_recovers_the_live_ones_after_sigkill(tmp_path):
+async def _episode_with_a_call(http: httpx.AsyncClient, task_id: str) -> str:
+    return await _episode_with_calls(http, task_id, [("list_product_categories", {})])
+
+
+def test_record_writes_an_episode_when_it_is_graded_and_recovers_the_calls_of_live_ones_after_sigkill(tmp_path):
     record = tmp_path / "rec"
     jsonl = record / "trajectories.jsonl"
-    task_id = load_tasks("retail").tasks[0].id
+    task = load_tasks("retail").tasks[0]
     port = free_port()
+    # The live episode's calls: the gold solution up to its first write, then a refused call.
+    world = load_world("retail")
+    first_write = next(i for i, a in enumerate(task.gold) if world.tools[a.tool].writes)
+    live_calls = [(a.tool, a.args) for a in task.gold[: first_write + 1]] + [
+        ("get_order_details", {"order_id": "#W0000000"})]
 
-    async def before_crash(url: str) -> tuple[str, str]:
+    async def before_crash(url: str) -> tuple[str, str, dict]:
         async with httpx.AsyncClient(base_url=url, timeout=60) as http:
             with anyio.fail_after(120):
-                graded = await _episode_with_a_call(http, task_id)
+                graded = await _episode_with_a_call(http, task.id)
                 verdict = (await http.post(f"/episodes/{graded}/verify", json={"answer": None})).json()
                 assert "reward" in verdict
-                live = await _episode_with_a_call(http, task_id)
-        return graded, live
+                live = await _episode_with_calls(http, task.id, live_calls)
+                served = (await http.get(f"/episodes/{live}/trajectory")).json()
+        return graded, live, served
 
     with server_process(tmp_path / "server.log", "--record", str(record), port=port) as (url, server):
-        graded, live = anyio.run(before_crash, url)
+        graded, live, served = anyio.run(before_crash, url)
         # Written as it was graded, not when it is deleted: still live on the server.
         (line,) = jsonl.read_text().splitlines()
         first = Trajectory.model_validate_json(line)
         assert first.episode_id == graded and first.verdict is not None and len(first.calls) == 1
-        assert (record / "live" / f"{live}.json").exists() and not (record / "live" / f"{graded}.json").exists()
-        server.send_signal(signal.SIGKILL)
+        assert (record / "live" / f"{live}.jsonl").exists()
+        server.send_signal(signal.SIGKILL)  # mid-episode: the live one was never ended
         server.wait(timeout=30)
-    assert len(jsonl.read_text().splitlines()) == 1  # the live episode died with the process
+    assert len(jsonl.read_text().splitlines()) == 1  # the live episode's calls are in its live journal only
 
     with server_process(tmp_path / "server.log", "--record", str(record), port=port) as (url, server):
         lines = [Trajectory.model_validate_json(x) for x in jsonl.read_text().splitlines()]
-        assert [t.episode_id for t in lines] == [graded, live]
+        assert [t.episode_id for t in lines] == [graded, live]  # the graded one is not written twice
         lost = lines[1]
-        assert lost.status == "error" and lost.termination == "server_error" and lost.task_id == task_id
+        assert lost.status == "error" and lost.termination == "server_error" and lost.task_id == task.id
         assert lost.world == "retail" and lost.world_version and "stopped abruptly" in (lost.error or "")
-        assert not list((record / "live").glob("*.json"))
+        # Every call, as the server saw it before the crash: arguments, results, errors, row changes.
+        assert [c.tool for c in lost.calls] == [tool for tool, _ in live_calls]
+        assert [c.model_dump(mode="json") for c in lost.calls] == served["calls"]
+        assert lost.calls[first_write].ok and lost.calls[first_write].changes and not lost.calls[-1].ok
+        assert lost.messages[0].role == "system" and len(lost.messages) == 1 + 2 * len(live_calls)
+        assert not list((record / "live").glob("*.jsonl"))
     # A clean stop after the restart records nothing twice.
     assert [Trajectory.model_validate_json(x).episode_id for x in jsonl.read_text().splitlines()] == [graded, live]
 
@@ -170,14 +187,14 @@ def test_an_ended_episode_is_written_at_end_and_again_only_when_a_verdict_arrive
 
 
 def test_recovery_drops_a_line_cut_short_by_a_crash(tmp_path):
+    from mcpsim.trajectories.journal import Journal, LiveHeader
     from mcpsim.trajectories.recording import Recorder
 
     whole = Trajectory(episode_id="a", world="retail", world_version="v", agent="x", status="completed",
                        termination="recorded").model_dump_json()
     (tmp_path / "trajectories.jsonl").write_text(whole + "\n" + whole[:40])
-    (tmp_path / "live").mkdir()
-    (tmp_path / "live" / "b.json").write_text(json.dumps({"episode_id": "b", "world": "retail"}))
-    (tmp_path / "live" / "a.json").write_text(json.dumps({"episode_id": "a", "world": "retail"}))
+    journal = Journal(tmp_path)  # the torn line goes as the journal opens
+    journal.start_live(LiveHeader(episode_id="b", world="retail", world_version="v"))
     recorder = Recorder(tmp_path)
     assert recorder.recovered == ["b"]
     ids = [Trajectory.model_validate_json(x).episode_id for x in (tmp_path / "trajectories.jsonl").read_text()

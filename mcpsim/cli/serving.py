@@ -114,8 +114,9 @@ def _size_option(text: str, name: str) -> int | None:
                    "[env MCPSIM_ALLOWED_ORIGINS].")
 @click.option("--record", "record_dir", type=click.Path(file_okay=False), envvar="MCPSIM_RECORD_DIR",
               help="Append every episode's trajectory to DIR/trajectories.jsonl, fsynced, as soon as it is ended or "
-                   "graded (and again if it changes before it is deleted or expires); episodes alive at a crash get "
-                   "a stub line on the next start [env MCPSIM_RECORD_DIR].")
+                   "graded (and again if it changes before it is deleted or expires); each live episode's calls are "
+                   "journaled as they are answered, and the episodes alive at a crash are written with their calls "
+                   "on the next start [env MCPSIM_RECORD_DIR].")
 @click.option("--faults", "faults_spec", metavar="PROFILE", envvar="MCPSIM_FAULTS",
               help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
                    "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].")
@@ -127,6 +128,31 @@ def _size_option(text: str, name: str) -> int | None:
               help="HTTP: the key that signs snapshots (GET /episodes/{id}/snapshot) and that POST /episodes/restore "
                    "checks; at least 16 characters. Default: generated per process, so snapshots restore only "
                    "on the server that made them [env MCPSIM_SNAPSHOT_KEY].")
+@click.option("--sessions-per-client", default=256, show_default=True, type=click.IntRange(min=0),
+              envvar="MCPSIM_SESSIONS_PER_CLIENT",
+              help="HTTP: MCP sessions one client (its bearer token, else its address) may hold open; past it its "
+                   "least recently used idle session is closed, or it gets 429 if all are busy (0: no limit) "
+                   "[env MCPSIM_SESSIONS_PER_CLIENT].")
+@click.option("--sessions-per-address", default=1024, show_default=True, type=click.IntRange(min=0),
+              envvar="MCPSIM_SESSIONS_PER_ADDRESS",
+              help="HTTP: MCP sessions all clients at one remote address may hold open together (0: no limit) "
+                   "[env MCPSIM_SESSIONS_PER_ADDRESS].")
+@click.option("--session-idle-timeout", default=900.0, show_default=True, type=click.FloatRange(min=0),
+              envvar="MCPSIM_SESSION_IDLE_TIMEOUT",
+              help="HTTP: seconds an MCP session may go without a request before it is closed (0: never) "
+                   "[env MCPSIM_SESSION_IDLE_TIMEOUT].")
+@click.option("--max-sessions", default=10000, show_default=True, type=click.IntRange(min=0),
+              envvar="MCPSIM_MAX_SESSIONS",
+              help="HTTP: open MCP sessions per world, all clients together; past it, initialize gets 503 "
+                   "(0: no limit) [env MCPSIM_MAX_SESSIONS].")
+@click.option("--mcp-episodes-per-client", default=32, show_default=True, type=click.IntRange(min=0),
+              envvar="MCPSIM_MCP_EPISODES_PER_CLIENT",
+              help="HTTP: live episodes one client may hold through /mcp (each session there makes one); past it, "
+                   "initialize gets 429 (0: no limit) [env MCPSIM_MCP_EPISODES_PER_CLIENT].")
+@click.option("--mcp-episodes-per-address", default=128, show_default=True, type=click.IntRange(min=0),
+              envvar="MCPSIM_MCP_EPISODES_PER_ADDRESS",
+              help="HTTP: live /mcp episodes all clients at one address may hold together (0: no limit) "
+                   "[env MCPSIM_MCP_EPISODES_PER_ADDRESS].")
 @click.option("--task", "task_id", help="stdio: serve an episode of this task (its seed, scale and setup).")
 @click.option("--snapshot", "start_snapshot", type=click.Path(exists=True, dir_okay=False),
               help="stdio: start from this episode database instead of a fresh one.")
@@ -136,7 +162,9 @@ def _size_option(text: str, name: str) -> int | None:
 def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: str, token: str | None,
           no_auth: bool, public_url: str | None, verdict_detail: str | None, shared_default: bool, ttl: float,
           max_episodes: int, max_episode_bytes: str, template_cache_bytes: str, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], record_dir: str | None,
-          faults_spec: str | None, faults_dirs: tuple[str, ...], snapshot_key_text: str | None, task_id: str | None,
+          faults_spec: str | None, faults_dirs: tuple[str, ...], snapshot_key_text: str | None,
+          sessions_per_client: int, sessions_per_address: int, session_idle_timeout: float, max_sessions: int,
+          mcp_episodes_per_client: int, mcp_episodes_per_address: int, task_id: str | None,
           start_snapshot: str | None, exit_snapshot: str | None, cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
     """Serve WORLD over MCP.
 
@@ -170,7 +198,7 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--snapshot-key") from None
 
-    from mcpsim.serve.access import default_public_url, normalize_public_url
+    from mcpsim.serve.access import ClientLimits, default_public_url, normalize_public_url
 
     if token is not None and no_auth:
         raise click.UsageError("--token and --no-auth exclude each other: a token closes the control plane, "
@@ -193,6 +221,11 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
             ttl_seconds=ttl or None, cache_dir=None if no_cache else str(templates.cache_dir),
             allowed_hosts=list(allowed_hosts), allowed_origins=list(allowed_origins), record_dir=record_dir,
             faults=faults_spec, faults_dirs=list(faults_dirs), snapshot_key=snapshot_key_text,
+            client_limits=ClientLimits(
+                sessions_per_client=sessions_per_client or None, sessions_per_address=sessions_per_address or None,
+                session_idle_seconds=session_idle_timeout or None, max_sessions=max_sessions or None,
+                mcp_episodes_per_client=mcp_episodes_per_client or None,
+                mcp_episodes_per_address=mcp_episodes_per_address or None),
         ))
     except ValueError as exc:  # a token, host or origin the access checks refuse
         raise click.UsageError(str(exc)) from None

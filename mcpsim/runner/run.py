@@ -1,9 +1,8 @@
-"""Many rollouts: bounded concurrency, one flushed JSONL line per finished episode, --resume,
+"""Many rollouts: bounded concurrency, one fsynced journal line per finished episode, --resume,
 and --keep-first (stop once M episodes are done; snapshot the rest for a later run)."""
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from mcpsim.runner.loop import Resume, RolloutSettings, rollout
 from mcpsim.runner.metrics import Summary, latest, summarize
 from mcpsim.runner.users import User
 from mcpsim.tasks import Task
+from mcpsim.trajectories.journal import Journal, JournalError
 from mcpsim.trajectories.schema import Trajectory
 
 log = structlog.get_logger("mcpsim.runner")
@@ -26,42 +26,6 @@ log = structlog.get_logger("mcpsim.runner")
 
 class RunError(RuntimeError):
     pass
-
-
-class TrajectoryLog:
-    """`<out>/trajectories.jsonl`: appended one line per episode, flushed and fsynced, so a
-    crash loses no finished episode. A line cut short by a crash is dropped on reopening."""
-
-    def __init__(self, out: Path) -> None:
-        self.path = out / "trajectories.jsonl"
-        out.mkdir(parents=True, exist_ok=True)
-        self._lock = anyio.Lock()
-
-    def read(self) -> list[Trajectory]:
-        if not self.path.exists():
-            return []
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):  # a line cut short by a crash: drop it
-            keep = data.rfind(b"\n") + 1
-            log.warning("dropping an incomplete last line", path=str(self.path), bytes=len(data) - keep)
-            with self.path.open("r+b") as f:
-                f.truncate(keep)
-            data = data[:keep]
-        out = []
-        for number, line in enumerate(data.decode().splitlines(), 1):
-            try:
-                out.append(Trajectory.model_validate_json(line))
-            except ValueError as exc:
-                raise RunError(f"{self.path}:{number} is not a trajectory: {exc}") from None
-        return out
-
-    async def append(self, trajectory: Trajectory) -> None:
-        line = trajectory.model_dump_json() + "\n"
-        async with self._lock:
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
 
 
 @dataclass
@@ -93,8 +57,8 @@ async def run_episodes(
     config: RunConfig, backend: Backend, make_agent: Callable[[], Agent], make_user: Callable[[Task], User],
     *, on_progress: Callable[[Trajectory], None] | None = None,
 ) -> RunResult:
-    journal = TrajectoryLog(config.out)
-    previous = latest(journal.read())
+    journal = Journal(config.out)  # drops a line torn by a crash
+    previous = latest(_read(journal))
     if previous and not config.resume:
         raise RunError(f"{journal.path} already holds {len(previous)} episodes: pass --resume to finish the run, "
                        "or choose another --out")
@@ -156,15 +120,22 @@ async def run_episodes(
                         server_errors.append(f"{task.id}#{trial}: {trajectory.error}")
                 if config.keep_first is not None and counts["ran"] >= config.keep_first:
                     stop.set()
-            await journal.append(trajectory)
+            await anyio.to_thread.run_sync(journal.append, trajectory)  # fsynced before progress is shown
             if on_progress is not None:
                 on_progress(trajectory)
 
     async with anyio.create_task_group() as tg:
         for task, trial, cancelled in jobs:
             tg.start_soon(job, task, trial, cancelled)
-    return RunResult(summarize(journal.read()), counts["ran"], skipped, counts["cancelled"], counts["not_started"],
+    return RunResult(summarize(_read(journal)), counts["ran"], skipped, counts["cancelled"], counts["not_started"],
                      counts["server_errors"], server_errors)
+
+
+def _read(journal: Journal) -> list[Trajectory]:
+    try:
+        return journal.read()
+    except JournalError as exc:
+        raise RunError(str(exc)) from None
 
 
 def _failed(world: str, task: Task, trial: int, agent: str, run_id: str, exc: BaseException) -> Trajectory:

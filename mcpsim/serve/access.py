@@ -10,10 +10,11 @@ its Host header names a host the server does not serve.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -161,13 +162,13 @@ class HostOriginGuard:
 
     def host_allowed(self, value: str | None) -> bool:
         m = _HOST_RE.fullmatch(value.strip().lower()) if value else None
-        return bool(m) and any(p.matches(None, m[1], m[2]) for p in self.hosts)
+        return m is not None and any(p.matches(None, m[1], m[2]) for p in self.hosts)
 
     def origin_allowed(self, value: str | None) -> bool:
         if value is None:  # not a browser (or a same-origin GET): nothing to check
             return True
         m = _ORIGIN_RE.fullmatch(value.strip().lower())
-        return bool(m) and any(p.matches(m[1], m[2], m[3]) for p in self.origins)
+        return m is not None and any(p.matches(m[1], m[2], m[3]) for p in self.origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -218,3 +219,184 @@ def summarize_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
 
 def verdict_for(verdict: dict[str, Any], detail: VerdictDetail) -> dict[str, Any]:
     return verdict if detail == "full" else summarize_verdict(verdict)
+
+
+# -- per-client quotas on the MCP endpoints ---------------------------------------------------
+
+DEFAULT_SESSIONS_PER_CLIENT = 256
+DEFAULT_SESSIONS_PER_ADDRESS = 1024
+DEFAULT_SESSION_IDLE_SECONDS = 900.0
+DEFAULT_MAX_SESSIONS = 10_000  # per world: the MCP SDK's own cap of each session manager
+DEFAULT_MCP_EPISODES_PER_CLIENT = 32
+DEFAULT_MCP_EPISODES_PER_ADDRESS = 128
+
+
+@dataclass(frozen=True)
+class ClientLimits:
+    """What one client may hold on the MCP endpoints (None: no limit). A client is its bearer
+    token when it sends an Authorization header, else its remote address; the per-address limits
+    also bound everyone behind one address together, so a client that changes its token on every
+    request gains nothing past them."""
+
+    sessions_per_client: int | None = DEFAULT_SESSIONS_PER_CLIENT
+    sessions_per_address: int | None = DEFAULT_SESSIONS_PER_ADDRESS
+    session_idle_seconds: float | None = DEFAULT_SESSION_IDLE_SECONDS  # an idle session is closed after this
+    max_sessions: int | None = DEFAULT_MAX_SESSIONS  # open sessions of one world, all clients together
+    mcp_episodes_per_client: int | None = DEFAULT_MCP_EPISODES_PER_CLIENT  # live episodes made for it by `/mcp`
+    mcp_episodes_per_address: int | None = DEFAULT_MCP_EPISODES_PER_ADDRESS
+
+    def __post_init__(self) -> None:
+        for name in ("sessions_per_client", "sessions_per_address", "max_sessions", "mcp_episodes_per_client",
+                     "mcp_episodes_per_address"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a whole number of at least 1 (or None: no limit), not {value!r}")
+        idle = self.session_idle_seconds
+        if idle is not None and not (isinstance(idle, int | float) and 0 < idle < float("inf")):
+            raise ValueError(f"session_idle_seconds must be a positive, finite number (or None), not {idle!r}")
+
+
+Quota = tuple[tuple[str, int], ...]  # (key, limit) pairs a client counts against
+
+
+def client_keys(scope: Scope) -> tuple[str, str]:
+    """(the client, its address): `token:<digest>` for a request with an Authorization header
+    (the token itself is never kept), else `address:<ip>`; and `address:<ip>`."""
+    client = scope.get("client")
+    address = f"address:{client[0] if client else 'unknown'}"
+    authorization = Headers(scope=scope).get("authorization")
+    if not authorization:
+        return address, address
+    digest = hashlib.sha256(authorization.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return f"token:{digest}", address
+
+
+def quota(keys: tuple[str, str], per_client: int | None, per_address: int | None) -> Quota:
+    """The limits a client's keys count against (a key named twice keeps the lower limit)."""
+    limits: dict[str, int] = {}
+    for key, limit in ((keys[0], per_client), (keys[1], per_address)):
+        if limit is not None:
+            limits[key] = min(limit, limits.get(key, limit))
+    return tuple(limits.items())
+
+
+class QuotaExceeded(Exception):
+    """A client is at one of its limits and nothing of its own can make room."""
+
+
+@dataclass
+class OpenSession:
+    session_id: str
+    keys: tuple[str, ...]
+    path: str  # the endpoint it was opened on (closing it goes there)
+    world: str
+    last_used: float
+    in_flight: int = 0
+
+    def idle(self) -> bool:
+        return self.in_flight == 0
+
+
+@dataclass
+class Reservation:
+    """Room held for one session while it is being opened."""
+
+    limits: Quota
+    victims: list[OpenSession]  # the client's idle sessions to close to make the room
+    held: bool = True
+
+
+class SessionTable:
+    """The MCP sessions open on the server, by client. Used from the event loop only.
+
+    A client at its limit that opens another session has its least recently used idle session
+    closed to make room (`admit` returns it, the caller closes it); if all of its sessions are
+    busy with a request, it is refused (`QuotaExceeded`) and other clients are not affected.
+    Sessions idle for `idle_seconds` are forgotten here as the MCP SDK closes them (same timeout)."""
+
+    def __init__(self, idle_seconds: float | None, clock: Callable[[], float]) -> None:
+        self.idle_seconds = idle_seconds
+        self.clock = clock
+        self.sessions: dict[str, OpenSession] = {}
+        self._by_key: dict[str, dict[str, OpenSession]] = {}
+        self._pending: dict[str, int] = {}  # sessions being opened, by key
+
+    def count(self, key: str) -> int:
+        return len(self._by_key.get(key, ())) + self._pending.get(key, 0)
+
+    def admit(self, limits: Quota) -> Reservation:
+        """Reserve room for one more session of a client; the reservation names the sessions to
+        close for it (already forgotten here). Raises QuotaExceeded, reserving nothing, if room
+        cannot be made. The reservation counts until `opened` turns it into the session, or
+        `release` gives it up (the opening request failed)."""
+        self.expire()
+        victims: dict[str, OpenSession] = {}
+        for key, limit in limits:
+            mine = [s for s in self._by_key.get(key, {}).values() if s.session_id not in victims]
+            excess = self.count(key) - sum(1 for v in victims.values() if key in v.keys) + 1 - limit
+            if excess <= 0:
+                continue
+            idle = sorted((s for s in mine if s.idle()), key=lambda s: s.last_used)
+            if len(idle) < excess:
+                busy = len(mine) - len(idle)
+                raise QuotaExceeded(
+                    f"this client already has {self.count(key)} MCP sessions open (its limit is {limit}) and "
+                    f"{busy} of them are busy with a request; retry when one is answered, or end a session "
+                    "you no longer use (HTTP DELETE with its Mcp-Session-Id)")
+            victims.update((s.session_id, s) for s in idle[:excess])
+        for victim in victims.values():
+            self.forget(victim.session_id)
+        for key, _ in limits:
+            self._pending[key] = self._pending.get(key, 0) + 1
+        return Reservation(limits, list(victims.values()))
+
+    def release(self, reservation: Reservation) -> None:
+        """Give up a reservation not (or no longer) held; harmless twice."""
+        if not reservation.held:
+            return
+        reservation.held = False
+        for key, _ in reservation.limits:
+            left = self._pending.get(key, 0) - 1
+            if left > 0:
+                self._pending[key] = left
+            else:
+                self._pending.pop(key, None)
+
+    def opened(self, session_id: str, reservation: Reservation, path: str, world: str) -> None:
+        """The reserved session is open: it counts from now on instead of its reservation."""
+        self.release(reservation)
+        session = OpenSession(session_id, tuple(key for key, _ in reservation.limits), path, world, self.clock())
+        self.sessions[session_id] = session
+        for key in session.keys:
+            self._by_key.setdefault(key, {})[session_id] = session
+
+    def begin(self, session_id: str) -> OpenSession | None:
+        """A request of a session starts: it is busy (never closed to make room) until `end`."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.in_flight += 1
+            session.last_used = self.clock()
+        return session
+
+    def end(self, session: OpenSession) -> None:
+        session.in_flight = max(0, session.in_flight - 1)
+        session.last_used = self.clock()
+
+    def forget(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            return
+        for key in session.keys:
+            group = self._by_key.get(key)
+            if group is not None:
+                group.pop(session_id, None)
+                if not group:
+                    del self._by_key[key]
+
+    def expire(self) -> None:
+        """Forget idle sessions past the idle timeout (the SDK has closed, or is closing, them)."""
+        if self.idle_seconds is None:
+            return
+        cutoff = self.clock() - self.idle_seconds
+        for session in [s for s in self.sessions.values() if s.idle() and s.last_used < cutoff]:
+            self.forget(session.session_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import secrets
 import threading
 import time
@@ -13,12 +14,12 @@ import structlog
 
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.faults import FaultProfile
-from mcpsim.world.registry import load_world
-from mcpsim.tasks.scenario import task_episode
-from mcpsim.tasks import TaskSet, load_tasks
 from mcpsim.engine.templates import TemplateCache, format_size, parse_size  # noqa: F401 (parse_size: for callers)
 from mcpsim.grading import Verifier
+from mcpsim.tasks import TaskSet, load_tasks
+from mcpsim.tasks.scenario import task_episode
 from mcpsim.world import World
+from mcpsim.world.registry import load_world
 
 log = structlog.get_logger("mcpsim.serve.host")
 
@@ -219,7 +220,7 @@ class EpisodeManager:
         with self._lock:
             return list(self._episodes.values())
 
-    def reap(self) -> list[str]:
+    def reap(self) -> builtins.list[str]:
         """Delete episodes idle for longer than the TTL; returns their ids."""
         if self.ttl_seconds is None:
             return []

@@ -52,6 +52,7 @@ from typing import Any, Literal, get_args
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from mcpsim.trajectories.journal import first_error, iter_trajectories
 from mcpsim.trajectories.schema import Message, ToolCall, ToolDef, Trajectory
 
 __all__ = ["FORMATS", "ExportError", "ExportReport", "Format", "export"]
@@ -142,21 +143,15 @@ def _check_dest(dest: Path, source: Path) -> None:
 
 
 def _read(path: Path, report: ExportReport) -> Iterator[Trajectory]:
-    """Each trajectory in the file; a line that is not one is counted, logged and skipped."""
-    with path.open("rb") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                trajectory = Trajectory.model_validate_json(line)
-            except ValidationError as exc:
-                report.bad_lines += 1
-                first = exc.errors(include_url=False)[0]
-                where = ".".join(str(p) for p in first["loc"])
-                log.warning("skipping a line that is not a trajectory", path=str(path), line=number,
-                            cut_short=not line.endswith(b"\n"), error=f"{where}: {first['msg']}" if where else first["msg"])
-                continue
-            yield trajectory
+    """Each trajectory in the file (read by the journal); a line that is not one is counted,
+    logged and skipped."""
+
+    def bad(number: int, line: bytes, exc: ValidationError) -> None:
+        report.bad_lines += 1
+        log.warning("skipping a line that is not a trajectory", path=str(path), line=number,
+                    cut_short=not line.endswith(b"\n"), error=first_error(exc))
+
+    return iter_trajectories(path, on_bad=bad)
 
 
 def _episodes(path: Path, min_reward: float | None, report: ExportReport) -> Iterator[Trajectory]:
@@ -207,9 +202,10 @@ def _conversation(t: Trajectory) -> list[Message]:
     answering an earlier call. A final assistant turn whose calls got no result is dropped."""
     messages = list(t.messages)
     last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=None)
-    if last is not None and messages[last].tool_calls and all(m.role == "tool" for m in messages[last + 1:]):
+    final_calls = messages[last].tool_calls if last is not None else None
+    if last is not None and final_calls and all(m.role == "tool" for m in messages[last + 1:]):
         answered = {m.tool_call_id for m in messages[last + 1:]}
-        if any(c.id not in answered for c in messages[last].tool_calls):
+        if any(c.id not in answered for c in final_calls):
             messages = messages[:last]
     called: set[str] = set()
     answered = set()

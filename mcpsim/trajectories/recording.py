@@ -1,18 +1,20 @@
 """Server-side recording: an episode's transcript and change log as a `Trajectory`, whoever the
-client was (a desktop app, a coding agent, someone's own harness, or mcpsim's runner)."""
+client was (a desktop app, a coding agent, someone's own harness, or mcpsim's runner), and
+`Recorder`, which keeps them in a `Journal` (`mcpsim.trajectories.journal`: the crash policy)."""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
 import structlog
 
+from mcpsim.engine import store
 from mcpsim.engine.episode import Episode
-from mcpsim.trajectories.schema import CallLog, FunctionCall, Message, RowChange, ToolCall, ToolDef, Trajectory
+from mcpsim.trajectories.journal import Journal, LiveHeader, LiveJournal, call_messages
+from mcpsim.trajectories.schema import CallLog, RowChange, ToolDef, Trajectory
 
 log = structlog.get_logger("mcpsim.trajectories.recording")
 
@@ -22,181 +24,139 @@ def tool_defs(episode: Episode) -> list[ToolDef]:
             for s in sorted(episode.world.tools.values(), key=lambda s: s.name)]
 
 
+def _call_log(index: int, r: store.CallRecord, changes: list[RowChange]) -> CallLog:
+    return CallLog(index=index, tool=r.tool, arguments=r.arguments, ok=r.ok, result=r.result, error=r.error,
+                   call_seq=r.call_seq, fault=r.fault, tool_call_id=f"call_{index}",
+                   changes=changes if r.call_seq else [])
+
+
+def _row_change(c: store.Change) -> RowChange:
+    return RowChange(table=c.table, op=c.op, key=c.key, before=c.before, after=c.after)
+
+
 def call_logs(episode: Episode) -> list[CallLog]:
     """Every call in order, each with the row changes it made."""
     by_call: dict[int, list[RowChange]] = {}
     for c in episode.changes():
-        by_call.setdefault(c.call_seq, []).append(
-            RowChange(table=c.table, op=c.op, key=c.key, before=c.before, after=c.after))
-    return [
-        CallLog(index=i, tool=r.tool, arguments=r.arguments, ok=r.ok, result=r.result, error=r.error,
-                call_seq=r.call_seq, fault=r.fault,
-                tool_call_id=f"call_{i}", changes=by_call.get(r.call_seq, []) if r.call_seq else [])
-        for i, r in enumerate(episode.transcript())
-    ]
+        by_call.setdefault(c.call_seq, []).append(_row_change(c))
+    return [_call_log(i, r, by_call.get(r.call_seq or 0, [])) for i, r in enumerate(episode.transcript())]
+
+
+def calls_after(episode: Episode, seq: int, first_index: int) -> tuple[list[CallLog], int]:
+    """The calls whose transcript position is past `seq`, numbered from `first_index`, each with
+    its row changes, and the position of the last one (`seq` if there is none): what a live
+    journal has not written yet, read without decoding the calls it has."""
+    rows = episode.query(
+        f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault FROM {store.CALLS}"
+        " WHERE seq > ? ORDER BY seq", (seq,))
+    if not rows:
+        return [], seq
+    records = [store.CallRecord(
+        r["seq"], r["call_seq"], r["tool"], json.loads(r["arguments"]) if r["arguments"] else None, bool(r["ok"]),
+        r["error"], bool(r["bug"]), json.loads(r["result"]) if r["result"] is not None else None, r["clock"],
+        bool(r["writes"]), json.loads(r["fault"]) if r["fault"] else None) for r in rows]
+    committed = [r.call_seq for r in records if r.call_seq]
+    by_call: dict[int, list[RowChange]] = {}
+    if committed:
+        for c in episode.query(f"SELECT call_seq, tbl, op, pk, before, after FROM {store.CHANGES}"
+                               " WHERE call_seq BETWEEN ? AND ? ORDER BY seq", (min(committed), max(committed))):
+            by_call.setdefault(c["call_seq"], []).append(RowChange(
+                table=c["tbl"], op=c["op"], key=c["pk"], before=json.loads(c["before"]) if c["before"] else None,
+                after=json.loads(c["after"]) if c["after"] else None))
+    logs = [_call_log(first_index + i, r, by_call.get(r.call_seq or 0, [])) for i, r in enumerate(records)]
+    return logs, records[-1].seq
 
 
 def episode_trajectory(episode: Episode, *, verdict: dict[str, Any] | None = None) -> Trajectory:
     """The episode as seen from the server: the policy as the system message, then each tool
     call as an assistant message and its result as a tool message."""
-    messages = [Message(role="system", content=episode.world.policy)]
     calls = call_logs(episode)
-    for log in calls:
-        messages.append(Message(role="assistant", tool_calls=[ToolCall(id=log.tool_call_id or "", function=FunctionCall(
-            name=log.tool, arguments=json.dumps(log.arguments)))]))
-        content = json.dumps(log.result) if log.ok else f"Error: {log.error}"
-        messages.append(Message(role="tool", tool_call_id=log.tool_call_id, name=log.tool, content=content))
     return Trajectory(
         episode_id=episode.id, world=episode.world.name, world_version=episode.template_version,
         task_id=episode.task_id, seed=episode.seed, agent="mcp-client", status="completed",
-        termination="recorded", messages=messages, tools=tool_defs(episode), calls=calls, verdict=verdict,
-        reward=verdict.get("reward") if verdict else None,
-        partial_reward=verdict.get("partial_reward") if verdict else None,
-        state_hash=episode.state_hash(),
+        termination="recorded", messages=call_messages(episode.world.policy, calls), tools=tool_defs(episode),
+        calls=calls, verdict=verdict, reward=verdict.get("reward") if verdict else None,
+        partial_reward=verdict.get("partial_reward") if verdict else None, state_hash=episode.state_hash(),
     )
 
 
 class Recorder:
-    """`--record DIR`: appends trajectories to `<dir>/trajectories.jsonl`, one line per episode,
-    flushed and fsynced, so a crash loses no written episode.
+    """`--record DIR`: every episode's trajectory in `<dir>/trajectories.jsonl`, and a live journal
+    of each live episode's calls, under the journal's crash policy (`journal.Journal`).
 
-    An episode is written as soon as it ends (POST .../end) or is graded (POST .../verify),
-    and again when it is deleted, expires or the server stops only if it changed since (a
-    verdict arrived after an end, or calls were made after it). The last line of an episode id
-    is its final record.
+    An episode is written (fsynced) as soon as it ends (POST .../end) or is graded (POST
+    .../verify), and again when it is deleted, expires or the server stops only if it changed
+    since (a verdict arrived after an end, or calls were made after it). The last line of an
+    episode id is its final record.
 
-    Crash recovery: every live episode has a small entry in `<dir>/live/` (its id, world, task,
-    seed and version), fsynced when the episode is added and removed once its final record is
-    written. On start, each entry left by a crash whose episode has no line in the file gets
-    one: status error, termination server_error, with what the entry holds and no calls (an
-    episode's database lives in memory and dies with the process). A graded or ended episode
-    is already in the file, so a crash loses no verdict."""
+    Live episodes (`track`, once the episode is added to the server) have a live journal to
+    which `sync` appends the calls made since the last sync; the server syncs after every MCP
+    request, before its response goes out, so an answered call is in the journal. On start, the
+    live journals a crash left become lines of their own, with their calls (`Journal.recover`)."""
 
     def __init__(self, directory: Path | str) -> None:
-        self.directory = Path(directory)
-        self.path = self.directory / "trajectories.jsonl"
-        self.live_dir = self.directory / "live"
-        self.live_dir.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()  # one append at a time
-        self._state = threading.Lock()  # one decision to write an episode at a time
-        self._written: dict[str, tuple[bool, int]] = {}  # episode id -> (had a verdict, calls) when last written
-        self.recovered = self.recover()
+        self.journal = Journal(directory)
+        self.directory, self.path = self.journal.directory, self.journal.path
+        self._live: dict[str, LiveJournal] = {}
+        self._state = threading.Lock()  # guards `_live` and `_written`
+        self._written: dict[str, tuple[int, bool]] = {}  # untracked episodes (stdio): (calls, verdict) last written
+        self.recovered = self.journal.recover()
 
     # -- live episodes --------------------------------------------------------------------------
 
     def track(self, episode: Episode) -> None:
-        """Note a live episode in `live/`, so a crash leaves a trace of it."""
-        entry = {"episode_id": episode.id, "world": episode.world.name, "world_version": episode.template_version,
-                 "task_id": episode.task_id, "seed": episode.seed}
-        tmp = self.live_dir / f".{episode.id}.tmp"
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(json.dumps(entry))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self._live_path(episode.id))
-        _fsync_dir(self.live_dir)
+        """Start the live journal of an episode (a fork or a restored episode brings its calls)."""
+        live = self.journal.start_live(LiveHeader(
+            episode_id=episode.id, world=episode.world.name, world_version=episode.template_version,
+            task_id=episode.task_id, seed=episode.seed, policy=episode.world.policy))
+        with self._state:
+            self._live[episode.id] = live
+        self.sync(episode)
 
-    def _live_path(self, episode_id: str) -> Path:
-        return self.live_dir / f"{episode_id}.json"
-
-    def _untrack(self, episode_id: str) -> None:
-        self._live_path(episode_id).unlink(missing_ok=True)
+    def sync(self, episode: Episode) -> None:
+        """Append the calls the episode made since the last sync to its live journal."""
+        live = self._live.get(episode.id)
+        if live is None:
+            return
+        with live.lock:
+            calls, last = calls_after(episode, live.last_seq, live.calls)
+            live.add_calls(calls, last)
 
     # -- writing --------------------------------------------------------------------------------
 
     def ended(self, episode: Episode) -> None:
-        """An episode ended or was graded: write it now. A graded episode is final (its state is
-        frozen and a verdict does not change), so its live entry goes too."""
-        if episode.closed:
-            return
-        self._write_if_changed(episode)
-        if episode.verdict is not None:
-            self._untrack(episode.id)
+        """An episode ended or was graded: write it now."""
+        if not episode.closed:
+            self._write_if_changed(episode)
 
     def record(self, episode: Episode) -> None:
         """An episode is deleted, expires or the server stops: write it unless nothing happened in
-        it (no call, no verdict) or it was already written as it is."""
+        it (no call, no verdict) or it was already written as it is; its live journal goes."""
         try:
             if episode.verdict is not None or episode.transcript():
                 self._write_if_changed(episode)
         finally:
             with self._state:
+                live = self._live.pop(episode.id, None)
                 self._written.pop(episode.id, None)
-            self._untrack(episode.id)
+            if live is not None:
+                live.discard()
 
     def _write_if_changed(self, episode: Episode) -> None:
-        with self._state:
-            signature = (episode.verdict is not None, len(episode.transcript()))
-            if self._written.get(episode.id) == signature:
+        live = self._live.get(episode.id)
+        if live is not None:
+            self.sync(episode)
+        lock = live.lock if live is not None else self._state
+        with lock:
+            trajectory = episode_trajectory(episode, verdict=episode.verdict)
+            signature = (len(trajectory.calls), trajectory.verdict is not None)
+            if (live.written if live is not None else self._written.get(episode.id)) == signature:
                 return
-            self.write(episode_trajectory(episode, verdict=episode.verdict))
-            self._written[episode.id] = signature
+            self.journal.append(trajectory)
+            if live is not None:
+                live.mark_written(*signature)
+            else:
+                self._written[episode.id] = signature
 
     def write(self, trajectory: Trajectory) -> None:
-        line = trajectory.model_dump_json() + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
-
-    # -- after a crash --------------------------------------------------------------------------
-
-    def recover(self) -> list[str]:
-        """Drop a line cut short by a crash, then write a line for each episode that was live at
-        the crash and has none; returns their ids."""
-        entries = sorted(self.live_dir.glob("*.json"))
-        for stale in self.live_dir.glob(".*.tmp"):
-            stale.unlink(missing_ok=True)
-        if self.path.exists():
-            data = self.path.read_bytes()
-            if data and not data.endswith(b"\n"):
-                keep = data.rfind(b"\n") + 1
-                log.warning("dropping an incomplete last line", path=str(self.path), bytes=len(data) - keep)
-                with self.path.open("r+b") as f:
-                    f.truncate(keep)
-                    os.fsync(f.fileno())
-        if not entries:
-            return []
-        present: set[str] = set()
-        if self.path.exists():
-            with self.path.open(encoding="utf-8") as f:
-                for line in f:
-                    try:
-                        present.add(json.loads(line).get("episode_id"))
-                    except (ValueError, AttributeError):
-                        continue
-        recovered = []
-        for entry_path in entries:
-            try:
-                entry = json.loads(entry_path.read_text(encoding="utf-8"))
-                episode_id = entry["episode_id"]
-            except (ValueError, KeyError, OSError):
-                log.warning("unreadable live-episode entry", path=str(entry_path))
-                entry_path.unlink(missing_ok=True)
-                continue
-            if episode_id not in present:
-                self.write(Trajectory(
-                    episode_id=episode_id, world=entry.get("world") or "", world_version=entry.get("world_version") or "",
-                    task_id=entry.get("task_id"), seed=entry.get("seed"), agent="mcp-client", status="error",
-                    termination="server_error",
-                    error="the server stopped abruptly while this episode was live; its calls and state were lost "
-                          "(recovered from the live-episode journal on restart)"))
-                recovered.append(episode_id)
-            entry_path.unlink(missing_ok=True)
-        _fsync_dir(self.live_dir)
-        if recovered:
-            log.warning("recovered episodes lost in a crash", count=len(recovered), path=str(self.path))
-        return recovered
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        self.journal.append(trajectory)
