@@ -24,7 +24,7 @@ from pydantic_core import to_jsonable_python
 from sqlalchemy import Table
 from sqlmodel import Session
 
-from mcpsim.engine import store
+from mcpsim.engine import query, store
 from mcpsim.engine.faults import FaultProfile
 from mcpsim.world.seeding import IdGenerator, derive_seed
 from mcpsim.engine.templates import TemplateCache, engine_for, process_templates
@@ -443,8 +443,8 @@ class Episode:
             raise ValueError(f"world {self.world.name} has no table {name!r}") from None
 
     def select(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        """Rows of `table` matching `where` (see `store.where_sql`)."""
-        clause, params = store.where_sql(self.table(table), where)
+        """Rows of `table` matching `where` (see `mcpsim.engine.query`)."""
+        clause, params = query.where_sql(self.table(table), where)
         return self.query(f'SELECT * FROM "{table}" WHERE {clause}', tuple(params))
 
     def edit(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> int:

@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import MetaData, Table
 
+from mcpsim.engine import query
+
 META = "_mcpsim_meta"
 CHANGES = "_mcpsim_changes"
 CALLS = "_mcpsim_calls"
@@ -59,6 +61,7 @@ def connect(data: bytes | None = None) -> sqlite3.Connection:
     if data is not None:
         conn.deserialize(data)
     conn.execute("PRAGMA foreign_keys = ON")
+    query.install(conn)  # the where-DSL's SQL functions
     return conn
 
 
@@ -297,60 +300,3 @@ def full_state_hash(conn: sqlite3.Connection, metadata: MetaData) -> str:
             h.update(json.dumps(row, default=str, separators=(",", ":")).encode())
             h.update(b"\n")
     return h.hexdigest()
-
-
-_OPERATORS = {"eq": "=", "ne": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<=", "like": "LIKE"}
-
-
-def where_sql(table: Table, where: dict[str, Any]) -> tuple[str, list[Any]]:
-    """A WHERE clause from `{"column": value}` or `{"column": {"op": value}}` (eq, ne, gt, gte,
-    lt, lte, like, in, not_in, is_null), with every column checked against the table."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for column, condition in where.items():
-        if column not in table.columns:
-            raise ValueError(f"table {table.name} has no column {column!r}")
-        ops = condition if isinstance(condition, dict) else {"eq": condition}
-        for op, value in ops.items():
-            if op in ("eq", "ne") and value is None:
-                clauses.append(f'"{column}" IS {"NOT " if op == "ne" else ""}NULL')
-            elif op in _OPERATORS:
-                clauses.append(f'"{column}" {_OPERATORS[op]} ?')
-                params.append(value)
-            elif op in ("in", "not_in"):
-                if not isinstance(value, list):
-                    raise ValueError(f"{column}: '{op}' takes a list")
-                marks = ", ".join("?" * len(value))
-                clauses.append(f'"{column}" {"NOT " if op == "not_in" else ""}IN ({marks})')
-                params.extend(value)
-            elif op == "is_null":
-                clauses.append(f'"{column}" IS {"" if value else "NOT "}NULL')
-            else:
-                raise ValueError(f"{column}: unknown operator {op!r} (use {', '.join([*_OPERATORS, 'in', 'not_in', 'is_null'])})")
-    return (" AND ".join(clauses) or "1"), params
-
-
-def row_matches(row: dict[str, Any], where: dict[str, Any]) -> bool:
-    """The same conditions as `where_sql`, evaluated on a row already in memory."""
-    for column, condition in where.items():
-        ops = condition if isinstance(condition, dict) else {"eq": condition}
-        value = row.get(column)
-        for op, expected in ops.items():
-            ok = {
-                "eq": lambda v, e: v == e, "ne": lambda v, e: v != e,
-                "gt": lambda v, e: v is not None and v > e, "gte": lambda v, e: v is not None and v >= e,
-                "lt": lambda v, e: v is not None and v < e, "lte": lambda v, e: v is not None and v <= e,
-                "in": lambda v, e: v in e, "not_in": lambda v, e: v not in e,
-                "is_null": lambda v, e: (v is None) == bool(e),
-                "like": lambda v, e: v is not None and _like(str(v), str(e)),
-            }.get(op)
-            if ok is None or not ok(value, expected):
-                return False
-    return True
-
-
-def _like(value: str, pattern: str) -> bool:
-    import re
-
-    regex = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
-    return re.fullmatch(regex, value, flags=re.IGNORECASE | re.DOTALL) is not None

@@ -90,6 +90,7 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
+from typing import cast
 
 import inflect
 
@@ -138,6 +139,7 @@ class Word:
 
 # -- typed mentions ---------------------------------------------------------------------------------
 
+_Date = tuple[int | None, int, int]  # a mentioned date: (year or None, month, day)
 KINDS = ("money", "number", "date", "time", "duration", "percent", "id", "name")
 
 
@@ -334,6 +336,7 @@ class _Scanner:
         return self.found
 
     def _dates(self) -> None:
+        year: int | None
         for match in self.each(_ISO):
             year, month, day = int(match["year"]), int(match["month"]), int(match["day"])
             if _valid_date(year, month, day):
@@ -351,7 +354,7 @@ class _Scanner:
             month, day = int(match["month"]), int(match["day"])
             if month > 12 >= day:  # 25/5/2026: day first
                 month, day = day, month
-            year = match["year"] and int(match["year"])
+            year = int(match["year"]) if match["year"] else None
             if year is not None and year < 100:
                 year += 2000
             if _valid_date(year, month, day):
@@ -380,7 +383,7 @@ class _Scanner:
     def _durations(self) -> None:
         simple: list[tuple[Hashable, int, int]] = []
         for match in self.each(_DURATION):
-            amount, upto = _amount(match["amount"]), match["upto"] and _amount(match["upto"])
+            amount, upto = _amount(match["amount"]), _amount(match["upto"]) if match["upto"] else None
             if amount is None:
                 continue
             self.claim(match.start(), match.end())
@@ -586,7 +589,7 @@ def word_forms(word: str) -> frozenset[str]:
     forms = {word, _IRREGULAR.get(word, word), _unpossessed(word)}
     if len(word) < 4 or not word.isalpha() or word in _NOT_NAMES or word in _FUNCTION_WORDS:
         return frozenset(forms)
-    singular = _INFLECT.singular_noun(word)  # type: ignore[arg-type]
+    singular = _INFLECT.singular_noun(word)
     if singular:
         forms.add(singular)
     for suffix in ("ed", "ing"):
@@ -644,7 +647,8 @@ class Alternative:
                     return False
                 return self.noun is None or parsed is None or _noun_follows(parsed, mention, self.noun)
             case "date":
-                (year, month, day), (fact_year, fact_month, fact_day) = mention.value, self.value  # type: ignore[misc]
+                year, month, day = cast(_Date, mention.value)
+                fact_year, fact_month, fact_day = cast(_Date, self.value)
                 if (month, day) != (fact_month, fact_day):
                     return False
                 return year == fact_year or fact_year is None or (year is None and self.year_optional)
@@ -908,6 +912,6 @@ def stuffed_answer(texts: list[str]) -> str:
                 items[f"${float(mention.value):,.2f}"] = None  # type: ignore[arg-type]
                 items[f"{float(mention.value):g}"] = None  # type: ignore[arg-type]
             elif mention.kind == "date":
-                year, month, day = mention.value  # type: ignore[misc]
+                year, month, day = cast(_Date, mention.value)
                 items[f"{year:04d}-{month:02d}-{day:02d}" if year else f"{month}/{day}"] = None
     return "I found: " + ", ".join(items) + "." if items else "I found nothing."

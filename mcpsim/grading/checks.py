@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from mcpsim.engine import store
+from mcpsim.engine import query, store
 from mcpsim.tasks.dialogue import is_affirmative, is_confirmation_request
 from mcpsim.grading import answers
 from mcpsim.engine.episode import Episode
@@ -41,14 +41,19 @@ from mcpsim.grading.diff import (
     generated_ids,
     show_key,
 )
+from mcpsim.grading.effects import compare_irreversible
+from mcpsim.grading.written import written_problems
+from mcpsim.tasks.schema import FreeTextRule
 
 Outcome = tuple[bool, str]
 
 
 @dataclass
 class GradingContext:
-    """What a check sees: the ended episode, its net changes and transcript, the agent's final
-    answer, and (computed on first use) the gold solution's net changes."""
+    """What a check sees: the ended episode, its net changes (with its irreversible writes) and
+    transcript, the agent's final answer, and (computed on first use) the gold solution's net
+    changes. `volatile` patterns are columns the world sets; `free_text` maps the columns the agent
+    fills in its own words to the rule that grades them."""
 
     task: Task
     episode: Episode
@@ -59,6 +64,11 @@ class GradingContext:
     gold_changes: Callable[[], NetChanges]
     params: dict[str, Any] = field(default_factory=dict)
     conversation: list[dict[str, Any]] | None = None  # OpenAI-style messages, when the caller has them
+    free_text: dict[str, FreeTextRule] = field(default_factory=dict)
+
+    def ignored(self, more: list[str] | None = None) -> list[str]:
+        """The columns equality comparisons leave out: volatile ones and free text (graded apart)."""
+        return [*self.volatile, *(more or []), *self.free_text]
 
     def rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return self.episode.select(table, where)
@@ -105,7 +115,7 @@ def column_sum(ctx: GradingContext, check: ColumnSum) -> Outcome:
     table = ctx.episode.table(check.table)
     if check.column not in table.columns:
         raise ValueError(f"table {check.table} has no column {check.column!r}")
-    clause, params = store.where_sql(table, check.where)
+    clause, params = query.where_sql(table, check.where)
     (row,) = ctx.episode.query(f'SELECT total("{check.column}") AS s FROM "{check.table}" WHERE {clause}',
                                tuple(params))
     total = row["s"]
@@ -113,7 +123,14 @@ def column_sum(ctx: GradingContext, check: ColumnSum) -> Outcome:
 
 
 def gold_state(ctx: GradingContext, check: GoldState) -> Outcome:
-    problems = compare_with_gold(ctx.changes, ctx.gold_changes(), [*ctx.volatile, *check.volatile])
+    """The final rows and the irreversible writes equal the gold solution's (volatile and
+    free-text columns left out), no value the agent wrote hides in a volatile column, and its free
+    text satisfies its rules (`grading.written`)."""
+    gold = ctx.gold_changes()
+    extra, missing = compare_irreversible(ctx.changes, gold, ctx.ignored(check.volatile))
+    problems = compare_with_gold(ctx.changes, gold, ctx.ignored(check.volatile)) + extra + missing
+    problems += written_problems(ctx.task, ctx.changes, gold, ctx.transcript, ctx.conversation,
+                                 [*ctx.volatile, *check.volatile], ctx.free_text)
     if not problems:
         return True, "the final state equals the gold solution's"
     more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
@@ -127,31 +144,34 @@ def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
         # gold solution created one with the same content up to the ids each episode drew: they
         # depend on the order of the writes that drew them.
         gold_ids, agent_ids = generated_ids(gold), generated_ids(ctx.changes)
-        unmatched = Counter(canonical_row(c.table, c.after, ctx.volatile, gold_ids)
+        ignored = ctx.ignored()
+        unmatched = Counter(canonical_row(c.table, c.after, ignored, gold_ids)
                             for c in gold.values() if c.before is None and c.after is not None)
+        irreversible, _ = compare_irreversible(ctx.changes, gold, ignored)
 
         def permitted(key: tuple[str, str], change: Any) -> bool:
             if change.before is not None:
                 return key in gold
-            signature = canonical_row(change.table, change.after, ctx.volatile, agent_ids)
+            signature = canonical_row(change.table, change.after, ignored, agent_ids)
             if unmatched[signature] > 0:
                 unmatched[signature] -= 1
                 return True
             return False
     else:
-        rules = check.allow
+        rules, irreversible = check.allow, []
 
         def permitted(key: tuple[str, str], change: Any) -> bool:
             return any(
                 r.table == change.table and change.op in r.ops
-                and any(row is not None and store.row_matches(row, r.where) for row in (change.before, change.after))
+                and any(row is not None and query.row_matches(ctx.episode.table(r.table), row, r.where)
+                        for row in (change.before, change.after))
                 for r in rules
             )
 
     collateral = {k: c for k, c in ctx.changes.items() if not permitted(k, c)}
-    if not collateral:
+    if not collateral and not irreversible:
         return True, f"{_plural(len(ctx.changes), 'row')} changed, all allowed"
-    shown = [str(d) for d in diff_entries(collateral)][:8]
+    shown = ([str(d) for d in diff_entries(NetChanges(collateral))] + irreversible)[:8]
     return False, "collateral changes: " + "; ".join(shown)
 
 

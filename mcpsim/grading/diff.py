@@ -109,7 +109,8 @@ def _summary(row: dict[str, Any]) -> str:
 
 
 def compare_with_gold(agent: NetChanges, gold: NetChanges, volatile: Sequence[str]) -> list[str]:
-    """Differences between the agent's final rows and the gold solution's, as sentences.
+    """Differences between the agent's final rows and the gold solution's, as sentences (their
+    irreversible writes are compared by `effects.compare_irreversible`).
 
     Rows neither touched are equal by construction: both episodes start from the same template.
     Rows that existed before are compared by key. Inserted rows are compared as a multiset per

@@ -20,12 +20,13 @@ from typing import Any
 import structlog
 
 from mcpsim.engine.episode import Episode
-from mcpsim.tasks.scenario import run_actions, task_episode
-from mcpsim.tasks import Task, TaskSet
 from mcpsim.engine.templates import TemplateCache, process_templates
 from mcpsim.grading.checks import GradingContext, evaluate
 from mcpsim.grading.diff import NetChanges, diff_entries
+from mcpsim.grading.effects import episode_changes
 from mcpsim.grading.verdict import CheckResult, Verdict
+from mcpsim.tasks import Task, TaskSet
+from mcpsim.tasks.scenario import run_actions, task_episode
 from mcpsim.world import World
 
 log = structlog.get_logger("mcpsim.grading")
@@ -70,7 +71,7 @@ class Verifier:
                     run_actions(episode, task.gold)
                     if episode.flagged:
                         raise RuntimeError(f"gold replay hit a simulator bug: {episode.flags[0]}")
-                    self._gold[task.id] = episode.net_changes()
+                    self._gold[task.id] = episode_changes(episode)
                 finally:
                     episode.close()
             return self._gold[task.id]
@@ -87,7 +88,7 @@ class Verifier:
         checks: list[CheckResult] = []
         diff = []
         try:
-            changes = episode.net_changes()
+            changes = episode_changes(episode)
             diff = diff_entries(changes)
             if task.rubric:
                 checks = self._run_checks(episode, task, answer, changes, conversation)
@@ -131,7 +132,7 @@ class Verifier:
         ctx = GradingContext(
             task=task, episode=episode, answer=answer, transcript=episode.transcript(), changes=changes,
             volatile=self.tasks.volatile_for(task), gold_changes=lambda: self.gold_changes(task),
-            conversation=conversation,
+            conversation=conversation, free_text=self.tasks.free_text_for(task),
         )
         cancelled = threading.Event()
         budget = _Budget(self.sqlite_steps, self.cpu_seconds)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic_core import to_jsonable_python
 
 from mcpsim.tasks import datalock
-from mcpsim.engine import store
+from mcpsim.engine import query, store
 from mcpsim.tasks.dialogue import CONFIRM_QUESTION, confirmation_reply
 from mcpsim.engine.episode import CallResult, Episode
 from mcpsim.engine.faults import FaultProfile
@@ -86,7 +86,7 @@ def apply_step(episode: Episode, step: SetupStep) -> None:
             unknown = sorted(set(values) - set(t.columns.keys()))
             if unknown or not values:
                 raise TaskSetupError(f"table {table} has no columns {unknown}" if unknown else "nothing to set")
-            clause, params = store.where_sql(t, where)
+            clause, params = query.where_sql(t, where)
             assignments = ", ".join(f'"{c}" = ?' for c in values)
             if episode.edit(f'UPDATE "{table}" SET {assignments} WHERE {clause}', [*values.values(), *params]) == 0:
                 raise TaskSetupError(f"no row of {table} matches {where}")
@@ -99,7 +99,7 @@ def apply_step(episode: Episode, step: SetupStep) -> None:
             marks = ", ".join("?" * len(row))
             episode.edit(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', list(row.values()))
         case SetupDelete(delete=table, where=where):
-            clause, params = store.where_sql(episode.table(table), where)
+            clause, params = query.where_sql(episode.table(table), where)
             if episode.edit(f'DELETE FROM "{table}" WHERE {clause}', params) == 0:
                 raise TaskSetupError(f"no row of {table} matches {where}")
 

@@ -170,6 +170,57 @@ def state_fact(fact: Fact) -> str:
     raise TypeError(fact)
 
 
+# -- free text the agent writes --------------------------------------------------------------------
+
+
+class FreeTextRule(Strict):
+    """How a column the agent fills in its own words (a memo, a message body, an event title) is
+    graded, instead of by equality with the gold solution's value. A value equal to one of the
+    gold solution's values in that column (after normalising case, spacing and punctuation)
+    always passes; any other value must satisfy every part of the rule (`mcpsim.grading.written`)."""
+
+    grounded: bool = Field(True, description=(
+        "Every number in the text, and all its words but one (or a quarter of them, if more), appear in what the "
+        "agent was told (the instruction, the user's messages) or read (its tool results), or in the gold "
+        "solution's text there, and never three words from nowhere in a row; common words are free."))
+    states: list[Fact] = Field([], description="Facts the text must state (parsed as in answers).")
+    equals_gold: bool = Field(False, description="The text must equal one of the gold solution's values there.")
+    checked_by: str | None = Field(None, description=(
+        "The name of a custom check of the rubric that grades this column (a recurrence given as a count or "
+        "as an end date, say); the value is then left to that check."))
+
+
+def free_text_rules(value: Any) -> Any:
+    """`free_text:` maps column patterns to a rule, or to a shorthand: `grounded` (the default
+    rule) or `gold` (equal to the gold solution's text after normalisation)."""
+    if not isinstance(value, dict):
+        return value
+    shorthands = {"grounded": {}, "gold": {"grounded": False, "equals_gold": True}}
+    rules = {}
+    for pattern, rule in value.items():
+        if isinstance(rule, str):
+            if rule not in shorthands:
+                raise ValueError(f"free_text {pattern}: unknown rule {rule!r} (use grounded, gold or a mapping)")
+            rule = shorthands[rule]
+        rules[pattern] = {} if rule is None else rule
+    return rules
+
+
+def _check_free_text(free_text: dict[str, FreeTextRule], volatile: list[str], tasks: list[Task]) -> None:
+    both = sorted(set(free_text) & set(volatile))
+    if both:
+        raise ValueError(f"{', '.join(both)} listed both as volatile (set by the world, ignored) and as free_text "
+                         "(written by the agent, graded by a rule); keep one")
+    for pattern, rule in free_text.items():
+        if "." not in pattern:
+            raise ValueError(f"free_text pattern {pattern!r} is not of the form table.column")
+        for task in tasks:
+            custom = {c.name for c in task.rubric if isinstance(c, Custom)}
+            if rule.checked_by is not None and rule.checked_by not in custom:
+                raise ValueError(f"task {task.id}: free_text {pattern} is checked_by {rule.checked_by!r}, "
+                                 "but the rubric has no custom check of that name")
+
+
 # -- rubric checks ------------------------------------------------------------------------------
 
 Where = dict[str, Any]
@@ -369,7 +420,11 @@ class Task(Strict):
     rubric: list[Check] = Field(min_length=1)
     alternatives: list[Solution] = Field([], description="Other correct solutions: each must pass.")
     near_misses: list[Solution] = Field([], description="Plausible wrong solutions: each must fail.")
-    volatile: list[str] = []
+    volatile: list[str] = Field([], description="table.column patterns the world sets itself (timestamps...), "
+                                "ignored by gold_state unless the agent wrote the value.")
+    free_text: dict[str, FreeTextRule] = Field({}, description=(
+        "table.column patterns the agent fills in its own words, each graded by a rule instead of by equality "
+        "with the gold solution (over the file's rules for the same pattern)."))
     tags: list[str] = []
     difficulty: Literal["easy", "medium", "hard"]
     split: Literal["train", "dev", "test"]
@@ -389,14 +444,32 @@ class Task(Strict):
         if isinstance(self.faults, str) and self.faults not in BUILTIN:
             raise ValueError(f"unknown fault profile {self.faults!r} (built-in: {', '.join(BUILTIN)}); "
                              "or write the profile inline")
+        _check_free_text(self.free_text, self.volatile, [self])
         return self
+
+    _free_text_shorthands = field_validator("free_text", mode="before")(free_text_rules)
 
 
 class TaskFile(Strict):
     world: str
     canary: str = Field(description="A unique string that must never appear in anything an agent sees.")
-    volatile: list[str] = Field([], description="table.column patterns every gold_state check ignores.")
+    volatile: list[str] = Field([], description=(
+        "table.column patterns of values the world sets itself (timestamps...): every gold_state check ignores "
+        "them, except where the agent wrote the value."))
+    free_text: dict[str, FreeTextRule] = Field({}, description=(
+        "table.column patterns the agent fills in its own words (a memo, a message body), each graded by a rule "
+        "instead of by equality with the gold solution."))
     tasks: list[Task]
+
+    _free_text_shorthands = field_validator("free_text", mode="before")(free_text_rules)
+
+    @model_validator(mode="after")
+    def _free_text_is_not_volatile(self) -> TaskFile:
+        _check_free_text(self.free_text, self.volatile, self.tasks)
+        for task in self.tasks:
+            _check_free_text(task.free_text, self.volatile, [task])
+            _check_free_text(self.free_text, task.volatile, [task])
+        return self
 
     @field_validator("canary")
     @classmethod
@@ -434,6 +507,10 @@ class TaskSet(BaseModel):
 
     def volatile_for(self, task: Task) -> list[str]:
         return [*self.file_of(task.id).volatile, *task.volatile]
+
+    def free_text_for(self, task: Task) -> dict[str, FreeTextRule]:
+        """The free-text rules of `task`: its own, over its file's for the same pattern."""
+        return {**self.file_of(task.id).free_text, **task.free_text}
 
 
 class UnknownTask(LookupError):
