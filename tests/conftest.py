@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -13,17 +12,24 @@ import anyio
 import httpx
 import pytest
 
-from mcpsim.serve.app import build_app, serve_in_thread
-from mcpsim.serve.host import EpisodeManager
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.world import World
+# mcpsim.testing is also loaded as a plugin below; register it for assert rewriting before the
+# import that follows, or pytest warns (an error here) that it was imported before rewriting
+pytest.register_assert_rewrite("mcpsim.testing")
+
+from mcpsim.engine.templates import TemplateCache  # noqa: E402
+from mcpsim.serve.app import build_app, serve_in_thread  # noqa: E402
+from mcpsim.serve.host import EpisodeManager  # noqa: E402
+from mcpsim.testing import clean_env  # noqa: E402
+from mcpsim.world import World  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-import toyworld  # noqa: E402
+import toyworld
+
+pytest_plugins = ["mcpsim.testing", "pytester"]  # world_driver, mcpsim_templates; pytester for test_testing
 
 pytestmark = pytest.mark.anyio
 
-CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("MCPSIM_")}
+CLEAN_ENV = clean_env()
 
 
 @pytest.fixture
@@ -32,9 +38,9 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def templates() -> TemplateCache:
-    """One template cache for the whole run: each (world, seed, scale) is built once."""
-    return TemplateCache()
+def templates(mcpsim_templates: TemplateCache) -> TemplateCache:
+    """One template cache for the whole run (the one `world_driver` uses): each (world, seed, scale) is built once."""
+    return mcpsim_templates
 
 
 @pytest.fixture

@@ -3,64 +3,32 @@ find test data by querying the seeded database instead of hard-coding ids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from mcpsim_worlds.airline import world as airline_world
 
-from mcpsim.engine.episode import CallResult, Episode
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine.episode import Episode
+from mcpsim.testing import WorldDriver
 from mcpsim.world import World
 
 EPOCH = "2026-05-15T09:00:00+00:00"
 
+# Free checked bags per passenger, by membership, then fare ("basic") or cabin.
+FREE = {
+    "regular": {"basic": 0, "economy": 1, "premium": 2, "business": 2},
+    "silver": {"basic": 1, "economy": 1, "premium": 2, "business": 3},
+    "gold": {"basic": 1, "economy": 2, "premium": 3, "business": 3},
+    "platinum": {"basic": 2, "economy": 2, "premium": 3, "business": 4},
+}
 
-class Desk:
-    """An episode plus the queries the tests keep needing."""
 
-    def __init__(self, episode: Episode) -> None:
-        self.ep = episode
-        self.FREE = FREE
+class Desk(WorldDriver):
+    """An airline episode plus the queries the tests keep needing."""
 
-    # -- calling -----------------------------------------------------------------------------------
-
-    def call(self, tool: str, **arguments: Any) -> CallResult:
-        return self.ep.call(tool, arguments)
-
-    def ok(self, tool: str, **arguments: Any) -> Any:
-        result = self.ep.call(tool, arguments)
-        assert not result.is_error, f"{tool} failed: {result.error}"
-        return result.value
-
-    def fails(self, tool: str, message: str, **arguments: Any) -> CallResult:
-        """The call fails with `message` in its error, as a business error, and changes nothing."""
-        before = self.ep.state_hash()
-        result = self.ep.call(tool, arguments)
-        assert result.is_error, f"{tool} succeeded but should fail with {message!r}"
-        assert not result.bug, result.error
-        assert message in result.error, result.error
-        assert result.changes == []
-        assert self.ep.state_hash() == before
-        return result
-
-    # -- reading -----------------------------------------------------------------------------------
-
-    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
-        return self.ep.query(sql, params)
-
-    def row(self, sql: str, *params: Any) -> dict[str, Any]:
-        rows = self.rows(sql, *params)
-        assert rows, f"the seeded data has no row for: {sql} {params}"
-        return rows[0]
-
-    def value(self, sql: str, *params: Any) -> Any:
-        return next(iter(self.row(sql, *params).values()))
-
-    def arrange(self, sql: str, *params: Any) -> None:
-        """Set up a state the seed may not contain (outside any tool call)."""
-        self.ep.conn.execute(sql, params)
+    FREE = FREE
 
     def seats(self, flight_id: str, cabin: str) -> int:
         return self.value(f"SELECT seats_{cabin} FROM flights WHERE id = ?", flight_id)
@@ -223,28 +191,17 @@ class Desk:
         self.arrange("UPDATE reservations SET created_at = ? WHERE id = ?", booked.isoformat(), reservation_id)
 
 
-FREE = {
-    "regular": {"basic": 0, "economy": 1, "premium": 2, "business": 2},
-    "silver": {"basic": 1, "economy": 1, "premium": 2, "business": 3},
-    "gold": {"basic": 1, "economy": 2, "premium": 3, "business": 3},
-    "platinum": {"basic": 2, "economy": 2, "premium": 3, "business": 4},
-}
-
-
 @pytest.fixture(scope="session")
 def airline() -> World:
     return airline_world
 
 
 @pytest.fixture
-def episode(airline: World, templates: TemplateCache) -> Iterator[Episode]:
-    ep = Episode.create(airline, seed=0, scale="small", templates=templates)
-    yield ep
-    # No test may hit a simulator bug: every failure must be a business or validation error.
-    assert ep.flags == [], ep.flags
-    ep.close()
+def desk(airline: World, world_driver: Callable[..., Any]) -> Desk:
+    """A fresh small-scale episode, seed 0; the test fails if it hits a simulator bug."""
+    return world_driver(airline, driver=Desk)
 
 
 @pytest.fixture
-def desk(episode: Episode) -> Desk:
-    return Desk(episode)
+def episode(desk: Desk) -> Episode:
+    return desk.ep

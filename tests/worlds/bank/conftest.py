@@ -3,58 +3,21 @@ find test data by querying the seeded database instead of hard-coding ids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from mcpsim_worlds.bank import world as bank_world
 
-from mcpsim.engine.episode import CallResult, Episode
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine.episode import Episode
+from mcpsim.testing import WorldDriver
 from mcpsim.world import World
 
 TODAY = "2026-05-15"
 
 
-class Bank:
-    """An episode plus the queries the tests keep needing."""
-
-    def __init__(self, episode: Episode) -> None:
-        self.ep = episode
-
-    def call(self, tool: str, **arguments: Any) -> CallResult:
-        return self.ep.call(tool, arguments)
-
-    def ok(self, tool: str, **arguments: Any) -> Any:
-        result = self.ep.call(tool, arguments)
-        assert not result.is_error, f"{tool} failed: {result.error}"
-        return result.value
-
-    def fails(self, tool: str, message: str, **arguments: Any) -> CallResult:
-        """The call fails with `message` in its error, as a business error, and changes nothing."""
-        before = self.ep.state_hash()
-        result = self.ep.call(tool, arguments)
-        assert result.is_error, f"{tool} succeeded but should fail with {message!r}"
-        assert not result.bug, result.error
-        assert message in result.error, result.error
-        assert result.changes == []
-        assert self.ep.state_hash() == before
-        return result
-
-    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
-        return self.ep.query(sql, params)
-
-    def row(self, sql: str, *params: Any) -> dict[str, Any]:
-        rows = self.rows(sql, *params)
-        assert rows, f"the seeded data has no row for: {sql} {params}"
-        return rows[0]
-
-    def value(self, sql: str, *params: Any) -> Any:
-        return next(iter(self.row(sql, *params).values()))
-
-    def arrange(self, sql: str, *params: Any) -> None:
-        """Set up a state the seed may not contain (outside any tool call)."""
-        self.ep.conn.execute(sql, params)
+class Bank(WorldDriver):
+    """A bank episode plus the queries the tests keep needing."""
 
     # -- identity ----------------------------------------------------------------------------
 
@@ -95,7 +58,8 @@ class Bank:
             "JOIN customers u ON u.id = c.customer_id AND u.status = 'active' "
             "WHERE c.type = 'checking' AND c.status = 'open' AND c.balance_cents > 300000 AND s.balance_cents > 300000 "
             "AND NOT EXISTS (SELECT 1 FROM transfers t WHERE t.from_account_id IN (c.id, s.id) AND t.created_at >= ?) "
-            "AND (SELECT COUNT(*) FROM transfers t WHERE t.from_account_id = s.id AND t.created_at >= '2026-05-01') = 0 "
+            "AND (SELECT COUNT(*) FROM transfers t WHERE t.from_account_id = s.id "
+            "AND t.created_at >= '2026-05-01') = 0 "
             "ORDER BY c.id LIMIT 1", TODAY)
         self.verify(row["customer_id"])
         return row["customer_id"], row["checking"], row["savings"]
@@ -116,29 +80,16 @@ def bank() -> World:
 
 
 @pytest.fixture
-def episode(bank: World, templates: TemplateCache) -> Iterator[Episode]:
-    ep = Episode.create(bank, seed=0, scale="small", templates=templates)
-    yield ep
-    # No test may hit a simulator bug: every failure must be a business or validation error.
-    assert ep.flags == [], ep.flags
-    ep.close()
+def new_bank(bank: World, world_driver: Callable[..., Any]) -> Callable[[], Bank]:
+    """Makes independent small-scale episodes, seed 0 (each must end free of simulator bugs)."""
+    return lambda: world_driver(bank, driver=Bank)
 
 
 @pytest.fixture
-def b(episode: Episode) -> Bank:
-    return Bank(episode)
+def b(new_bank: Callable[[], Bank]) -> Bank:
+    return new_bank()
 
 
 @pytest.fixture
-def new_bank(bank: World, templates: TemplateCache) -> Iterator[Any]:
-    """Makes further independent small-scale episodes (closed at the end of the test)."""
-    made: list[Episode] = []
-
-    def make() -> Bank:
-        made.append(Episode.create(bank, seed=0, scale="small", templates=templates))
-        return Bank(made[-1])
-
-    yield make
-    for ep in made:
-        assert ep.flags == [], ep.flags
-        ep.close()
+def episode(b: Bank) -> Episode:
+    return b.ep

@@ -3,52 +3,19 @@ find test data by querying the seeded database instead of hard-coding ids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from mcpsim_worlds.retail import world as retail_world
 
-from mcpsim.engine.episode import CallResult, Episode
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine.episode import Episode
+from mcpsim.testing import WorldDriver
 from mcpsim.world import World
 
 
-class Shop:
-    """An episode plus the queries the tests keep needing."""
-
-    def __init__(self, episode: Episode) -> None:
-        self.ep = episode
-
-    def call(self, tool: str, **arguments: Any) -> CallResult:
-        return self.ep.call(tool, arguments)
-
-    def ok(self, tool: str, **arguments: Any) -> Any:
-        result = self.ep.call(tool, arguments)
-        assert not result.is_error, f"{tool} failed: {result.error}"
-        return result.value
-
-    def fails(self, tool: str, message: str, **arguments: Any) -> CallResult:
-        """The call fails with `message` in its error, as a business error, and changes nothing."""
-        before = self.ep.state_hash()
-        result = self.ep.call(tool, arguments)
-        assert result.is_error, f"{tool} succeeded but should fail with {message!r}"
-        assert not result.bug, result.error
-        assert message in result.error, result.error
-        assert result.changes == []
-        assert self.ep.state_hash() == before
-        return result
-
-    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
-        return self.ep.query(sql, params)
-
-    def row(self, sql: str, *params: Any) -> dict[str, Any]:
-        rows = self.rows(sql, *params)
-        assert rows, f"the seeded data has no row for: {sql} {params}"
-        return rows[0]
-
-    def value(self, sql: str, *params: Any) -> Any:
-        return next(iter(self.row(sql, *params).values()))
+class Shop(WorldDriver):
+    """A retail episode plus the queries the tests keep needing."""
 
     def stock(self, variant_id: str) -> int:
         return self.value("SELECT stock FROM variants WHERE id = ?", variant_id)
@@ -62,10 +29,6 @@ class Shop:
             "FROM payments WHERE order_id = ?",
             order_id,
         )
-
-    def arrange(self, sql: str, *params: Any) -> None:
-        """Set up a state the seed may not contain (outside any tool call)."""
-        self.ep.conn.execute(sql, params)
 
     # -- common finds ------------------------------------------------------------------------
 
@@ -163,14 +126,11 @@ def retail() -> World:
 
 
 @pytest.fixture
-def episode(retail: World, templates: TemplateCache) -> Iterator[Episode]:
-    ep = Episode.create(retail, seed=0, scale="small", templates=templates)
-    yield ep
-    # No test may hit a simulator bug: every failure must be a business or validation error.
-    assert ep.flags == [], ep.flags
-    ep.close()
+def shop(retail: World, world_driver: Callable[..., Any]) -> Shop:
+    """A fresh small-scale episode, seed 0; the test fails if it hits a simulator bug."""
+    return world_driver(retail, driver=Shop)
 
 
 @pytest.fixture
-def shop(episode: Episode) -> Shop:
-    return Shop(episode)
+def episode(shop: Shop) -> Episode:
+    return shop.ep

@@ -4,60 +4,19 @@ seeded database instead of hard-coding ids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from mcpsim_worlds.workspace import world as workspace_world
 
-from mcpsim.engine.episode import CallResult, Episode
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine.episode import Episode
+from mcpsim.testing import WorldDriver
 from mcpsim.world import World
 
 
-class Desk:
-    """An episode plus the queries the tests keep needing."""
-
-    def __init__(self, episode: Episode) -> None:
-        self.ep = episode
-
-    def call(self, tool: str, **arguments: Any) -> CallResult:
-        return self.ep.call(tool, arguments)
-
-    def ok(self, tool: str, **arguments: Any) -> Any:
-        result = self.ep.call(tool, arguments)
-        assert not result.is_error, f"{tool} failed: {result.error}"
-        return result.value
-
-    def fails(self, tool: str, message: str, **arguments: Any) -> CallResult:
-        """The call fails with `message` in its error, as a business error, and changes nothing."""
-        before = self.ep.state_hash()
-        result = self.ep.call(tool, arguments)
-        assert result.is_error, f"{tool} succeeded but should fail with {message!r}"
-        assert not result.bug, result.error
-        assert message in result.error, result.error
-        assert result.changes == []
-        assert self.ep.state_hash() == before
-        return result
-
-    def invalid(self, tool: str, **arguments: Any) -> str:
-        """The arguments break the tool's schema: refused before it runs, nothing changes."""
-        before = self.ep.state_hash()
-        result = self.ep.call(tool, arguments)
-        assert result.is_error and result.error.startswith(f"Invalid arguments for {tool}"), result.error
-        assert self.ep.state_hash() == before
-        return result.error
-
-    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
-        return self.ep.query(sql, params)
-
-    def row(self, sql: str, *params: Any) -> dict[str, Any]:
-        rows = self.rows(sql, *params)
-        assert rows, f"the seeded data has no row for: {sql} {params}"
-        return rows[0]
-
-    def value(self, sql: str, *params: Any) -> Any:
-        return next(iter(self.row(sql, *params).values()))
+class Desk(WorldDriver):
+    """A workspace episode plus the queries the tests keep needing."""
 
     # -- story finds -------------------------------------------------------------------------
 
@@ -83,14 +42,11 @@ def workspace() -> World:
 
 
 @pytest.fixture
-def episode(workspace: World, templates: TemplateCache) -> Iterator[Episode]:
-    ep = Episode.create(workspace, seed=0, scale="small", templates=templates)
-    yield ep
-    # No test may hit a simulator bug: every failure must be a business or validation error.
-    assert ep.flags == [], ep.flags
-    ep.close()
+def desk(workspace: World, world_driver: Callable[..., Any]) -> Desk:
+    """A fresh small-scale episode, seed 0; the test fails if it hits a simulator bug."""
+    return world_driver(workspace, driver=Desk)
 
 
 @pytest.fixture
-def desk(episode: Episode) -> Desk:
-    return Desk(episode)
+def episode(desk: Desk) -> Episode:
+    return desk.ep

@@ -1,5 +1,5 @@
-"""The seeded workspace (sizes per scale, determinism, consistency, the time zone database) and the
-world through a real MCP client: tool schemas, hints, policy and a call."""
+"""The seeded workspace: sizes per scale, determinism, consistency, the time zone database. (The
+world over MCP is checked by tests/test_world_contract.py.)"""
 
 from __future__ import annotations
 
@@ -7,21 +7,11 @@ import os
 import time
 from zoneinfo import ZoneInfo, available_timezones
 
-import anyio
 import pytest
-from mcp import Client
 from workspace_support import ME
 
 from mcpsim.engine.episode import Episode
-from mcpsim.serve.mcp import build_server
 from mcpsim.engine.templates import TemplateCache, build_template
-
-READS = {
-    "verify_owner", "get_current_time", "convert_time", "search_mail", "get_thread", "list_labels", "list_events",
-    "get_event", "get_free_busy", "find_meeting_slot", "search_contacts", "get_contact", "search_files", "get_file",
-    "list_file_permissions",
-}  # fmt: skip
-DESTRUCTIVE = {"empty_trash", "cancel_event", "revoke_access"}
 
 
 def counts(ep: Episode) -> dict[str, int]:
@@ -106,35 +96,3 @@ def test_the_same_seed_builds_identical_tables_and_another_seed_other_filler(wor
     other = Episode.create(workspace, seed=4, scale="small", templates=TemplateCache())
     names = {u["name"] for u in first.tables(["users"])["users"]}
     assert names != {u["name"] for u in other.tables(["users"])["users"]}
-
-
-@pytest.mark.anyio
-async def test_an_agent_sees_typed_tools_with_hints_and_the_policy(workspace, episode):
-    server = build_server(workspace, lambda _id: episode)
-    with anyio.fail_after(10):
-        async with Client(server, mode="legacy") as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            instructions = client.instructions
-    assert len(tools) >= 18 and set(tools) == set(workspace.tools)
-    assert {n for n, t in tools.items() if t.annotations.read_only_hint} == READS
-    assert {n for n, t in tools.items() if t.annotations.destructive_hint} == DESTRUCTIVE
-    assert "Verify the owner first" in instructions
-    share = tools["share_file"].input_schema
-    assert share["properties"]["role"]["enum"] == ["viewer", "commenter", "editor"]
-    for tool in tools.values():
-        assert tool.description and len(tool.description) > 60, tool.name
-
-
-@pytest.mark.anyio
-async def test_a_share_through_mcp_changes_the_episode_and_a_refused_one_is_a_tool_error(workspace, episode):
-    budget = episode.query("SELECT id FROM files WHERE name = 'Q3 Budget Draft'")[0]["id"]
-    roadmap = episode.query("SELECT id FROM files WHERE name = 'Product Roadmap H2 2026'")[0]["id"]
-    server = build_server(workspace, lambda _id: episode)
-    with anyio.fail_after(10):
-        async with Client(server) as client:
-            shared = await client.call_tool("share_file", {"file_id": budget, "emails": ["ravi.iyer@larkspurlabs.com"],
-                                                           "role": "commenter"})
-            refused = await client.call_tool("share_file", {"file_id": roadmap, "emails": ["ravi.iyer@larkspurlabs.com"],
-                                                            "role": "viewer"})
-    assert "ravi.iyer@larkspurlabs.com" in str(shared.structured_content["permissions"])
-    assert refused.is_error and "Only the owner of 'Product Roadmap H2 2026'" in refused.content[0].text
