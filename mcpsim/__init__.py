@@ -1,21 +1,34 @@
 """mcpsim: stateful simulated tool worlds backed by SQLite, served by real MCP servers.
 
-The public world API lives here; transports, the control plane and the CLI are in their own
-modules (`mcpsim.serve.mcp`, `mcpsim.serve.app`, `mcpsim.cli`).
+What users import most is here: the world API (`World`, `ToolContext`, `WorldError`, ...), an
+episode (`Episode`, `CallResult`), the registry of installed worlds, and the task and grading
+entry points. The packages by plane: `mcpsim.world`, `mcpsim.engine`, `mcpsim.tasks`,
+`mcpsim.grading`, `mcpsim.trajectories`, `mcpsim.serve`, `mcpsim.runner`, `mcpsim.cli`.
 """
 
 __version__ = "0.1.0"
 
 from mcpsim.engine.episode import CallResult, Episode  # noqa: E402
-from mcpsim.world.registry import load_world, world_names  # noqa: E402
-from mcpsim.world.seeding import IdGenerator, SeedContext  # noqa: E402
 from mcpsim.engine.templates import TemplateCache  # noqa: E402
-from mcpsim.world import ToolContext, ToolSpec, World, WorldError  # noqa: E402
+from mcpsim.world import (  # noqa: E402
+    IdGenerator,
+    PartialFailure,
+    RowView,
+    SeedContext,
+    ToolContext,
+    ToolSpec,
+    World,
+    WorldError,
+    add_calculator,
+)
+from mcpsim.world.registry import load_world, world_names  # noqa: E402
 
 __all__ = [
     "CallResult",
     "Episode",
     "IdGenerator",
+    "PartialFailure",
+    "RowView",
     "SeedContext",
     "TemplateCache",
     "ToolContext",
@@ -23,6 +36,7 @@ __all__ = [
     "World",
     "WorldError",
     "__version__",
+    "add_calculator",
     "load_world",
     "world_names",
 ]

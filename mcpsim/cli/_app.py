@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from mcpsim.world.registry import UnknownWorld, load_world
 from mcpsim.engine.templates import TemplateCache
 from mcpsim.world import World
+from mcpsim.world.registry import UnknownWorld, load_world
 
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcpsim" / "templates"
 

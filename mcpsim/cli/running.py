@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import anyio
 import click
@@ -40,15 +40,63 @@ def _select_tasks(task_set: Any, spec: str) -> list[Any]:
 SERVER_FAILED = 3  # `mcpsim run`'s exit code when episodes ended because the server failed
 
 
+Transport = Literal["inprocess", "http", "stdio"]  # where `mcpsim run` puts its episodes
+
+
+@dataclass
+class RunPlan:
+    """Everything `mcpsim run` (and the demo) decided, in one place."""
+
+    world: str
+    tasks: list[Any]
+    agent: str
+    out: Path
+    templates: TemplateCache
+    trials: int = 1
+    concurrency: int = 8
+    seed: int = 0
+    resume: bool = False
+    keep_first: int | None = None
+    transport: Transport = "inprocess"
+    server_url: str | None = None
+    token: str | None = None
+    max_steps: int = 30
+    timeout: float = 300.0
+    user: str = "scripted"
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = None
+    faults: Any = None
+
+    def make_agent(self) -> Any:
+        from mcpsim.runner.agents import make_agent
+
+        return make_agent(self.agent, base_url=self.base_url, api_key_env=self.api_key_env,
+                          temperature=self.temperature, seed=self.seed)
+
+    def make_user(self, task: Any) -> Any:
+        from mcpsim.runner.llm import ChatClient
+        from mcpsim.runner.users import LlmUser, ScriptedUser
+
+        if self.user == "scripted":
+            return ScriptedUser(task)
+        if self.user.startswith("openai:"):
+            return LlmUser(task, ChatClient(model=self.user.split(":", 1)[1], base_url=self.base_url,
+                                            api_key_env=self.api_key_env))
+        raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
+
+
+
+
 @main.command()
 @click.argument("world")
 @click.option("--agent", "agent_spec", default="oracle", show_default=True,
               help="oracle, noop, random, or openai:MODEL (any OpenAI-compatible endpoint).")
 @click.option("--tasks", "task_spec", default="all", show_default=True,
               help="all, a split (train, dev, test), or comma-separated task ids.")
-@click.option("--trials", default=1, show_default=True, type=click.IntRange(min=1), help="Runs per task (pass^k).")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1), help="Episodes at once.")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--trials", default=RunPlan.trials, show_default=True, type=click.IntRange(min=1), help="Runs per task (pass^k).")
+@click.option("--concurrency", default=RunPlan.concurrency, show_default=True, type=click.IntRange(min=1), help="Episodes at once.")
+@click.option("--seed", default=RunPlan.seed, show_default=True, type=click.IntRange(min=0),
               help="Seed of the agents' sampling (worlds take theirs from the task).")
 @click.option("--out", "out_dir", default="runs/latest", show_default=True, type=click.Path(file_okay=False),
               help="Where trajectories.jsonl and summary.json go.")
@@ -56,20 +104,20 @@ SERVER_FAILED = 3  # `mcpsim run`'s exit code when episodes ended because the se
               help="Finish an earlier run in --out: skip finished episodes, resume partial ones.")
 @click.option("--keep-first", type=click.IntRange(min=1), metavar="M",
               help="Stop once M episodes are done; snapshot the unfinished ones for a later --resume.")
-@click.option("--transport", type=click.Choice(["inprocess", "http", "stdio"]), default="inprocess", show_default=True,
+@click.option("--transport", type=click.Choice(get_args(Transport)), default=RunPlan.transport, show_default=True,
               help="inprocess: MCP in memory; http: a loopback server in this process; "
                    "stdio: a server process per episode.")
 @click.option("--server", "server_url", metavar="URL", help="Use a running `mcpsim serve --http` at URL.")
 @click.option("--token", envvar="MCPSIM_TOKEN", help="The --server's control-plane token [env MCPSIM_TOKEN].")
-@click.option("--max-steps", default=30, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-steps", default=RunPlan.max_steps, show_default=True, type=click.IntRange(min=1),
               help="Assistant messages an agent may send per episode.")
-@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0.1),
+@click.option("--timeout", default=RunPlan.timeout, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds per episode.")
-@click.option("--user", "user_spec", default="scripted", show_default=True,
+@click.option("--user", "user_spec", default=RunPlan.user, show_default=True,
               help="The simulated user: scripted (the task's turns) or openai:MODEL.")
-@click.option("--base-url", default="https://api.openai.com/v1", show_default=True,
+@click.option("--base-url", default=RunPlan.base_url, show_default=True,
               help="OpenAI-compatible endpoint of openai: agents and users (vLLM, SGLang, ...).")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+@click.option("--api-key-env", default=RunPlan.api_key_env, show_default=True,
               help="Environment variable holding the endpoint's API key.")
 @click.option("--temperature", type=float, help="Sampling temperature of openai: agents.")
 @click.option("--faults", "faults_spec", metavar="PROFILE",
@@ -124,49 +172,6 @@ def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: i
         for example in result.server_error_examples:
             click.echo(f"  {example[:300]}", err=True)
         raise SystemExit(SERVER_FAILED)
-
-
-@dataclass
-class RunPlan:
-    """Everything `mcpsim run` (and the demo) decided, in one place."""
-
-    world: str
-    tasks: list[Any]
-    agent: str
-    out: Path
-    templates: TemplateCache
-    trials: int = 1
-    concurrency: int = 8
-    seed: int = 0
-    resume: bool = False
-    keep_first: int | None = None
-    transport: str = "inprocess"  # inprocess | http | stdio
-    server_url: str | None = None
-    token: str | None = None
-    max_steps: int = 30
-    timeout: float = 300.0
-    user: str = "scripted"
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float | None = None
-    faults: Any = None
-
-    def make_agent(self) -> Any:
-        from mcpsim.runner.agents import make_agent
-
-        return make_agent(self.agent, base_url=self.base_url, api_key_env=self.api_key_env,
-                          temperature=self.temperature, seed=self.seed)
-
-    def make_user(self, task: Any) -> Any:
-        from mcpsim.runner.llm import ChatClient
-        from mcpsim.runner.users import LlmUser, ScriptedUser
-
-        if self.user == "scripted":
-            return ScriptedUser(task)
-        if self.user.startswith("openai:"):
-            return LlmUser(task, ChatClient(model=self.user.split(":", 1)[1], base_url=self.base_url,
-                                            api_key_env=self.api_key_env))
-        raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
 
 
 def _loopback_snapshot_key(out: Path) -> str:

@@ -20,7 +20,8 @@ from mcpsim.cli._app import (
     log_options,
     main,
 )
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine.templates import TemplateCache, format_size
+from mcpsim.serve.config import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeConfig, env_var
 from mcpsim.world import World
 
 
@@ -29,8 +30,8 @@ def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task
                  profile: Any) -> None:
     from mcpsim.engine.episode import Episode
     from mcpsim.serve.mcp import serve_stdio
-    from mcpsim.trajectories.recording import Recorder
     from mcpsim.tasks.scenario import task_episode
+    from mcpsim.trajectories.recording import Recorder
 
     if start_snapshot:
         try:
@@ -56,6 +57,11 @@ def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task
             Recorder(record_dir).record(episode)
 
 
+def _size_default(size: int | None) -> str:
+    """A byte budget as the option shows and reads it (`4GiB`; `0`: none)."""
+    return format_size(size).replace(".0 ", "").replace(" ", "") if size else "0"
+
+
 def _size_option(text: str, name: str) -> int | None:
     """A byte budget from the command line (`0`: none)."""
     from mcpsim.engine.templates import parse_size
@@ -70,87 +76,92 @@ def _size_option(text: str, name: str) -> int | None:
 @main.command()
 @click.argument("world")
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP (many episodes) instead of stdio.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--host", default=DEFAULTS.host, show_default=True, envvar=env_var(ServeConfig, "host"), help="HTTP bind address.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the default episode.")
-@click.option("--scale", default="default", show_default=True, help="Scale of the default episode.")
-@click.option("--token", envvar="MCPSIM_TOKEN", metavar="TOKEN",
+@click.option("--seed", default=DEFAULTS.seed, show_default=True, type=click.IntRange(min=0),
+              envvar=env_var(ServeConfig, "seed"),
+              help="Seed of the default episode.")
+@click.option("--scale", default=DEFAULTS.scale, show_default=True, envvar=env_var(ServeConfig, "scale"), help="Scale of the default episode.")
+@click.option("--token", envvar=env_var(ServeConfig, "token"), metavar="TOKEN",
               help="HTTP: the bearer token the control plane requires [env MCPSIM_TOKEN]; none given: one is "
                    "generated and printed to stderr. Agents never need it (docs/security.md).")
-@click.option("--no-auth", is_flag=True, envvar="MCPSIM_NO_AUTH",
+@click.option("--no-auth", is_flag=True, envvar=env_var(ServeConfig, "no_auth"),
               help="HTTP: open the control plane to anyone who can reach the server, for local experiments "
                    "(an agent could then fork and verify its own episode) [env MCPSIM_NO_AUTH].")
-@click.option("--public-url", metavar="URL", envvar="MCPSIM_PUBLIC_URL",
+@click.option("--public-url", metavar="URL", envvar=env_var(ServeConfig, "public_url"),
               help="HTTP: the base URL clients reach this server at; episodes' mcp_url are built from it, never "
                    "from a request's Host header, and its host is always allowed. Default: http://HOST:PORT "
                    "(127.0.0.1 for a 0.0.0.0 bind) [env MCPSIM_PUBLIC_URL].")
-@click.option("--verdict-detail", type=click.Choice(["full", "summary"]), envvar="MCPSIM_VERDICT_DETAIL",
+@click.option("--verdict-detail", type=click.Choice(["full", "summary"]), envvar=env_var(ServeConfig, "verdict_detail"),
               help="HTTP: what POST /episodes/{id}/verify returns: full (checks' requirements and reasons, the row "
                    "diff, the answer) or summary (passed, rewards, failure, each check's name and pass/fail). "
                    "Default: full with a token, summary with --no-auth [env MCPSIM_VERDICT_DETAIL].")
-@click.option("--shared-default", is_flag=True, envvar="MCPSIM_SHARED_DEFAULT",
+@click.option("--shared-default", is_flag=True, envvar=env_var(ServeConfig, "shared_default"),
               help="HTTP: /mcp serves one episode shared by every client (they can see each other's writes); "
                    "default: a fresh episode per client session [env MCPSIM_SHARED_DEFAULT].")
-@click.option("--ttl", default=3600.0, show_default=True, type=click.FloatRange(min=0),
+@click.option("--ttl", default=DEFAULTS.ttl_seconds or 0, show_default=True, type=click.FloatRange(min=0),
+              envvar=env_var(ServeConfig, "ttl_seconds"),
               help="Seconds an idle episode lives (0: forever).")
-@click.option("--max-episodes", default=1000, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-episodes", default=DEFAULTS.max_episodes, show_default=True, type=click.IntRange(min=1),
+              envvar=env_var(ServeConfig, "max_episodes"),
               help="Live episodes allowed at once; more get 503.")
-@click.option("--max-episode-bytes", default="4GiB", show_default=True, metavar="SIZE", envvar="MCPSIM_MAX_EPISODE_BYTES",
+@click.option("--max-episode-bytes", default=_size_default(DEFAULTS.max_episode_bytes), show_default=True, metavar="SIZE",
+              envvar=env_var(ServeConfig, "max_episode_bytes"),
               help="Memory the live episodes' databases may hold together (page count x page size; e.g. 512MiB, "
                    "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason "
                    "[env MCPSIM_MAX_EPISODE_BYTES].")
-@click.option("--template-cache-bytes", default="1GiB", show_default=True, metavar="SIZE",
-              envvar="MCPSIM_TEMPLATE_CACHE_BYTES",
+@click.option("--template-cache-bytes", default=_size_default(DEFAULTS.template_cache_bytes), show_default=True,
+              metavar="SIZE", envvar=env_var(ServeConfig, "template_cache_bytes"),
               help="Memory for built templates (one per world, seed, scale and task); past it the least recently "
                    "used are dropped and reloaded from the disk cache or rebuilt when needed (0: no limit) "
                    "[env MCPSIM_TEMPLATE_CACHE_BYTES].")
-@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]", envvar="MCPSIM_ALLOWED_HOSTS",
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]", envvar=env_var(ServeConfig, "allowed_hosts"),
               help="HTTP: accepted Host headers of every request, control plane and MCP (DNS-rebinding "
                    "protection; exact, HOST:* for any port; default: the loopback names; the --public-url host "
                    "always). Repeatable [env MCPSIM_ALLOWED_HOSTS, space-separated].")
-@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN", envvar="MCPSIM_ALLOWED_ORIGINS",
+@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN", envvar=env_var(ServeConfig, "allowed_origins"),
               help="HTTP: accepted Origin headers of browser requests (exact, SCHEME://HOST:* for any port; "
                    "default: the loopback origins; the --public-url origin always). Repeatable "
                    "[env MCPSIM_ALLOWED_ORIGINS].")
-@click.option("--record", "record_dir", type=click.Path(file_okay=False), envvar="MCPSIM_RECORD_DIR",
+@click.option("--record", "record_dir", type=click.Path(file_okay=False), envvar=env_var(ServeConfig, "record_dir"),
               help="Append every episode's trajectory to DIR/trajectories.jsonl, fsynced, as soon as it is ended or "
                    "graded (and again if it changes before it is deleted or expires); each live episode's calls are "
                    "journaled as they are answered, and the episodes alive at a crash are written with their calls "
                    "on the next start [env MCPSIM_RECORD_DIR].")
-@click.option("--faults", "faults_spec", metavar="PROFILE", envvar="MCPSIM_FAULTS",
+@click.option("--faults", "faults_spec", metavar="PROFILE", envvar=env_var(ServeConfig, "faults"),
               help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
                    "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].")
-@click.option("--faults-dir", "faults_dirs", multiple=True, metavar="DIR", envvar="MCPSIM_FAULTS_DIRS",
+@click.option("--faults-dir", "faults_dirs", multiple=True, metavar="DIR", envvar=env_var(ServeConfig, "faults_dirs"),
               type=click.Path(exists=True, file_okay=False),
               help="HTTP: profiles (NAME.yaml/.yml/.json) that POST /episodes may name with \"faults\": \"NAME\"; "
                    "requests never name files. Repeatable [env MCPSIM_FAULTS_DIRS, space-separated].")
-@click.option("--snapshot-key", "snapshot_key_text", metavar="KEY", envvar="MCPSIM_SNAPSHOT_KEY",
+@click.option("--snapshot-key", "snapshot_key_text", metavar="KEY", envvar=env_var(ServeConfig, "snapshot_key"),
               help="HTTP: the key that signs snapshots (GET /episodes/{id}/snapshot) and that POST /episodes/restore "
                    "checks; at least 16 characters. Default: generated per process, so snapshots restore only "
                    "on the server that made them [env MCPSIM_SNAPSHOT_KEY].")
-@click.option("--sessions-per-client", default=256, show_default=True, type=click.IntRange(min=0),
-              envvar="MCPSIM_SESSIONS_PER_CLIENT",
+@click.option("--sessions-per-client", default=DEFAULT_LIMITS.sessions_per_client or 0, show_default=True,
+              type=click.IntRange(min=0), envvar=env_var(ClientLimits, "sessions_per_client"),
               help="HTTP: MCP sessions one client (its bearer token, else its address) may hold open; past it its "
                    "least recently used idle session is closed, or it gets 429 if all are busy (0: no limit) "
                    "[env MCPSIM_SESSIONS_PER_CLIENT].")
-@click.option("--sessions-per-address", default=1024, show_default=True, type=click.IntRange(min=0),
-              envvar="MCPSIM_SESSIONS_PER_ADDRESS",
+@click.option("--sessions-per-address", default=DEFAULT_LIMITS.sessions_per_address or 0, show_default=True,
+              type=click.IntRange(min=0), envvar=env_var(ClientLimits, "sessions_per_address"),
               help="HTTP: MCP sessions all clients at one remote address may hold open together (0: no limit) "
                    "[env MCPSIM_SESSIONS_PER_ADDRESS].")
-@click.option("--session-idle-timeout", default=900.0, show_default=True, type=click.FloatRange(min=0),
-              envvar="MCPSIM_SESSION_IDLE_TIMEOUT",
+@click.option("--session-idle-timeout", default=DEFAULT_LIMITS.session_idle_seconds or 0, show_default=True,
+              type=click.FloatRange(min=0), envvar=env_var(ClientLimits, "session_idle_seconds"),
               help="HTTP: seconds an MCP session may go without a request before it is closed (0: never) "
                    "[env MCPSIM_SESSION_IDLE_TIMEOUT].")
-@click.option("--max-sessions", default=10000, show_default=True, type=click.IntRange(min=0),
-              envvar="MCPSIM_MAX_SESSIONS",
+@click.option("--max-sessions", default=DEFAULT_LIMITS.max_sessions or 0, show_default=True, type=click.IntRange(min=0),
+              envvar=env_var(ClientLimits, "max_sessions"),
               help="HTTP: open MCP sessions per world, all clients together; past it, initialize gets 503 "
                    "(0: no limit) [env MCPSIM_MAX_SESSIONS].")
-@click.option("--mcp-episodes-per-client", default=32, show_default=True, type=click.IntRange(min=0),
-              envvar="MCPSIM_MCP_EPISODES_PER_CLIENT",
+@click.option("--mcp-episodes-per-client", default=DEFAULT_LIMITS.mcp_episodes_per_client or 0, show_default=True,
+              type=click.IntRange(min=0), envvar=env_var(ClientLimits, "mcp_episodes_per_client"),
               help="HTTP: live episodes one client may hold through /mcp (each session there makes one); past it, "
                    "initialize gets 429 (0: no limit) [env MCPSIM_MCP_EPISODES_PER_CLIENT].")
-@click.option("--mcp-episodes-per-address", default=128, show_default=True, type=click.IntRange(min=0),
-              envvar="MCPSIM_MCP_EPISODES_PER_ADDRESS",
+@click.option("--mcp-episodes-per-address", default=DEFAULT_LIMITS.mcp_episodes_per_address or 0, show_default=True,
+              type=click.IntRange(min=0), envvar=env_var(ClientLimits, "mcp_episodes_per_address"),
               help="HTTP: live /mcp episodes all clients at one address may hold together (0: no limit) "
                    "[env MCPSIM_MCP_EPISODES_PER_ADDRESS].")
 @click.option("--task", "task_id", help="stdio: serve an episode of this task (its seed, scale and setup).")
@@ -189,8 +200,8 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
 
     import uvicorn
 
-    from mcpsim.serve.app import ServeConfig, create_app
     from mcpsim.engine.snapshots import snapshot_key
+    from mcpsim.serve.app import create_app
 
     if snapshot_key_text is not None:
         try:
@@ -198,7 +209,7 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--snapshot-key") from None
 
-    from mcpsim.serve.access import ClientLimits, default_public_url, normalize_public_url
+    from mcpsim.serve.access import default_public_url, normalize_public_url
 
     if token is not None and no_auth:
         raise click.UsageError("--token and --no-auth exclude each other: a token closes the control plane, "

@@ -11,13 +11,14 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.to_thread
 import httpx
 import structlog
 from mcp import Client, StdioServerParameters
+from mcp.types import RequestParamsMeta
 
 from mcpsim.engine.faults import FaultProfile
 from mcpsim.tasks import Task
@@ -43,7 +44,8 @@ class Outcome:
 
 
 class LiveEpisode(Protocol):
-    id: str
+    @property
+    def id(self) -> str: ...
 
     async def policy(self) -> str: ...
 
@@ -136,7 +138,8 @@ class _InProcessEpisode:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcpsim.serve.mcp import META_EPISODE
 
-        return await self.client.call_tool(name, arguments, meta={META_EPISODE: self.episode.id})
+        meta = cast(RequestParamsMeta, {META_EPISODE: self.episode.id})  # a key of ours, beside the SDK's own
+        return await self.client.call_tool(name, arguments, meta=meta)
 
     async def finish(self, answer: str | None, conversation: list[dict[str, Any]] | None = None) -> Outcome:
         from mcpsim.trajectories.recording import episode_trajectory

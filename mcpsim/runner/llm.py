@@ -48,8 +48,8 @@ class ChatClient:
             if value is not None:
                 body[key] = value
         headers = {}
-        if key := os.environ.get(self.api_key_env):
-            headers["Authorization"] = f"Bearer {key}"
+        if api_key := os.environ.get(self.api_key_env):
+            headers["Authorization"] = f"Bearer {api_key}"
         url = f"{self.base_url.rstrip('/')}/chat/completions"
         delay = self.backoff
         last = ""

@@ -16,7 +16,7 @@ import secrets
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
@@ -24,10 +24,9 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-log = structlog.get_logger("mcpsim.serve.access")
+from mcpsim.serve.config import VERDICT_DETAILS, ClientLimits, VerdictDetail  # noqa: F401 (re-exported)
 
-VerdictDetail = Literal["full", "summary"]
-VERDICT_DETAILS: tuple[str, ...] = ("full", "summary")
+log = structlog.get_logger("mcpsim.serve.access")
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
@@ -222,39 +221,6 @@ def verdict_for(verdict: dict[str, Any], detail: VerdictDetail) -> dict[str, Any
 
 
 # -- per-client quotas on the MCP endpoints ---------------------------------------------------
-
-DEFAULT_SESSIONS_PER_CLIENT = 256
-DEFAULT_SESSIONS_PER_ADDRESS = 1024
-DEFAULT_SESSION_IDLE_SECONDS = 900.0
-DEFAULT_MAX_SESSIONS = 10_000  # per world: the MCP SDK's own cap of each session manager
-DEFAULT_MCP_EPISODES_PER_CLIENT = 32
-DEFAULT_MCP_EPISODES_PER_ADDRESS = 128
-
-
-@dataclass(frozen=True)
-class ClientLimits:
-    """What one client may hold on the MCP endpoints (None: no limit). A client is its bearer
-    token when it sends an Authorization header, else its remote address; the per-address limits
-    also bound everyone behind one address together, so a client that changes its token on every
-    request gains nothing past them."""
-
-    sessions_per_client: int | None = DEFAULT_SESSIONS_PER_CLIENT
-    sessions_per_address: int | None = DEFAULT_SESSIONS_PER_ADDRESS
-    session_idle_seconds: float | None = DEFAULT_SESSION_IDLE_SECONDS  # an idle session is closed after this
-    max_sessions: int | None = DEFAULT_MAX_SESSIONS  # open sessions of one world, all clients together
-    mcp_episodes_per_client: int | None = DEFAULT_MCP_EPISODES_PER_CLIENT  # live episodes made for it by `/mcp`
-    mcp_episodes_per_address: int | None = DEFAULT_MCP_EPISODES_PER_ADDRESS
-
-    def __post_init__(self) -> None:
-        for name in ("sessions_per_client", "sessions_per_address", "max_sessions", "mcp_episodes_per_client",
-                     "mcp_episodes_per_address"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a whole number of at least 1 (or None: no limit), not {value!r}")
-        idle = self.session_idle_seconds
-        if idle is not None and not (isinstance(idle, int | float) and 0 < idle < float("inf")):
-            raise ValueError(f"session_idle_seconds must be a positive, finite number (or None), not {idle!r}")
-
 
 Quota = tuple[tuple[str, int], ...]  # (key, limit) pairs a client counts against
 

@@ -17,8 +17,6 @@ import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 from typing import Any
 
 import anyio
@@ -40,23 +38,21 @@ from starlette.types import Message, Receive, Scope, Send
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.faults import FaultProfile, load_profile
 from mcpsim.engine.snapshots import snapshot_key
-from mcpsim.engine.templates import DEFAULT_TEMPLATE_BYTES, TemplateCache, parse_size
+from mcpsim.engine.templates import TemplateCache
 from mcpsim.serve.access import (
-    VERDICT_DETAILS,
-    ClientLimits,
     HostOriginGuard,
     OpenSession,
     Quota,
     QuotaExceeded,
     Reservation,
     SessionTable,
-    VerdictDetail,
     client_keys,
     quota,
     resolve_token,
 )
+from mcpsim.serve.config import ClientLimits, ServeConfig, VerdictDetail
 from mcpsim.serve.control import ControlPlane, _error
-from mcpsim.serve.host import DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_EPISODES, EpisodeLimitReached, EpisodeManager
+from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
 from mcpsim.serve.mcp import build_server
 from mcpsim.trajectories.recording import Recorder
 from mcpsim.world import World
@@ -579,119 +575,6 @@ def build_app(
     app.state.control = control
     app.state.sessions = gate.table
     return app
-
-
-def _env_flag(env: dict[str, str], name: str) -> bool:
-    text = env.get(name, "").strip().lower()
-    if text in ("", "0", "false", "no", "off"):
-        return False
-    if text in ("1", "true", "yes", "on"):
-        return True
-    raise ValueError(f"{name} must be 1 or 0 (true or false), not {text!r}")
-
-
-def _env_bytes_of(env: dict[str, str], name: str, default: int | None) -> int | None:
-    text = env.get(name)
-    if not text:
-        return default
-    return None if text.strip().lower() in ("0", "none", "unlimited") else parse_size(text)
-
-
-def _env_limit(env: dict[str, str], name: str, default: int | None) -> int | None:
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{name} must be a whole number (0: no limit), not {text!r}") from None
-    if value < 0:
-        raise ValueError(f"{name} must be 0 (no limit) or more, not {value}")
-    return value or None
-
-
-def _client_limits_from_env(env: dict[str, str]) -> ClientLimits:
-    defaults = ClientLimits()
-    idle_text = env.get("MCPSIM_SESSION_IDLE_TIMEOUT", "").strip()
-    try:
-        idle = float(idle_text) if idle_text else defaults.session_idle_seconds
-    except ValueError:
-        raise ValueError(f"MCPSIM_SESSION_IDLE_TIMEOUT must be a number of seconds (0: never), not {idle_text!r}") \
-            from None
-    return ClientLimits(
-        sessions_per_client=_env_limit(env, "MCPSIM_SESSIONS_PER_CLIENT", defaults.sessions_per_client),
-        sessions_per_address=_env_limit(env, "MCPSIM_SESSIONS_PER_ADDRESS", defaults.sessions_per_address),
-        session_idle_seconds=idle or None,
-        max_sessions=_env_limit(env, "MCPSIM_MAX_SESSIONS", defaults.max_sessions),
-        mcp_episodes_per_client=_env_limit(env, "MCPSIM_MCP_EPISODES_PER_CLIENT", defaults.mcp_episodes_per_client),
-        mcp_episodes_per_address=_env_limit(env, "MCPSIM_MCP_EPISODES_PER_ADDRESS",
-                                            defaults.mcp_episodes_per_address),
-    )
-
-
-@dataclass
-class ServeConfig:
-    """How `mcpsim serve --http` (and `servers/asgi.py`) run: the world behind `/mcp` and the
-    limits of the control plane. Every installed world can be created over HTTP."""
-
-    world: str = "retail"
-    seed: int = 0
-    scale: str = "default"
-    token: str | None = None  # None (and no_auth False): one is generated and printed to stderr
-    no_auth: bool = False  # the control plane open to anyone who reaches the server (local experiments)
-    host: str = "127.0.0.1"
-    public_url: str | None = None  # what mcp_urls are built from (None: the listening socket's address)
-    verdict_detail: VerdictDetail | None = None  # full | summary (None: full with a token, summary without)
-    shared_default: bool = False  # `/mcp`: one episode shared by every client, not one per client
-    max_episodes: int = DEFAULT_MAX_EPISODES
-    max_episode_bytes: int | None = DEFAULT_MAX_EPISODE_BYTES  # None: no byte cap
-    template_cache_bytes: int | None = DEFAULT_TEMPLATE_BYTES  # None: unbounded
-    ttl_seconds: float | None = 3600.0
-    cache_dir: str | None = None
-    allowed_hosts: list[str] = dataclass_field(default_factory=list)
-    allowed_origins: list[str] = dataclass_field(default_factory=list)
-    record_dir: str | None = None  # write every episode's trajectory there when it ends
-    faults: str | None = None  # fault profile of the default episode and of episodes created without one
-    faults_dirs: list[str] = dataclass_field(default_factory=list)  # profiles requests may name (--faults-dir)
-    snapshot_key: str | None = None  # signs snapshots (None: a key generated per process)
-    client_limits: ClientLimits = dataclass_field(default_factory=ClientLimits)  # per-client MCP sessions, episodes
-
-    @classmethod
-    def from_env(cls, env: dict[str, str]) -> ServeConfig:
-        """MCPSIM_WORLD, _SEED, _SCALE, _TOKEN, _HOST, _MAX_EPISODES, _MAX_EPISODE_BYTES and
-        _TEMPLATE_CACHE_BYTES (sizes such as 4GiB; 0: unlimited), _TTL (0: never),
-        _CACHE_DIR, _ALLOWED_HOSTS and _ALLOWED_ORIGINS (space-separated), _RECORD_DIR, _FAULTS,
-        _FAULTS_DIRS (space-separated), _SNAPSHOT_KEY, _NO_AUTH and _SHARED_DEFAULT (1/0, true/false),
-        _PUBLIC_URL, _VERDICT_DETAIL (full or summary), and the per-client limits _SESSIONS_PER_CLIENT,
-        _SESSIONS_PER_ADDRESS, _MAX_SESSIONS, _MCP_EPISODES_PER_CLIENT, _MCP_EPISODES_PER_ADDRESS (counts)
-        and _SESSION_IDLE_TIMEOUT (seconds), 0 meaning no limit."""
-        ttl = float(env.get("MCPSIM_TTL", "3600"))
-        detail = env.get("MCPSIM_VERDICT_DETAIL") or None
-        if detail is not None and detail not in VERDICT_DETAILS:
-            raise ValueError(f"MCPSIM_VERDICT_DETAIL must be one of {', '.join(VERDICT_DETAILS)}, not {detail!r}")
-        return cls(
-            world=env.get("MCPSIM_WORLD", "retail"),
-            seed=int(env.get("MCPSIM_SEED", "0")),
-            scale=env.get("MCPSIM_SCALE", "default"),
-            token=env.get("MCPSIM_TOKEN") or None,
-            no_auth=_env_flag(env, "MCPSIM_NO_AUTH"),
-            host=env.get("MCPSIM_HOST", "127.0.0.1"),
-            public_url=env.get("MCPSIM_PUBLIC_URL") or None,
-            verdict_detail=detail,  # type: ignore[arg-type]
-            shared_default=_env_flag(env, "MCPSIM_SHARED_DEFAULT"),
-            max_episodes=int(env.get("MCPSIM_MAX_EPISODES", str(DEFAULT_MAX_EPISODES))),
-            max_episode_bytes=_env_bytes_of(env, "MCPSIM_MAX_EPISODE_BYTES", DEFAULT_MAX_EPISODE_BYTES),
-            template_cache_bytes=_env_bytes_of(env, "MCPSIM_TEMPLATE_CACHE_BYTES", DEFAULT_TEMPLATE_BYTES),
-            ttl_seconds=ttl or None,
-            cache_dir=env.get("MCPSIM_CACHE_DIR") or None,
-            allowed_hosts=env.get("MCPSIM_ALLOWED_HOSTS", "").split(),
-            allowed_origins=env.get("MCPSIM_ALLOWED_ORIGINS", "").split(),
-            record_dir=env.get("MCPSIM_RECORD_DIR") or None,
-            faults=env.get("MCPSIM_FAULTS") or None,
-            faults_dirs=env.get("MCPSIM_FAULTS_DIRS", "").split(),
-            snapshot_key=env.get("MCPSIM_SNAPSHOT_KEY") or None,
-            client_limits=_client_limits_from_env(env),
-        )
 
 
 def create_app(config: ServeConfig) -> Starlette:

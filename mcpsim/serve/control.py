@@ -20,15 +20,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpsim import __version__
-from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url, verdict_for
 from mcpsim.engine.episode import Episode, EpisodeClosed
 from mcpsim.engine.faults import FaultProfile, profile_from_request
-from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
-from mcpsim.trajectories.recording import episode_trajectory
-from mcpsim.tasks.scenario import GoldActionError, TaskSetupError
 from mcpsim.engine.snapshots import SnapshotError, load_untrusted, process_key, sign_episode
-from mcpsim.tasks import TaskFileError
 from mcpsim.grading import GradingUnavailable
+from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url, verdict_for
+from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
+from mcpsim.tasks import TaskFileError
+from mcpsim.tasks.scenario import GoldActionError, TaskSetupError
+from mcpsim.trajectories.recording import episode_trajectory
 from mcpsim.world import World
 
 MAX_BODY_BYTES = 64 * 1024

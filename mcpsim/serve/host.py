@@ -16,6 +16,7 @@ from mcpsim.engine.episode import Episode
 from mcpsim.engine.faults import FaultProfile
 from mcpsim.engine.templates import TemplateCache, format_size, parse_size  # noqa: F401 (parse_size: for callers)
 from mcpsim.grading import Verifier
+from mcpsim.serve.config import DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_EPISODES, DEFAULT_TTL_SECONDS
 from mcpsim.tasks import TaskSet, load_tasks
 from mcpsim.tasks.scenario import task_episode
 from mcpsim.world import World
@@ -24,8 +25,6 @@ from mcpsim.world.registry import load_world
 log = structlog.get_logger("mcpsim.serve.host")
 
 DEFAULT_ID = "default"
-DEFAULT_MAX_EPISODES = 1000
-DEFAULT_MAX_EPISODE_BYTES = 4 * 1024**3  # 4 GiB of live episode databases
 
 
 class EpisodeLimitReached(RuntimeError):
@@ -58,7 +57,7 @@ class EpisodeManager:
         *,
         max_episodes: int = DEFAULT_MAX_EPISODES,
         max_episode_bytes: int | None = DEFAULT_MAX_EPISODE_BYTES,
-        ttl_seconds: float | None = 3600.0,
+        ttl_seconds: float | None = DEFAULT_TTL_SECONDS,
         worlds: Callable[[str], World] = load_world,
         tasks: Callable[[str], TaskSet] = load_tasks,
         clock: Callable[[], float] = time.monotonic,
