@@ -124,7 +124,7 @@ def quiet_logs() -> None:
         from mcpsim import logs
 
         logs.configure("WARNING")
-    except Exception:  # noqa: BLE001 an older or newer mcpsim without logs.configure
+    except Exception:
         logging.basicConfig(level=logging.WARNING)
     logging.getLogger("uvicorn").setLevel(logging.WARNING)
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
@@ -192,9 +192,27 @@ def machine_info() -> dict[str, Any]:
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         "sqlite": sqlite3.sqlite_version,
-        "versions": {d: _version(d) for d in (
-            "mcp", "mcp-types", "mcpsim", "sqlalchemy", "sqlmodel", "pydantic", "pydantic-core", "anyio",
-            "starlette", "uvicorn", "httpx", "httpx2", "jsonschema", "faker", "pyinstrument", "psutil")},
+        "versions": {
+            d: _version(d)
+            for d in (
+                "mcp",
+                "mcp-types",
+                "mcpsim",
+                "sqlalchemy",
+                "sqlmodel",
+                "pydantic",
+                "pydantic-core",
+                "anyio",
+                "starlette",
+                "uvicorn",
+                "httpx",
+                "httpx2",
+                "jsonschema",
+                "faker",
+                "pyinstrument",
+                "psutil",
+            )
+        },
         "mcpsim_path": str(Path(mcpsim.__file__).resolve().parent),
         "git_commit": _git("rev-parse", "--short", "HEAD"),
         "git_dirty_files": len(dirty.splitlines()) if dirty else 0,

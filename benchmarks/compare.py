@@ -60,7 +60,7 @@ def w_toolcalls(cache: str) -> dict[str, Any]:
             variants = {"noop": (bare, "noop", dict)}
             for name, (tool, _) in TOOLS.items():
                 variants[name] = (sim, tool, lambda n=name: args.args(n))
-            for name, (client, tool, make) in variants.items():
+            for client, tool, make in variants.values():
                 for _ in range(20):
                     await client.call_tool(tool, make())
             for order in rotations(list(variants), 12):
@@ -98,7 +98,7 @@ def w_create(cache: str) -> dict[str, Any]:
         world = load_world(name)
         templates.get(world, 0, "default")
         create, first = [], []
-        for i in range(150):
+        for _ in range(150):
             t0 = time.perf_counter()
             episode = Episode.create(world, 0, "default", templates=templates)
             t1 = time.perf_counter()
@@ -117,11 +117,10 @@ def w_create(cache: str) -> dict[str, Any]:
 
 def w_grade(cache: str) -> dict[str, Any]:
     from benchmarks.common import median
-    from mcpsim.world.registry import load_world
-    from mcpsim.tasks import scenario
-    from mcpsim.tasks.scenario import run_actions, task_episode
-    from mcpsim.tasks import load_tasks
     from mcpsim.grading import Verifier
+    from mcpsim.tasks import load_tasks, scenario
+    from mcpsim.tasks.scenario import run_actions, task_episode
+    from mcpsim.world.registry import load_world
 
     world = load_world("retail")
     tasks = load_tasks("retail")
@@ -140,8 +139,11 @@ def w_grade(cache: str) -> dict[str, Any]:
             episodes.append((episode, conversation))
         for i, (episode, conversation) in enumerate(episodes):
             t0 = time.perf_counter()
-            verdict = (verifier.grade(episode, task, task.oracle_answer(), conversation=conversation)
-                       if conversation is not None else verifier.grade(episode, task, task.oracle_answer()))
+            verdict = (
+                verifier.grade(episode, task, task.oracle_answer(), conversation=conversation)
+                if conversation is not None
+                else verifier.grade(episode, task, task.oracle_answer())
+            )
             (first if i == 0 else steady).append(time.perf_counter() - t0)
             assert verdict.passed, (task.id, verdict.failure)
         t0 = time.perf_counter()
@@ -149,19 +151,22 @@ def w_grade(cache: str) -> dict[str, Any]:
         hashes.append(time.perf_counter() - t0)
         for episode, _ in episodes:
             episode.close()
-    return {"first grade ms": round(median(first) * 1e3, 3), "steady grade ms": round(median(steady) * 1e3, 3),
-            "state hash ms": round(median(hashes) * 1e3, 3)}
+    return {
+        "first grade ms": round(median(first) * 1e3, 3),
+        "steady grade ms": round(median(steady) * 1e3, 3),
+        "state hash ms": round(median(hashes) * 1e3, 3),
+    }
 
 
 def w_e2e(cache: str) -> dict[str, Any]:
     import anyio
 
-    from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
-    from mcpsim.serve.host import EpisodeManager
     from mcpsim.runner.agents import make_agent
     from mcpsim.runner.backends import HttpBackend, InProcessBackend
     from mcpsim.runner.run import RunConfig, run_episodes
     from mcpsim.runner.users import ScriptedUser
+    from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+    from mcpsim.serve.host import EpisodeManager
     from mcpsim.tasks import load_tasks
 
     tasks = load_tasks("retail").tasks[:16]
@@ -175,14 +180,17 @@ def w_e2e(cache: str) -> dict[str, Any]:
             failed = sum(t.trials - t.passes for t in result.summary.tasks)
             return result.ran / (time.perf_counter() - t0), failed
 
-    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=cache, max_episodes=40, ttl_seconds=None,
-                                 token="bench"))
+    app = create_app(
+        ServeConfig(world="retail", scale="small", cache_dir=cache, max_episodes=40, ttl_seconds=None, token="bench")
+    )
     with serve_in_thread(app) as url:
+
         async def main() -> None:
-            backends = {"in-process": InProcessBackend(EpisodeManager(_templates(cache), max_episodes=40,
-                                                                      ttl_seconds=None)),
-                        "http": HttpBackend(url, "bench")}
-            for name, backend in backends.items():
+            backends = {
+                "in-process": InProcessBackend(EpisodeManager(_templates(cache), max_episodes=40, ttl_seconds=None)),
+                "http": HttpBackend(url, "bench"),
+            }
+            for backend in backends.values():
                 await once(backend, 8)  # warm: task templates, gold replays
             for name, backend in backends.items():
                 rate, failed = await once(backend, 16)
@@ -213,8 +221,10 @@ def w_memory(cache: str) -> dict[str, Any]:
     customer = episodes[0].query("SELECT id FROM customers LIMIT 1")[0]["id"]
     for episode in episodes[:50]:  # used: a read, a write, then a full read (a state hash, as grading does)
         episode.call("get_order_details", {"order_id": order})
-        episode.call("add_customer_address", {"customer_id": customer, "line1": "1 Memory Lane", "city": "Springfield",
-                                              "state": "CA", "zip": "94107"})
+        episode.call(
+            "add_customer_address",
+            {"customer_id": customer, "line1": "1 Memory Lane", "city": "Springfield", "state": "CA", "zip": "94107"},
+        )
         episode.state_hash()
     settle()
     used = (rss_bytes() - mid) / 50
@@ -240,8 +250,15 @@ def _path_dir(tree: Path, scratch: Path, label: str) -> Path:
 def _worker(measure: str, path_dir: Path, cache: Path, scratch: Path) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(path_dir), str(HERE.parent)])
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", measure, "--cache", str(cache)],
-                          capture_output=True, text=True, env=env, cwd=str(scratch), timeout=900, check=False)
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", measure, "--cache", str(cache)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(scratch),
+        timeout=900,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{measure} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -295,16 +312,26 @@ def main() -> int:
             if "base" not in by or "candidate" not in by:
                 continue
             b, c = median(by["base"]), median(by["candidate"])
-            table.append({"measure": measure, "figure": key, "base": round(b, 4), "candidate": round(c, 4),
-                          "candidate / base": round(c / b, 3) if b else None, "runs": by})
+            table.append(
+                {
+                    "measure": measure,
+                    "figure": key,
+                    "base": round(b, 4),
+                    "candidate": round(c, 4),
+                    "candidate / base": round(c / b, 3) if b else None,
+                    "runs": by,
+                }
+            )
     if args.json:
         args.json.write_text(json.dumps(table, indent=1))
     width = max(len(f"{t['measure']}: {t['figure']}") for t in table) if table else 10
     print(f"{'figure':<{width}}  {'base':>10}  {'candidate':>10}  {'ratio':>7}")
     for t in table:
         ratio = t["candidate / base"]
-        print(f"{t['measure'] + ': ' + t['figure']:<{width}}  {t['base']:>10}  {t['candidate']:>10}  "
-              f"{'-' if ratio is None else ratio:>7}")
+        print(
+            f"{t['measure'] + ': ' + t['figure']:<{width}}  {t['base']:>10}  {t['candidate']:>10}  "
+            f"{'-' if ratio is None else ratio:>7}"
+        )
     return 0
 
 

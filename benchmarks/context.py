@@ -23,8 +23,12 @@ class Context:
     @classmethod
     def create(cls, quick: bool, cache_dir: Path | None, results_dir: Path) -> Context:
         scratch = tempfile.TemporaryDirectory(prefix="mcpsim-bench-")
-        ctx = cls(quick=quick, cache_dir=Path(cache_dir or Path(scratch.name) / "templates"),
-                  results_dir=results_dir, _scratch=scratch)
+        ctx = cls(
+            quick=quick,
+            cache_dir=Path(cache_dir or Path(scratch.name) / "templates"),
+            results_dir=results_dir,
+            _scratch=scratch,
+        )
         ctx.cache_dir.mkdir(parents=True, exist_ok=True)
         ctx.load_worlds()
         return ctx
@@ -50,7 +54,7 @@ class Context:
                 world.version  # noqa: B018  (hashes the world's sources: fails for a broken world)
                 if "default" not in world.scales:
                     raise ValueError("no default scale")
-            except Exception as exc:  # noqa: BLE001  (a world being edited right now, a missing dependency)
+            except Exception as exc:
                 self.skip("worlds", name, f"load failed: {type(exc).__name__}: {exc}".strip()[:300])
                 traceback.print_exc()
                 continue

@@ -49,16 +49,23 @@ def run(ctx: Context) -> dict[str, Any]:
             fresh = TemplateCache(ctx.cache_dir)
             try:
                 seconds, data = timed(lambda w=world, s=scale, c=fresh: c.get(w, 0, s))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 ctx.skip("creation", f"{name}/{scale}", f"template build failed: {type(exc).__name__}: {exc}"[:300])
                 continue
             load_s, _ = timed(lambda w=world, s=scale: TemplateCache(ctx.cache_dir).get(w, 0, s))
             ctx.templates.get(world, 0, scale)  # the suite's shared cache (loads from disk)
-            templates.append({
-                "world": name, "scale": scale, "bytes": len(data), "built": fresh.builds > 0,
-                "build_s": round(seconds, 3) if fresh.builds else None,
-                "disk_load_ms": round(load_s * 1e3, 3), "world_version": world.version, **_schema_stats(data),
-            })
+            templates.append(
+                {
+                    "world": name,
+                    "scale": scale,
+                    "bytes": len(data),
+                    "built": fresh.builds > 0,
+                    "build_s": round(seconds, 3) if fresh.builds else None,
+                    "disk_load_ms": round(load_s * 1e3, 3),
+                    "world_version": world.version,
+                    **_schema_stats(data),
+                }
+            )
             pairs.append((name, scale))
 
     data = Interleaved()
@@ -95,10 +102,16 @@ def run(ctx: Context) -> dict[str, Any]:
         raw = summary.get(f"{key}/deserialize", {})
         first = summary.get(f"{key}/deserialize+first_query", {})
         mb = t["bytes"] / 1e6
-        creation.append({
-            "world": t["world"], "scale": t["scale"], "bytes": t["bytes"], "create": create, "deserialize": raw,
-            "deserialize_first_query": first,
-            "schema_parse_ms": round(first["median_ms"] - raw["median_ms"], 4) if first and raw else None,
-            "create_ms_per_mb": round(create["median_ms"] / mb, 4) if create else None,
-        })
+        creation.append(
+            {
+                "world": t["world"],
+                "scale": t["scale"],
+                "bytes": t["bytes"],
+                "create": create,
+                "deserialize": raw,
+                "deserialize_first_query": first,
+                "schema_parse_ms": round(first["median_ms"] - raw["median_ms"], 4) if first and raw else None,
+                "create_ms_per_mb": round(create["median_ms"] / mb, 4) if create else None,
+            }
+        )
     return {"templates": templates, "creation": creation, "rounds": rounds}

@@ -33,18 +33,24 @@ async def _run_once(ctx: Context, backend: Any, tasks: list[Any], trials: int, c
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu
     s = result.summary
-    return {"episodes": result.ran, "wall_s": round(wall, 3), "episodes_per_s": round(result.ran / wall, 3),
-            "cpu_s_per_episode": round(cpu / max(1, result.ran), 4), "pass_at_1": s.pass_at_1,
-            "errors": s.errors, "tool_calls": s.tool_calls}
+    return {
+        "episodes": result.ran,
+        "wall_s": round(wall, 3),
+        "episodes_per_s": round(result.ran / wall, 3),
+        "cpu_s_per_episode": round(cpu / max(1, result.ran), 4),
+        "pass_at_1": s.pass_at_1,
+        "errors": s.errors,
+        "tool_calls": s.tool_calls,
+    }
 
 
 def run(ctx: Context) -> dict[str, Any]:
     if "retail" not in ctx.worlds:
         ctx.skip("e2e", "all", "the retail world did not load")
         return {}
+    from mcpsim.runner.backends import HttpBackend, InProcessBackend
     from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
     from mcpsim.serve.host import EpisodeManager
-    from mcpsim.runner.backends import HttpBackend, InProcessBackend
     from mcpsim.tasks import load_tasks
 
     all_tasks = load_tasks("retail").tasks
@@ -70,24 +76,38 @@ def run(ctx: Context) -> dict[str, Any]:
                 for backend_name, c in order if r % 2 == 0 else list(reversed(order)):
                     print(f"  oracle round {r + 1}/{rounds}: {backend_name}, concurrency {c}", flush=True)
                     runs.setdefault(f"{backend_name}@{c}", []).append(
-                        await _run_once(ctx, backends[backend_name], tasks, trials[c], c))
+                        await _run_once(ctx, backends[backend_name], tasks, trials[c], c)
+                    )
         finally:
             await backends["http"].aclose()
         table = []
         for key, results in runs.items():
             backend_name, c = key.split("@")
-            table.append({
-                "backend": backend_name, "concurrency": int(c), "episodes": results[0]["episodes"],
-                "episodes_per_s": round(median(x["episodes_per_s"] for x in results), 3),
-                "episodes_per_s_runs": [x["episodes_per_s"] for x in results],
-                "cpu_ms_per_episode": round(median(x["cpu_s_per_episode"] for x in results) * 1e3, 2),
-                "pass_at_1": min(x["pass_at_1"] for x in results), "errors": sum(x["errors"] for x in results),
-                "tool_calls_per_episode": round(results[0]["tool_calls"] / max(1, results[0]["episodes"]), 2),
-            })
+            table.append(
+                {
+                    "backend": backend_name,
+                    "concurrency": int(c),
+                    "episodes": results[0]["episodes"],
+                    "episodes_per_s": round(median(x["episodes_per_s"] for x in results), 3),
+                    "episodes_per_s_runs": [x["episodes_per_s"] for x in results],
+                    "cpu_ms_per_episode": round(median(x["cpu_s_per_episode"] for x in results) * 1e3, 2),
+                    "pass_at_1": min(x["pass_at_1"] for x in results),
+                    "errors": sum(x["errors"] for x in results),
+                    "tool_calls_per_episode": round(results[0]["tool_calls"] / max(1, results[0]["episodes"]), 2),
+                }
+            )
         return {"tasks": len(tasks), "rounds": rounds, "trials": trials, "warmup": warm, "runs": table}
 
     with ExitStack() as stack:
-        app = create_app(ServeConfig(world="retail", scale="small", cache_dir=str(ctx.cache_dir),
-                                     max_episodes=cap, ttl_seconds=None, token="bench"))
+        app = create_app(
+            ServeConfig(
+                world="retail",
+                scale="small",
+                cache_dir=str(ctx.cache_dir),
+                max_episodes=cap,
+                ttl_seconds=None,
+                token="bench",
+            )
+        )
         url = stack.enter_context(serve_in_thread(app))
         return anyio.run(main, url)

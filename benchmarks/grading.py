@@ -34,9 +34,9 @@ def _grade(verifier: Any, episode: Any, task: Any) -> tuple[float, Any]:
 
 
 def _world(ctx: Context, name: str, world: Any) -> dict[str, Any]:
-    from mcpsim.tasks.scenario import task_episode
-    from mcpsim.tasks import load_tasks
     from mcpsim.grading import Verifier
+    from mcpsim.tasks import load_tasks
+    from mcpsim.tasks.scenario import task_episode
 
     tasks = load_tasks(name)
     chosen = tasks.tasks[:5] if ctx.quick else tasks.tasks[:MAX_TASKS]
@@ -50,7 +50,7 @@ def _world(ctx: Context, name: str, world: Any) -> dict[str, Any]:
             task_episode(world, task, templates=ctx.templates).close()  # builds the task's template (setup)
             setups.append(time.perf_counter() - start)
             episodes = [_solved(world, task, ctx.templates) for _ in range(1 + steady_n)]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             failed.append({"task": task.id, "error": f"{type(exc).__name__}: {exc}"[:300]})
             continue
         try:
@@ -68,11 +68,24 @@ def _world(ctx: Context, name: str, world: Any) -> dict[str, Any]:
             failed.append({"task": task.id, "error": f"oracle not passed: {bad.failure or 'a check failed'}"[:300]})
         first.append(t_first)
         steady.extend(t for t, _ in times)
-        per_task.append({"task": task.id, "first_ms": round(t_first * 1e3, 3),
-                         "steady_ms": round(median(t for t, _ in times) * 1e3, 3), "checks": len(task.rubric)})
-    return {"tasks": len(chosen), "graded": len(per_task), "failed": failed, "first_grade": stats(first),
-            "steady_grade": stats(steady), "state_hash": stats(hashes), "task_template_build": stats(setups),
-            "per_task": per_task}
+        per_task.append(
+            {
+                "task": task.id,
+                "first_ms": round(t_first * 1e3, 3),
+                "steady_ms": round(median(t for t, _ in times) * 1e3, 3),
+                "checks": len(task.rubric),
+            }
+        )
+    return {
+        "tasks": len(chosen),
+        "graded": len(per_task),
+        "failed": failed,
+        "first_grade": stats(first),
+        "steady_grade": stats(steady),
+        "state_hash": stats(hashes),
+        "task_template_build": stats(setups),
+        "per_task": per_task,
+    }
 
 
 def _bench_task(ctx: Context, scale: str) -> Any:
@@ -89,46 +102,95 @@ def _bench_task(ctx: Context, scale: str) -> Any:
         episode.close()
     where = {"customer_id": customer["id"], "line1": "1 Verifier Way"}
     return {
-        "id": f"bench-address-{scale}", "scale": scale, "seed": 0, "difficulty": "easy", "split": "dev",
+        "id": f"bench-address-{scale}",
+        "scale": scale,
+        "seed": 0,
+        "difficulty": "easy",
+        "split": "dev",
         "instruction": "Add 1 Verifier Way, Springfield CA 94107 to my address book.",
         "gold": [
             {"tool": "find_customer_by_email", "args": {"email": customer["email"]}},
-            {"tool": "add_customer_address", "args": {"customer_id": customer["id"], "line1": "1 Verifier Way",
-                                                      "city": "Springfield", "state": "CA", "zip": "94107"}},
+            {
+                "tool": "add_customer_address",
+                "args": {
+                    "customer_id": customer["id"],
+                    "line1": "1 Verifier Way",
+                    "city": "Springfield",
+                    "state": "CA",
+                    "zip": "94107",
+                },
+            },
             {"tool": "get_customer_details", "args": {"customer_id": customer["id"]}},
         ],
         "answer": ["1 Verifier Way"],
         "rubric": [
-            {"type": "row_exists", "requirement": "The new address is stored", "noop_passes": False,
-             "table": "addresses", "where": where},
-            {"type": "field_equals", "requirement": "The address has the right city and ZIP", "noop_passes": False,
-             "table": "addresses", "where": where, "values": {"city": "Springfield", "zip": "94107"}},
-            {"type": "row_count", "requirement": "Exactly one address was added", "noop_passes": False,
-             "table": "addresses", "where": {"customer_id": customer["id"]}, "equals": count + 1},
+            {
+                "type": "row_exists",
+                "requirement": "The new address is stored",
+                "noop_passes": False,
+                "table": "addresses",
+                "where": where,
+            },
+            {
+                "type": "field_equals",
+                "requirement": "The address has the right city and ZIP",
+                "noop_passes": False,
+                "table": "addresses",
+                "where": where,
+                "values": {"city": "Springfield", "zip": "94107"},
+            },
+            {
+                "type": "row_count",
+                "requirement": "Exactly one address was added",
+                "noop_passes": False,
+                "table": "addresses",
+                "where": {"customer_id": customer["id"]},
+                "equals": count + 1,
+            },
             {"type": "gold_state", "requirement": "The final state equals the gold state", "noop_passes": False},
             {"type": "allowed_changes", "requirement": "Nothing else was changed", "noop_passes": True},
-            {"type": "tool_called", "requirement": "The address tool was called", "noop_passes": False,
-             "tool": "add_customer_address", "args": {"customer_id": customer["id"]}},
-            {"type": "call_order", "requirement": "The customer was identified before any write",
-             "noop_passes": True, "first": ["find_customer_*"]},
+            {
+                "type": "tool_called",
+                "requirement": "The address tool was called",
+                "noop_passes": False,
+                "tool": "add_customer_address",
+                "args": {"customer_id": customer["id"]},
+            },
+            {
+                "type": "call_order",
+                "requirement": "The customer was identified before any write",
+                "noop_passes": True,
+                "first": ["find_customer_*"],
+            },
             {"type": "answer_facts", "requirement": "The answer names the new address", "noop_passes": False},
         ],
     }
 
 
 def _scaling(ctx: Context) -> dict[str, Any]:
-    from mcpsim.tasks import CANARY_PREFIX, TaskSet
     from mcpsim.grading import Verifier
+    from mcpsim.tasks import CANARY_PREFIX, TaskSet
 
     world = ctx.worlds["retail"]
     scales = ctx.world_scales(world)
-    taskset = TaskSet.model_validate({"world": "retail", "files": [{
-        "world": "retail", "canary": f"{CANARY_PREFIX}-benchmark-0123456789abcdef",
-        "tasks": [_bench_task(ctx, s) for s in scales]}]})
+    taskset = TaskSet.model_validate(
+        {
+            "world": "retail",
+            "files": [
+                {
+                    "world": "retail",
+                    "canary": f"{CANARY_PREFIX}-benchmark-0123456789abcdef",
+                    "tasks": [_bench_task(ctx, s) for s in scales],
+                }
+            ],
+        }
+    )
     verifier = Verifier(world, taskset, templates=ctx.templates)
     tasks = {s: taskset.get(f"bench-address-{s}") for s in scales}
-    out: dict[str, Any] = {"task": "add an address, 8 checks (rows, gold_state, allowed_changes, transcript, "
-                                   "answer)", "scales": {}}
+    out: dict[str, Any] = {
+        "task": "add an address, 8 checks (rows, gold_state, allowed_changes, transcript, answer)",
+        "scales": {},
+    }
     firsts = {}
     for scale, task in tasks.items():
         episode = _solved(world, task, ctx.templates)
@@ -154,8 +216,13 @@ def _scaling(ctx: Context) -> dict[str, Any]:
     g, h = grades.summary("default"), hashes.summary("default")
     for scale in scales:
         seconds, passed, failure = firsts[scale]
-        out["scales"][scale] = {"first_grade_ms": round(seconds * 1e3, 3), "passed": passed, "failure": failure,
-                                "steady_grade": g[scale], "state_hash": h[scale]}
+        out["scales"][scale] = {
+            "first_grade_ms": round(seconds * 1e3, 3),
+            "passed": passed,
+            "failure": failure,
+            "steady_grade": g[scale],
+            "state_hash": h[scale],
+        }
     return out
 
 
@@ -168,7 +235,7 @@ def run(ctx: Context) -> dict[str, Any]:
         print(f"  grading {name}", flush=True)
         try:
             out["worlds"][name] = _world(ctx, name, ctx.worlds[name])
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             import traceback
 
             traceback.print_exc()
@@ -177,7 +244,7 @@ def run(ctx: Context) -> dict[str, Any]:
         print("  grading: default vs large (synthetic retail task)", flush=True)
         try:
             out["scaling"] = _scaling(ctx)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             import traceback
 
             traceback.print_exc()

@@ -16,9 +16,15 @@ PROBE = Path(__file__).with_name("memory_probe.py")
 
 
 def _probe(ctx: Context, world: str, scale: str, counts: list[int]) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, str(PROBE), world, scale, str(ctx.cache_dir), ",".join(map(str, counts))],
-                         capture_output=True, text=True, timeout=600, cwd=str(ctx.scratch), env=dict(os.environ),
-                         check=False)
+    out = subprocess.run(
+        [sys.executable, str(PROBE), world, scale, str(ctx.cache_dir), ",".join(map(str, counts))],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(ctx.scratch),
+        env=dict(os.environ),
+        check=False,
+    )
     if out.returncode != 0:
         raise RuntimeError(out.stderr.strip()[-500:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -42,8 +48,11 @@ def run(ctx: Context) -> dict[str, Any]:
         print(f"  memory {world}/{scale}: {counts} episodes", flush=True)
         try:
             results.append(_probe(ctx, world, scale, counts))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             ctx.skip("memory", f"{world}/{scale}", f"{type(exc).__name__}: {exc}"[:300])
-    return {"probes": results, "method": "RSS delta (/proc/self/status VmRSS) in a fresh process per world and scale, "
-                                         "after gc, baseline taken once the template is loaded and 3 episodes were "
-                                         "created and closed"}
+    return {
+        "probes": results,
+        "method": "RSS delta (/proc/self/status VmRSS) in a fresh process per world and scale, "
+        "after gc, baseline taken once the template is loaded and 3 episodes were "
+        "created and closed",
+    }

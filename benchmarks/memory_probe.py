@@ -21,8 +21,8 @@ def main() -> None:
     counts = sorted(int(c) for c in counts_text.split(","))
     quiet_logs()
     from mcpsim.engine.episode import Episode
-    from mcpsim.world.registry import load_world
     from mcpsim.engine.templates import TemplateCache
+    from mcpsim.world.registry import load_world
 
     world = load_world(world_name)
     templates = TemplateCache(cache_dir)
@@ -39,8 +39,14 @@ def main() -> None:
             episodes.append(Episode.create(world, 0, scale, id=f"m{len(episodes)}", templates=templates))
         settle()
         rss = rss_bytes()
-        points.append({"episodes": count, "rss_bytes": rss, "delta_bytes": rss - baseline,
-                       "per_episode_bytes": round((rss - baseline) / count)})
+        points.append(
+            {
+                "episodes": count,
+                "rss_bytes": rss,
+                "delta_bytes": rss - baseline,
+                "per_episode_bytes": round((rss - baseline) / count),
+            }
+        )
     created_s = time.perf_counter() - start
     # Some of the same episodes once used: retail's get an order read and an address write
     # (a result long enough to grow the database), every world's a full read of its database (a
@@ -58,14 +64,33 @@ def main() -> None:
     for episode in used:
         if world_name == "retail":
             episode.call("get_order_details", {"order_id": order})
-            episode.call("add_customer_address", {"customer_id": customer, "line1": "1 Memory Lane",
-                                                  "city": "Springfield", "state": "CA", "zip": "94107"})
+            episode.call(
+                "add_customer_address",
+                {
+                    "customer_id": customer,
+                    "line1": "1 Memory Lane",
+                    "city": "Springfield",
+                    "state": "CA",
+                    "zip": "94107",
+                },
+            )
         episode.state_hash()
     settle()
     extra = rss_bytes() - before
     touched = {"episodes": n, "steps": steps, "extra_bytes": extra, "extra_per_episode_bytes": round(extra / n)}
-    print(json.dumps({"world": world_name, "scale": scale, "template_bytes": len(data), "baseline_rss_bytes": baseline,
-                      "points": points, "after_use": touched, "create_s": round(created_s, 3)}))
+    print(
+        json.dumps(
+            {
+                "world": world_name,
+                "scale": scale,
+                "template_bytes": len(data),
+                "baseline_rss_bytes": baseline,
+                "points": points,
+                "after_use": touched,
+                "create_s": round(created_s, 3),
+            }
+        )
+    )
     for episode in episodes:
         episode.close()
 

@@ -106,8 +106,10 @@ def breakdown(session: Any, calls: int, root: str = "sdk") -> list[dict[str, Any
         return []
     walk(frame, root)
     total = sum(totals.values()) or 1.0
-    rows = [{"bucket": k, "what": LABELS.get(k, k), "ms_per_call": round(v / calls * 1e3, 4),
-             "share": round(v / total, 4)} for k, v in totals.items()]
+    rows = [
+        {"bucket": k, "what": LABELS.get(k, k), "ms_per_call": round(v / calls * 1e3, 4), "share": round(v / total, 4)}
+        for k, v in totals.items()
+    ]
     return sorted(rows, key=lambda r: -r["share"])
 
 
@@ -151,25 +153,48 @@ def run(ctx: Context) -> dict[str, Any]:
             text = profiler.output_text(unicode=False, color=False, flat=True, flat_time=flat_time)
             return "\n".join(text.splitlines()[: lines + 6])
 
-        path.write_text("\n".join([
-            f"# {what}: {n} calls, pyinstrument every {interval * 1e3:g} ms", "",
-            "## Call tree (library frames folded)", profiler.output_text(unicode=False, color=False, show_all=False),
-            "## Functions by total time (flat)", top("total", 60), "",
-            "## Functions by own time (flat)", top("self", 40), ""]))
-        out["profiles"][name] = {"what": what, "calls": n, "file": path.name,
-                                 "duration_s": round(profiler.last_session.duration, 3),
-                                 "breakdown": breakdown(profiler.last_session, n, root)}
+        path.write_text(
+            "\n".join(
+                [
+                    f"# {what}: {n} calls, pyinstrument every {interval * 1e3:g} ms",
+                    "",
+                    "## Call tree (library frames folded)",
+                    profiler.output_text(unicode=False, color=False, show_all=False),
+                    "## Functions by total time (flat)",
+                    top("total", 60),
+                    "",
+                    "## Functions by own time (flat)",
+                    top("self", 40),
+                    "",
+                ]
+            )
+        )
+        out["profiles"][name] = {
+            "what": what,
+            "calls": n,
+            "file": path.name,
+            "duration_s": round(profiler.last_session.duration, 3),
+            "breakdown": breakdown(profiler.last_session, n, root),
+        }
 
-    for variant, tool in (("read_order", "get_order_details"), ("write_address", "add_customer_address"),
-                          ("calculate", "calculate")):
+    for variant, tool in (
+        ("read_order", "get_order_details"),
+        ("write_address", "add_customer_address"),
+        ("calculate", "calculate"),
+    ):
         print(f"  profile: {tool} in memory ({calls} calls)", flush=True)
         episode = Episode.create(world, 0, "default", templates=ctx.templates)
         args = RetailArgs(episode)
         server = build_server(world, lambda _id, e=episode: e)
         holder: dict[str, Any] = {}
 
-        async def session(server: Any = server, args: Any = args, variant: str = variant, tool: str = tool,
-                          holder: dict[str, Any] = holder) -> None:
+        async def session(
+            server: Any = server,
+            args: Any = args,
+            variant: str = variant,
+            tool: str = tool,
+            holder: dict[str, Any] = holder,
+        ) -> None:
             async with Client(server) as client:
                 await client.list_tools()
                 for _ in range(20):
@@ -185,8 +210,13 @@ def run(ctx: Context) -> dict[str, Any]:
 
         anyio.run(session)
         episode.close()
-        save(f"inmemory-{variant}", holder["profiler"], calls, "sdk",
-             f"{tool} over the in-memory MCP transport, SDK Client to mcpsim server and back")
+        save(
+            f"inmemory-{variant}",
+            holder["profiler"],
+            calls,
+            "sdk",
+            f"{tool} over the in-memory MCP transport, SDK Client to mcpsim server and back",
+        )
 
     n_create = 100 if ctx.quick else 500
     print(f"  profile: episode creation ({n_create})", flush=True)
@@ -199,9 +229,9 @@ def run(ctx: Context) -> dict[str, Any]:
         Episode.create(world, 0, "default", templates=ctx.templates).close()
     save("create", _profile(create, interval), n_create, "create.other", "Episode.create + close, retail default")
 
-    from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
-    from mcpsim.tasks import load_tasks
     from mcpsim.grading import Verifier
+    from mcpsim.tasks import load_tasks
+    from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
 
     tasks = load_tasks("retail").tasks[: 4 if ctx.quick else 12]
     verifier = Verifier(world, load_tasks("retail"), templates=ctx.templates)

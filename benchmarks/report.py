@@ -58,23 +58,41 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             value = v.get("ratio_median")
             cpu = v.get("cpu", {}).get("ratio_median")
-            out.append({"target": f"tool call within {TOOL_RATIO_TARGET}x of bare no-op", "where": f"{transport}: {v['tool']}",
-                        "value": f"{_f(value)}x ({_f(v['median_ms'])} vs {_f(data['variants']['noop']['median_ms'])} ms)"
-                                 + (f"; CPU {_f(cpu)}x" if cpu is not None else ""),
-                        "ratio": value, "cpu_ratio": cpu, "met": value is not None and value <= TOOL_RATIO_TARGET})
+            out.append(
+                {
+                    "target": f"tool call within {TOOL_RATIO_TARGET}x of bare no-op",
+                    "where": f"{transport}: {v['tool']}",
+                    "value": f"{_f(value)}x ({_f(v['median_ms'])} vs {_f(data['variants']['noop']['median_ms'])} ms)"
+                    + (f"; CPU {_f(cpu)}x" if cpu is not None else ""),
+                    "ratio": value,
+                    "cpu_ratio": cpu,
+                    "met": value is not None and value <= TOOL_RATIO_TARGET,
+                }
+            )
     for row in results.get("creation", {}).get("creation", []):
         if row["scale"] != "default" or not row.get("create"):
             continue
         ms = row["create"]["median_ms"]
-        out.append({"target": f"episode creation < {CREATE_TARGET_MS:g} ms median (default scale)",
-                    "where": row["world"], "value": f"{_f(ms, 3)} ms (p99 {_f(row['create']['p99_ms'], 3)})",
-                    "met": ms < CREATE_TARGET_MS})
+        out.append(
+            {
+                "target": f"episode creation < {CREATE_TARGET_MS:g} ms median (default scale)",
+                "where": row["world"],
+                "value": f"{_f(ms, 3)} ms (p99 {_f(row['create']['p99_ms'], 3)})",
+                "met": ms < CREATE_TARGET_MS,
+            }
+        )
     for world, row in results.get("grading", {}).get("worlds", {}).items():
         s = row.get("steady_grade", {})
         if not s.get("n"):
             continue
-        out.append({"target": f"grading < {GRADE_TARGET_MS:g} ms median per task", "where": world,
-                    "value": f"{_f(s['median_ms'])} ms (p99 {_f(s['p99_ms'])})", "met": s["median_ms"] < GRADE_TARGET_MS})
+        out.append(
+            {
+                "target": f"grading < {GRADE_TARGET_MS:g} ms median per task",
+                "where": world,
+                "value": f"{_f(s['median_ms'])} ms (p99 {_f(s['p99_ms'])})",
+                "met": s["median_ms"] < GRADE_TARGET_MS,
+            }
+        )
     for probe in results.get("memory", {}).get("probes", []):
         if probe["scale"] != "default":
             continue
@@ -82,10 +100,16 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         projected = point["per_episode_bytes"] * 1000
         measured = point["episodes"] >= 1000
         used = projected + probe.get("after_use", {}).get("extra_per_episode_bytes", 0) * 1000
-        out.append({"target": "1,000 live episodes < 1 GB", "where": probe["world"],
-                    "value": f"{_mb(projected)} fresh ({'measured' if measured else 'projected from ' + str(point['episodes'])}"
-                             f"); {_mb(used)} once used (projected)",
-                    "met": projected < MEMORY_TARGET_BYTES and used < MEMORY_TARGET_BYTES})
+        out.append(
+            {
+                "target": "1,000 live episodes < 1 GB",
+                "where": probe["world"],
+                "value": f"{_mb(projected)} fresh "
+                f"({'measured' if measured else 'projected from ' + str(point['episodes'])}"
+                f"); {_mb(used)} once used (projected)",
+                "met": projected < MEMORY_TARGET_BYTES and used < MEMORY_TARGET_BYTES,
+            }
+        )
     return out
 
 
@@ -101,33 +125,66 @@ def scaling(results: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         d = templates[(world, "default")]
         bytes_ratio = ratio(t["bytes"], d["bytes"])
-        rows.append({"figure": f"{world}: template bytes", "default": _mb(d["bytes"]), "large": _mb(t["bytes"]),
-                     "ratio": bytes_ratio, "expected": "-"})
-        rows.append({"figure": f"{world}: template build", "default": f"{_f(d['build_s'])} s",
-                     "large": f"{_f(t['build_s'])} s", "ratio": ratio(t["build_s"], d["build_s"]),
-                     "expected": "grows with rows generated"})
+        rows.append(
+            {
+                "figure": f"{world}: template bytes",
+                "default": _mb(d["bytes"]),
+                "large": _mb(t["bytes"]),
+                "ratio": bytes_ratio,
+                "expected": "-",
+            }
+        )
+        rows.append(
+            {
+                "figure": f"{world}: template build",
+                "default": f"{_f(d['build_s'])} s",
+                "large": f"{_f(t['build_s'])} s",
+                "ratio": ratio(t["build_s"], d["build_s"]),
+                "expected": "grows with rows generated",
+            }
+        )
         c, cd = creation.get((world, "large")), creation.get((world, "default"))
         if c and cd and c.get("create") and cd.get("create"):
-            rows.append({"figure": f"{world}: episode creation (median)", "default": f"{_f(cd['create']['median_ms'], 3)} ms",
-                         "large": f"{_f(c['create']['median_ms'], 3)} ms",
-                         "ratio": ratio(c["create"]["median_ms"], cd["create"]["median_ms"]),
-                         "expected": f"<= bytes ratio ({_f(bytes_ratio)})"})
+            rows.append(
+                {
+                    "figure": f"{world}: episode creation (median)",
+                    "default": f"{_f(cd['create']['median_ms'], 3)} ms",
+                    "large": f"{_f(c['create']['median_ms'], 3)} ms",
+                    "ratio": ratio(c["create"]["median_ms"], cd["create"]["median_ms"]),
+                    "expected": f"<= bytes ratio ({_f(bytes_ratio)})",
+                }
+            )
     inmem = results.get("toolcalls", {}).get("transports", {}).get("inmemory", {}).get("variants", {})
     for name, v in inmem.items():
         if "@large" not in name:
             continue
         base = inmem.get(name.split("@")[0])
         if base:
-            rows.append({"figure": f"retail: {v['tool']} in memory (median)", "default": f"{_f(base['median_ms'], 3)} ms",
-                         "large": f"{_f(v['median_ms'], 3)} ms", "ratio": ratio(v["median_ms"], base["median_ms"]),
-                         "expected": "1 (no growth)"})
+            rows.append(
+                {
+                    "figure": f"retail: {v['tool']} in memory (median)",
+                    "default": f"{_f(base['median_ms'], 3)} ms",
+                    "large": f"{_f(v['median_ms'], 3)} ms",
+                    "ratio": ratio(v["median_ms"], base["median_ms"]),
+                    "expected": "1 (no growth)",
+                }
+            )
     g = results.get("grading", {}).get("scaling", {}).get("scales", {})
     if "default" in g and "large" in g:
-        for key, label in (("steady_grade", "grading (synthetic task, steady)"), ("state_hash", "of which: state hash")):
+        for key, label in (
+            ("steady_grade", "grading (synthetic task, steady)"),
+            ("state_hash", "of which: state hash"),
+        ):
             a, b = g["default"][key], g["large"][key]
-            rows.append({"figure": f"retail: {label}", "default": f"{_f(a['median_ms'])} ms",
-                         "large": f"{_f(b['median_ms'])} ms", "ratio": ratio(b["median_ms"], a["median_ms"]),
-                         "expected": "1 (no growth)" if key == "steady_grade" else "-"})
+            rows.append(
+                {
+                    "figure": f"retail: {label}",
+                    "default": f"{_f(a['median_ms'])} ms",
+                    "large": f"{_f(b['median_ms'])} ms",
+                    "ratio": ratio(b["median_ms"], a["median_ms"]),
+                    "expected": "1 (no growth)" if key == "steady_grade" else "-",
+                }
+            )
     mem = {(p["world"], p["scale"]): p for p in results.get("memory", {}).get("probes", [])}
     for (world, scale), p in sorted(mem.items()):
         if scale != "large" or (world, "default") not in mem:
@@ -136,8 +193,15 @@ def scaling(results: dict[str, Any]) -> list[dict[str, Any]]:
         b = max(p["points"], key=lambda x: x["episodes"])["per_episode_bytes"]
         d = templates.get((world, "default"), {}).get("bytes")
         t = templates.get((world, "large"), {}).get("bytes")
-        rows.append({"figure": f"{world}: resident memory per episode", "default": _mb(a), "large": _mb(b),
-                     "ratio": ratio(b, a), "expected": f"bytes ratio ({_f(ratio(t, d))})"})
+        rows.append(
+            {
+                "figure": f"{world}: resident memory per episode",
+                "default": _mb(a),
+                "large": _mb(b),
+                "ratio": ratio(b, a),
+                "expected": f"bytes ratio ({_f(ratio(t, d))})",
+            }
+        )
     return rows
 
 
@@ -150,40 +214,63 @@ def markdown(report: dict[str, Any]) -> str:
     mi = m["machine"]
     v = mi["versions"]
     parts: list[str] = []
-    parts.append(f"Generated by `{m['command']}` on {m['started']} ({'quick' if m['quick'] else 'full'} mode, "
-                 f"{_f(m['duration_s'], 0)} s). Raw figures: `{m['json']}`.")
+    parts.append(
+        f"Generated by `{m['command']}` on {m['started']} ({'quick' if m['quick'] else 'full'} mode, "
+        f"{_f(m['duration_s'], 0)} s). Raw figures: `{m['json']}`."
+    )
 
     parts.append("### Machine and run\n")
-    parts.append(_table(["", ""], [
-        ["CPU", f"{mi['cpu_model']}, {mi['cores']} cores ({mi['cores_usable']} usable)"],
-        ["Memory", _mb(mi["memory_total_bytes"])],
-        ["OS", mi["os"]],
-        ["Python", f"{mi['python']} ({mi['python_implementation']})"],
-        ["SQLite", mi["sqlite"]],
-        ["mcp / mcp-types", f"{v.get('mcp')} / {v.get('mcp-types')}"],
-        ["SQLAlchemy / SQLModel / pydantic", f"{v.get('sqlalchemy')} / {v.get('sqlmodel')} / {v.get('pydantic')}"],
-        ["anyio / starlette / uvicorn / jsonschema", (f"{v.get('anyio')} / {v.get('starlette')} / {v.get('uvicorn')} / "
-                                                     f"{v.get('jsonschema')}")],
-        ["mcpsim", (f"{v.get('mcpsim')} at {mi['mcpsim_path']}, commit {mi['git_commit']} "
-                   f"({mi['git_dirty_files']} files changed or new)")],
-        ["load average (1, 5, 15 min)", f"start {mi['loadavg_start']}, end {m.get('loadavg_end')}"],
-    ]))
+    parts.append(
+        _table(
+            ["", ""],
+            [
+                ["CPU", f"{mi['cpu_model']}, {mi['cores']} cores ({mi['cores_usable']} usable)"],
+                ["Memory", _mb(mi["memory_total_bytes"])],
+                ["OS", mi["os"]],
+                ["Python", f"{mi['python']} ({mi['python_implementation']})"],
+                ["SQLite", mi["sqlite"]],
+                ["mcp / mcp-types", f"{v.get('mcp')} / {v.get('mcp-types')}"],
+                [
+                    "SQLAlchemy / SQLModel / pydantic",
+                    f"{v.get('sqlalchemy')} / {v.get('sqlmodel')} / {v.get('pydantic')}",
+                ],
+                [
+                    "anyio / starlette / uvicorn / jsonschema",
+                    (f"{v.get('anyio')} / {v.get('starlette')} / {v.get('uvicorn')} / {v.get('jsonschema')}"),
+                ],
+                [
+                    "mcpsim",
+                    (
+                        f"{v.get('mcpsim')} at {mi['mcpsim_path']}, commit {mi['git_commit']} "
+                        f"({mi['git_dirty_files']} files changed or new)"
+                    ),
+                ],
+                ["load average (1, 5, 15 min)", f"start {mi['loadavg_start']}, end {m.get('loadavg_end')}"],
+            ],
+        )
+    )
 
     parts.append("\n### Targets\n")
     parts.append("Reported, not asserted. A ratio compares medians measured side by side in the same loop.\n")
-    parts.append(_table(["target", "where", "measured", "met"],
-                        [[t["target"], t["where"], t["value"], "yes" if t["met"] else "**no**"] for t in report["targets"]]))
+    parts.append(
+        _table(
+            ["target", "where", "measured", "met"],
+            [[t["target"], t["where"], t["value"], "yes" if t["met"] else "**no**"] for t in report["targets"]],
+        )
+    )
 
     parts.append("\n### Tool-call round trips\n")
     tc = r.get("toolcalls", {})
     if tc.get("transports"):
         any_t = next(iter(tc["transports"].values()))
-        parts.append(f"SDK `Client`, {any_t['client_mode']}; per variant "
-                     f"{any_t['rounds']} rounds x {any_t['calls_per_round']} calls after {any_t['warmup_calls']} warm-up "
-                     "calls, variants interleaved round by round in rotating order. Ratio: median over the bare no-op's "
-                     "median; paired: median of the per-round ratios. CPU: process CPU time per call, both ends "
-                     "(in memory and HTTP run client and server in this process), much less disturbed by other load "
-                     "on the machine than wall time.\n")
+        parts.append(
+            f"SDK `Client`, {any_t['client_mode']}; per variant "
+            f"{any_t['rounds']} rounds x {any_t['calls_per_round']} calls after {any_t['warmup_calls']} warm-up "
+            "calls, variants interleaved round by round in rotating order. Ratio: median over the bare no-op's "
+            "median; paired: median of the per-round ratios. CPU: process CPU time per call, both ends "
+            "(in memory and HTTP run client and server in this process), much less disturbed by other load "
+            "on the machine than wall time.\n"
+        )
         for name, (tool, what) in ((k, (x["tool"], x["what"])) for k, x in tc["tools"].items()):
             parts.append(f"- `{name}` = `{tool}`: {what}")
         for transport, data in tc["transports"].items():
@@ -191,107 +278,278 @@ def markdown(report: dict[str, Any]) -> str:
             rows = []
             for name, s in data["variants"].items():
                 cpu = s.get("cpu", {})
-                rows.append([name, s["tool"], s["scale"], s["n"], s["median_ms"], s["p99_ms"], s.get("ratio_median"),
-                             s.get("ratio_paired"), s.get("ratio_p99"), cpu.get("median_ms"), cpu.get("ratio_median"),
-                             s.get("error", "")[:80]])
-            parts.append(_table(["variant", "tool", "scale", "n", "median ms", "p99 ms", "ratio", "ratio (paired)",
-                                 "p99 ratio", "CPU ms", "CPU ratio", "error"], rows))
+                rows.append(
+                    [
+                        name,
+                        s["tool"],
+                        s["scale"],
+                        s["n"],
+                        s["median_ms"],
+                        s["p99_ms"],
+                        s.get("ratio_median"),
+                        s.get("ratio_paired"),
+                        s.get("ratio_p99"),
+                        cpu.get("median_ms"),
+                        cpu.get("ratio_median"),
+                        s.get("error", "")[:80],
+                    ]
+                )
+            parts.append(
+                _table(
+                    [
+                        "variant",
+                        "tool",
+                        "scale",
+                        "n",
+                        "median ms",
+                        "p99 ms",
+                        "ratio",
+                        "ratio (paired)",
+                        "p99 ratio",
+                        "CPU ms",
+                        "CPU ratio",
+                        "error",
+                    ],
+                    rows,
+                )
+            )
             if data.get("setup"):
                 parts.append("\nStart-up: " + ", ".join(f"{k} {v}" for k, v in data["setup"].items()))
 
     parts.append("\n### Templates and episode creation\n")
     cr = r.get("creation", {})
     if cr:
-        parts.append("Template: built once per (world, version, seed, scale) by a fresh `TemplateCache` (includes "
-                     "its atomic write to the disk cache); disk load: a second fresh cache reading that file. "
-                     "Creation: `Episode.create` from the in-memory cache, interleaved with two baselines on the "
-                     "same bytes: `deserialize` alone, and `deserialize` + the first query (SQLite parses the "
-                     "schema then).\n")
-        parts.append(_table(["world", "scale", "bytes", "schema objects (triggers)", "build s", "disk load ms"], [
-            [t["world"], t["scale"], _mb(t["bytes"]), (f"{sum(x['count'] for x in t['schema'].values())} "
-             f"({t['schema'].get('trigger', {}).get('count', 0)})"), t["build_s"] if t["built"] else "cached",
-             t["disk_load_ms"]] for t in cr["templates"]]))
+        parts.append(
+            "Template: built once per (world, version, seed, scale) by a fresh `TemplateCache` (includes "
+            "its atomic write to the disk cache); disk load: a second fresh cache reading that file. "
+            "Creation: `Episode.create` from the in-memory cache, interleaved with two baselines on the "
+            "same bytes: `deserialize` alone, and `deserialize` + the first query (SQLite parses the "
+            "schema then).\n"
+        )
+        parts.append(
+            _table(
+                ["world", "scale", "bytes", "schema objects (triggers)", "build s", "disk load ms"],
+                [
+                    [
+                        t["world"],
+                        t["scale"],
+                        _mb(t["bytes"]),
+                        (
+                            f"{sum(x['count'] for x in t['schema'].values())} "
+                            f"({t['schema'].get('trigger', {}).get('count', 0)})"
+                        ),
+                        t["build_s"] if t["built"] else "cached",
+                        t["disk_load_ms"],
+                    ]
+                    for t in cr["templates"]
+                ],
+            )
+        )
         parts.append("")
-        parts.append(_table(["world", "scale", "create median ms", "create p99 ms", "deserialize ms",
-                             "+ first query ms", "schema parse ms", "create ms per MB", "n"], [
-            [c["world"], c["scale"], c["create"].get("median_ms"), c["create"].get("p99_ms"),
-             c["deserialize"].get("median_ms"), c["deserialize_first_query"].get("median_ms"), c["schema_parse_ms"],
-             c["create_ms_per_mb"], c["create"].get("n")] for c in cr["creation"]]))
+        parts.append(
+            _table(
+                [
+                    "world",
+                    "scale",
+                    "create median ms",
+                    "create p99 ms",
+                    "deserialize ms",
+                    "+ first query ms",
+                    "schema parse ms",
+                    "create ms per MB",
+                    "n",
+                ],
+                [
+                    [
+                        c["world"],
+                        c["scale"],
+                        c["create"].get("median_ms"),
+                        c["create"].get("p99_ms"),
+                        c["deserialize"].get("median_ms"),
+                        c["deserialize_first_query"].get("median_ms"),
+                        c["schema_parse_ms"],
+                        c["create_ms_per_mb"],
+                        c["create"].get("n"),
+                    ]
+                    for c in cr["creation"]
+                ],
+            )
+        )
 
     parts.append("\n### Grading\n")
     gr = r.get("grading", {})
     if gr:
-        parts.append("`Verifier.grade` on oracle-solved task episodes (`task_episode` + `run_actions(task.gold)`), "
-                     "with the oracle's answer. First grade: the task's first, which replays its gold solution on a "
-                     "fresh task episode; steady: later grades of the same task. The state hash that every verdict "
-                     "carries is also timed alone.\n")
+        parts.append(
+            "`Verifier.grade` on oracle-solved task episodes (`task_episode` + `run_actions(task.gold)`), "
+            "with the oracle's answer. First grade: the task's first, which replays its gold solution on a "
+            "fresh task episode; steady: later grades of the same task. The state hash that every verdict "
+            "carries is also timed alone.\n"
+        )
         rows = []
         for world, g in gr.get("worlds", {}).items():
-            rows.append([world, f"{g['graded']}/{g['tasks']}", g["first_grade"].get("median_ms"),
-                         g["first_grade"].get("p99_ms"), g["steady_grade"].get("median_ms"),
-                         g["steady_grade"].get("p99_ms"), g["state_hash"].get("median_ms"),
-                         g["task_template_build"].get("median_ms"), len(g["failed"])])
-        parts.append(_table(["world", "tasks graded", "first grade median ms", "first p99 ms", "steady median ms",
-                             "steady p99 ms", "state hash ms", "task template build ms", "problems"], rows))
+            rows.append(
+                [
+                    world,
+                    f"{g['graded']}/{g['tasks']}",
+                    g["first_grade"].get("median_ms"),
+                    g["first_grade"].get("p99_ms"),
+                    g["steady_grade"].get("median_ms"),
+                    g["steady_grade"].get("p99_ms"),
+                    g["state_hash"].get("median_ms"),
+                    g["task_template_build"].get("median_ms"),
+                    len(g["failed"]),
+                ]
+            )
+        parts.append(
+            _table(
+                [
+                    "world",
+                    "tasks graded",
+                    "first grade median ms",
+                    "first p99 ms",
+                    "steady median ms",
+                    "steady p99 ms",
+                    "state hash ms",
+                    "task template build ms",
+                    "problems",
+                ],
+                rows,
+            )
+        )
         problems = [(w, f) for w, g in gr.get("worlds", {}).items() for f in g["failed"]]
         if problems:
             parts.append("\nProblems: " + "; ".join(f"{w}/{f['task']}: {f['error']}" for w, f in problems[:10]))
         sc = gr.get("scaling")
         if sc:
             parts.append(f"\nThe same synthetic retail task at each scale ({sc['task']}):\n")
-            parts.append(_table(["scale", "first grade ms", "steady median ms", "steady p99 ms", "state hash ms", "passed"], [
-                [s, x["first_grade_ms"], x["steady_grade"]["median_ms"], x["steady_grade"]["p99_ms"],
-                 x["state_hash"]["median_ms"], "yes" if x["passed"] else f"no: {x['failure']}"]
-                for s, x in sc["scales"].items()]))
+            parts.append(
+                _table(
+                    ["scale", "first grade ms", "steady median ms", "steady p99 ms", "state hash ms", "passed"],
+                    [
+                        [
+                            s,
+                            x["first_grade_ms"],
+                            x["steady_grade"]["median_ms"],
+                            x["steady_grade"]["p99_ms"],
+                            x["state_hash"]["median_ms"],
+                            "yes" if x["passed"] else f"no: {x['failure']}",
+                        ]
+                        for s, x in sc["scales"].items()
+                    ],
+                )
+            )
 
     parts.append("\n### Oracle episodes per second\n")
     e2e = r.get("e2e", {})
     if e2e.get("runs"):
-        parts.append(f"`run_episodes` with the oracle agent and scripted user on {e2e['tasks']} retail tasks, trials "
-                     f"per concurrency {e2e['trials']}, {e2e['rounds']} round(s) alternating backends and "
-                     "concurrencies after a warm-up (task templates, gold replays). HTTP: `create_app` + "
-                     "`serve_in_thread` in this process. CPU: process CPU per episode (both ends).\n")
-        parts.append(_table(["backend", "concurrency", "episodes", "episodes/s (median)", "runs", "CPU ms/episode",
-                             "tool calls/episode", "pass@1", "errors"], [
-            [x["backend"], x["concurrency"], x["episodes"], x["episodes_per_s"],
-             ", ".join(_f(y) for y in x["episodes_per_s_runs"]), x["cpu_ms_per_episode"], x["tool_calls_per_episode"],
-             x["pass_at_1"], x["errors"]] for x in e2e["runs"]]))
+        parts.append(
+            f"`run_episodes` with the oracle agent and scripted user on {e2e['tasks']} retail tasks, trials "
+            f"per concurrency {e2e['trials']}, {e2e['rounds']} round(s) alternating backends and "
+            "concurrencies after a warm-up (task templates, gold replays). HTTP: `create_app` + "
+            "`serve_in_thread` in this process. CPU: process CPU per episode (both ends).\n"
+        )
+        parts.append(
+            _table(
+                [
+                    "backend",
+                    "concurrency",
+                    "episodes",
+                    "episodes/s (median)",
+                    "runs",
+                    "CPU ms/episode",
+                    "tool calls/episode",
+                    "pass@1",
+                    "errors",
+                ],
+                [
+                    [
+                        x["backend"],
+                        x["concurrency"],
+                        x["episodes"],
+                        x["episodes_per_s"],
+                        ", ".join(_f(y) for y in x["episodes_per_s_runs"]),
+                        x["cpu_ms_per_episode"],
+                        x["tool_calls_per_episode"],
+                        x["pass_at_1"],
+                        x["errors"],
+                    ]
+                    for x in e2e["runs"]
+                ],
+            )
+        )
 
     parts.append("\n### Resident memory\n")
     mem = r.get("memory", {})
     if mem.get("probes"):
-        parts.append(f"{mem['method']}. After use: the extra RSS per episode once 10 of them were used (retail: "
-                     "get_order_details, add_customer_address and a state hash; other worlds: a state hash, which "
-                     "reads every row as grading does).\n")
+        parts.append(
+            f"{mem['method']}. After use: the extra RSS per episode once 10 of them were used (retail: "
+            "get_order_details, add_customer_address and a state hash; other worlds: a state hash, which "
+            "reads every row as grading does).\n"
+        )
         rows = []
         for p in mem["probes"]:
             for point in p["points"]:
-                rows.append([p["world"], p["scale"], point["episodes"], _mb(point["delta_bytes"]),
-                             _mb(point["per_episode_bytes"]), _mb(p["template_bytes"]),
-                             ratio(point["per_episode_bytes"], p["template_bytes"]),
-                             _mb(p["after_use"]["extra_per_episode_bytes"])])
-        parts.append(_table(["world", "scale", "live episodes", "RSS delta", "per episode", "template bytes",
-                             "per episode / bytes", "+ per episode after use"], rows))
+                rows.append(
+                    [
+                        p["world"],
+                        p["scale"],
+                        point["episodes"],
+                        _mb(point["delta_bytes"]),
+                        _mb(point["per_episode_bytes"]),
+                        _mb(p["template_bytes"]),
+                        ratio(point["per_episode_bytes"], p["template_bytes"]),
+                        _mb(p["after_use"]["extra_per_episode_bytes"]),
+                    ]
+                )
+        parts.append(
+            _table(
+                [
+                    "world",
+                    "scale",
+                    "live episodes",
+                    "RSS delta",
+                    "per episode",
+                    "template bytes",
+                    "per episode / bytes",
+                    "+ per episode after use",
+                ],
+                rows,
+            )
+        )
 
     parts.append("\n### Growth with scale\n")
     rows = report.get("scaling", [])
     if rows:
-        parts.append(_table(["figure", "default", "large", "large / default", "expected"],
-                            [[x["figure"], x["default"], x["large"], x["ratio"], x["expected"]] for x in rows]))
+        parts.append(
+            _table(
+                ["figure", "default", "large", "large / default", "expected"],
+                [[x["figure"], x["default"], x["large"], x["ratio"], x["expected"]] for x in rows],
+            )
+        )
     else:
         parts.append("Not measured in this mode (the large scale is measured in full mode only).")
 
     parts.append("\n### Profiles\n")
     pr = r.get("profiles", {})
     if pr.get("profiles"):
-        parts.append("pyinstrument (wall clock, sampling every "
-                     f"{pr['interval_s'] * 1e3:g} ms); each frame's own time is attributed to the nearest enclosing "
-                     "subsystem. The profiler slows code down, so read the shares; the est. ms column applies a share "
-                     "to the unprofiled in-memory median above. Full call trees: `benchmarks/results/profile-*.txt`.\n")
-        medians = {f"inmemory-{k}": s["median_ms"] for k, s in
-                   tc.get("transports", {}).get("inmemory", {}).get("variants", {}).items()}
-        create_median = next((c["create"].get("median_ms") for c in cr.get("creation", [])
-                              if c["world"] == "retail" and c["scale"] == "default"), None)
+        parts.append(
+            "pyinstrument (wall clock, sampling every "
+            f"{pr['interval_s'] * 1e3:g} ms); each frame's own time is attributed to the nearest enclosing "
+            "subsystem. The profiler slows code down, so read the shares; the est. ms column applies a share "
+            "to the unprofiled in-memory median above. Full call trees: `benchmarks/results/profile-*.txt`.\n"
+        )
+        medians = {
+            f"inmemory-{k}": s["median_ms"]
+            for k, s in tc.get("transports", {}).get("inmemory", {}).get("variants", {}).items()
+        }
+        create_median = next(
+            (
+                c["create"].get("median_ms")
+                for c in cr.get("creation", [])
+                if c["world"] == "retail" and c["scale"] == "default"
+            ),
+            None,
+        )
         grade_median = gr.get("worlds", {}).get("retail", {}).get("steady_grade", {}).get("median_ms")
         medians["create"], medians["grade"] = create_median, grade_median
         for name, p in pr["profiles"].items():
@@ -300,9 +558,20 @@ def markdown(report: dict[str, Any]) -> str:
                 closing = sum(b["share"] for b in p["breakdown"] if b["bucket"] == "create.close")
                 base = base / max(0.01, 1 - closing)
             parts.append(f"\n#### {name}: {p['what']} ({p['calls']} calls, `{p['file']}`)\n")
-            parts.append(_table(["share", "est. ms", "subsystem"], [
-                [f"{b['share'] * 100:.1f}%", round(b["share"] * base, 3) if base and b["bucket"] != "create.close"
-                 else "-", b["what"]] for b in p["breakdown"] if b["share"] >= 0.005]))
+            parts.append(
+                _table(
+                    ["share", "est. ms", "subsystem"],
+                    [
+                        [
+                            f"{b['share'] * 100:.1f}%",
+                            round(b["share"] * base, 3) if base and b["bucket"] != "create.close" else "-",
+                            b["what"],
+                        ]
+                        for b in p["breakdown"]
+                        if b["share"] >= 0.005
+                    ],
+                )
+            )
 
     parts.append("\n### Skipped\n")
     skipped = report.get("skipped", [])

@@ -53,12 +53,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="CI smoke mode: fewer samples, default scale only.")
     parser.add_argument("--only", help=f"Comma-separated sections to run (of {', '.join(SECTION_MODULES)}).")
-    parser.add_argument("--json", type=Path, help="Where to write the results [default: benchmarks/results/"
-                                                  "latest.json, or quick.json with --quick].")
-    parser.add_argument("--markdown", type=Path, help="Where to write the report [default: docs/benchmarks.md "
-                                                      "(its generated block), or benchmarks/results/quick.md with --quick].")
-    parser.add_argument("--cache-dir", type=Path, help="Template cache directory to use (and keep). Default: a fresh "
-                                                       "temporary one, so template builds are measured.")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        help="Where to write the results [default: benchmarks/results/latest.json, or quick.json with --quick].",
+    )
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        help="Where to write the report [default: docs/benchmarks.md "
+        "(its generated block), or benchmarks/results/quick.md with --quick].",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="Template cache directory to use (and keep). Default: a fresh "
+        "temporary one, so template builds are measured.",
+    )
     args = parser.parse_args(argv)
 
     results_dir = HERE / "results"
@@ -73,11 +84,21 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     ctx = Context.create(args.quick, args.cache_dir, json_path.parent)
-    meta = {"command": "python benchmarks/run.py" + (" " + shlex.join(argv if argv is not None else sys.argv[1:])
-                                                      if (argv if argv is not None else sys.argv[1:]) else ""),
-            "quick": args.quick, "started": started_at, "machine": machine_info(), "worlds": sorted(ctx.worlds),
-            "json": str(json_path.resolve().relative_to(ROOT)) if json_path.resolve().is_relative_to(ROOT)
-            else str(json_path)}
+    meta = {
+        "command": "python benchmarks/run.py"
+        + (
+            " " + shlex.join(argv if argv is not None else sys.argv[1:])
+            if (argv if argv is not None else sys.argv[1:])
+            else ""
+        ),
+        "quick": args.quick,
+        "started": started_at,
+        "machine": machine_info(),
+        "worlds": sorted(ctx.worlds),
+        "json": str(json_path.resolve().relative_to(ROOT))
+        if json_path.resolve().is_relative_to(ROOT)
+        else str(json_path),
+    }
     sections: dict[str, dict] = {}
     timings: dict[str, float] = {}
     try:
@@ -88,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             try:
                 sections[name] = importlib.import_module(f"benchmarks.{name}").run(ctx)
-            except Exception as exc:  # noqa: BLE001  (one broken section must not lose the others)
+            except Exception as exc:
                 traceback.print_exc()
                 ctx.skip(name, "section", f"{type(exc).__name__}: {exc}"[:300])
                 sections[name] = {}
@@ -98,8 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     meta["duration_s"] = round(time.perf_counter() - started, 1)
     meta["section_seconds"] = timings
     meta["loadavg_end"] = loadavg()
-    out = {"meta": meta, "sections": sections, "targets": report.targets(sections),
-           "scaling": report.scaling(sections), "skipped": ctx.skipped}
+    out = {
+        "meta": meta,
+        "sections": sections,
+        "targets": report.targets(sections),
+        "scaling": report.scaling(sections),
+        "skipped": ctx.skipped,
+    }
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(out, indent=1, default=str), encoding="utf-8")
     write_markdown(md_path, report.markdown(out))

@@ -51,16 +51,22 @@ class RetailArgs:
         if variant == "read_order":
             return {"order_id": self.orders[i % len(self.orders)]}
         if variant == "write_address":
-            return {"customer_id": self.customers[i % len(self.customers)], "line1": f"{i} Benchmark Way",
-                    "city": "Springfield", "state": "CA", "zip": f"{self.rng.randrange(10000, 99999)}"}
+            return {
+                "customer_id": self.customers[i % len(self.customers)],
+                "line1": f"{i} Benchmark Way",
+                "city": "Springfield",
+                "state": "CA",
+                "zip": f"{self.rng.randrange(10000, 99999)}",
+            }
         raise KeyError(variant)
 
 
 Variant = tuple[Any, str, Callable[[], dict[str, Any]]]  # client, tool name, argument factory
 
 
-async def _interleave(variants: dict[str, Variant], rounds: int, batch: int, warmup: int,
-                      errors: dict[str, str]) -> tuple[Interleaved, Interleaved]:
+async def _interleave(
+    variants: dict[str, Variant], rounds: int, batch: int, warmup: int, errors: dict[str, str]
+) -> tuple[Interleaved, Interleaved]:
     """Wall-clock and process CPU time per call. CPU time counts both ends when the server runs
     in this process (in memory, HTTP in a thread): it is far less disturbed by other processes
     competing for the cores than wall time is."""
@@ -129,21 +135,31 @@ async def _measure_transport(ctx: Context, transport: str, scales: list[str]) ->
             for scale in scales:
                 episode = _retail_episode(ctx, scale)
                 sync_stack.callback(episode.close)
-                servers[scale] = (await stack.enter_async_context(
-                    Client(build_server(world, lambda _id, e=episode: e))), RetailArgs(episode))
+                servers[scale] = (
+                    await stack.enter_async_context(Client(build_server(world, lambda _id, e=episode: e))),
+                    RetailArgs(episode),
+                )
         elif transport == "stdio":
             env = _stdio_env(ctx)
             cwd = str(ctx.scratch)  # not the repository: `python -m` puts the cwd first on sys.path
-            seconds, bare = await _timed_enter(stack, Client(StdioServerParameters(
-                command=sys.executable, args=[str(BARE_SCRIPT)], env=env, cwd=cwd)))
+            seconds, bare = await _timed_enter(
+                stack, Client(StdioServerParameters(command=sys.executable, args=[str(BARE_SCRIPT)], env=env, cwd=cwd))
+            )
             setup["bare_start_s"] = seconds
             for scale in scales:
                 episode = _retail_episode(ctx, scale)
                 sync_stack.callback(episode.close)
-                seconds, client = await _timed_enter(stack, Client(StdioServerParameters(
-                    command=sys.executable,
-                    args=["-m", "mcpsim", "serve", "retail", "--scale", scale, "--log-level", "WARNING"],
-                    env=env, cwd=cwd)))
+                seconds, client = await _timed_enter(
+                    stack,
+                    Client(
+                        StdioServerParameters(
+                            command=sys.executable,
+                            args=["-m", "mcpsim", "serve", "retail", "--scale", scale, "--log-level", "WARNING"],
+                            env=env,
+                            cwd=cwd,
+                        )
+                    ),
+                )
                 setup[f"mcpsim_{scale}_start_s"] = seconds
                 servers[scale] = (client, RetailArgs(episode))
         elif transport == "http":
@@ -156,9 +172,19 @@ async def _measure_transport(ctx: Context, transport: str, scales: list[str]) ->
             for scale in scales:
                 episode = _retail_episode(ctx, scale)
                 sync_stack.callback(episode.close)
-                seconds, app = timed(lambda s=scale: create_app(ServeConfig(
-                    world="retail", seed=0, scale=s, cache_dir=str(ctx.cache_dir), ttl_seconds=None,
-                    no_auth=True, shared_default=True)))  # measures the one default episode, as before
+                seconds, app = timed(
+                    lambda s=scale: create_app(
+                        ServeConfig(
+                            world="retail",
+                            seed=0,
+                            scale=s,
+                            cache_dir=str(ctx.cache_dir),
+                            ttl_seconds=None,
+                            no_auth=True,
+                            shared_default=True,
+                        )
+                    )
+                )  # measures the one default episode, as before
                 setup[f"mcpsim_{scale}_app_s"] = round(seconds, 3)
                 base = sync_stack.enter_context(serve_in_thread(app))
                 client = await stack.enter_async_context(Client(f"{base}/mcp"))
@@ -184,8 +210,14 @@ async def _measure_transport(ctx: Context, transport: str, scales: list[str]) ->
         s["scale"] = name.split("@")[1] if "@" in name else ("-" if base == "noop" else "default")
         if name in errors:
             s["error"] = errors[name]
-    return {"variants": summary, "rounds": rounds, "calls_per_round": batch, "warmup_calls": warmup,
-            "setup": setup, "client_mode": "default mode (auto: protocol 2026-07-28)"}
+    return {
+        "variants": summary,
+        "rounds": rounds,
+        "calls_per_round": batch,
+        "warmup_calls": warmup,
+        "setup": setup,
+        "client_mode": "default mode (auto: protocol 2026-07-28)",
+    }
 
 
 async def _timed_enter(stack: AsyncExitStack, cm: Any) -> tuple[float, Any]:
@@ -207,7 +239,7 @@ def run(ctx: Context) -> dict[str, Any]:
         print(f"  tool calls over {transport} ({', '.join(scales)})", flush=True)
         try:
             out["transports"][transport] = anyio.run(_measure_transport, ctx, transport, scales)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             import traceback
 
             traceback.print_exc()

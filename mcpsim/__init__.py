@@ -8,9 +8,9 @@ entry points. The packages by plane: `mcpsim.world`, `mcpsim.engine`, `mcpsim.ta
 
 __version__ = "0.1.0"
 
-from mcpsim.engine.episode import CallResult, Episode  # noqa: E402
-from mcpsim.engine.templates import TemplateCache  # noqa: E402
-from mcpsim.world import (  # noqa: E402
+from mcpsim.engine.episode import CallResult, Episode
+from mcpsim.engine.templates import TemplateCache
+from mcpsim.world import (
     IdGenerator,
     PartialFailure,
     RowView,
@@ -21,7 +21,7 @@ from mcpsim.world import (  # noqa: E402
     WorldError,
     add_calculator,
 )
-from mcpsim.world.registry import load_world, world_names  # noqa: E402
+from mcpsim.world.registry import load_world, world_names
 
 __all__ = [
     "CallResult",

@@ -38,8 +38,16 @@ from mcpsim.world import World
 from mcpsim.world.registry import load_world
 from mcpsim.world.seeding import derive_seed
 
-BaselineName = Literal["policy_text", "pasted_reads", "negated_answer", "stuffed_answer", "extra_write",
-                       "injected_text", "reverted_irreversible", "random_agent"]
+BaselineName = Literal[
+    "policy_text",
+    "pasted_reads",
+    "negated_answer",
+    "stuffed_answer",
+    "extra_write",
+    "injected_text",
+    "reverted_irreversible",
+    "random_agent",
+]
 BASELINES: tuple[BaselineName, ...] = get_args(BaselineName)
 BASELINE_LABELS: dict[BaselineName, str] = {
     "policy_text": "do nothing, answer with the policy text",
@@ -123,8 +131,11 @@ class WorldReport(BaseModel):
         for name in BASELINES:
             results = [t.baselines[name] for t in self.tasks if name in t.baselines]
             applied = sum(r.applied for r in results)
-            tally[name] = BaselineTally(applied=applied, passed=sum(r.applied and r.passed for r in results),
-                                        not_applicable=len(results) - applied)
+            tally[name] = BaselineTally(
+                applied=applied,
+                passed=sum(r.applied and r.passed for r in results),
+                not_applicable=len(results) - applied,
+            )
         return tally
 
     @computed_field  # type: ignore[prop-decorator]
@@ -202,8 +213,10 @@ def check_task(world: World, verifier: Verifier, task: Task, canaries: set[str])
         problems.append(f"grading a do-nothing agent failed closed: {verdict.failure}")
     for check in verdict.checks:
         if check.passed != check.noop_passes:
-            problems.append(f"check {check.requirement!r} is labelled noop_passes={check.noop_passes}, "
-                            f"but a do-nothing agent {'passes' if check.passed else 'fails'} it ({check.reason})")
+            problems.append(
+                f"check {check.requirement!r} is labelled noop_passes={check.noop_passes}, "
+                f"but a do-nothing agent {'passes' if check.passed else 'fails'} it ({check.reason})"
+            )
     try:
         baselines = run_baselines(world, verifier, task, noop, gold)
     finally:
@@ -211,17 +224,28 @@ def check_task(world: World, verifier: Verifier, task: Task, canaries: set[str])
         gold.close()
     for name, result in baselines.items():
         if result.applied and result.passed:
-            problems.append(f"the cheating baseline {name!r} ({BASELINE_LABELS[name]}) passes this task: {result.detail}")
+            problems.append(
+                f"the cheating baseline {name!r} ({BASELINE_LABELS[name]}) passes this task: {result.detail}"
+            )
     solutions = [run_alternative_or_near_miss(world, verifier, task, s, "alternative") for s in task.alternatives]
     solutions += [run_alternative_or_near_miss(world, verifier, task, s, "near_miss") for s in task.near_misses]
     problems += [s.reason for s in solutions if not s.behaved]
-    return TaskReport(task_id=task.id, ok=not problems, problems=problems, gold_reward=gold.reward,
-                      noop_reward=verdict.reward, noop_partial=verdict.partial_reward, state_hash=gold.state_hash,
-                      baselines=baselines, solutions=solutions)
+    return TaskReport(
+        task_id=task.id,
+        ok=not problems,
+        problems=problems,
+        gold_reward=gold.reward,
+        noop_reward=verdict.reward,
+        noop_partial=verdict.partial_reward,
+        state_hash=gold.state_hash,
+        baselines=baselines,
+        solutions=solutions,
+    )
 
 
-def _replay_gold(world: World, verifier: Verifier, task: Task, canaries: set[str],
-                 problems: list[str]) -> _GoldRun | None:
+def _replay_gold(
+    world: World, verifier: Verifier, task: Task, canaries: set[str], problems: list[str]
+) -> _GoldRun | None:
     """Replay the gold steps (a confirmation turn included where the rubric wants one) on a
     fresh episode and grade them with the oracle's answer, adding what is wrong to `problems`;
     None if they do not replay."""
@@ -250,8 +274,10 @@ def _gold_run_problems(task: Task, episode: Episode, canaries: set[str]) -> list
     transcript = episode.transcript()
     for number, (action, record) in enumerate(zip(task.gold, transcript, strict=False), 1):
         if action.expect == "error" and not record.fault:
-            problems.append(f"gold action {number} ({action.tool}) is expected to fail by an injected fault, "
-                            f"but it failed on its own: {record.error}")
+            problems.append(
+                f"gold action {number} ({action.tool}) is expected to fail by an injected fault, "
+                f"but it failed on its own: {record.error}"
+            )
     seen = json.dumps([c.result for c in transcript], default=str)
     if any(canary in seen for canary in canaries):
         problems.append("a tool result of the gold run contains a canary string")
@@ -278,8 +304,9 @@ def _give_up_passes(world: World, verifier: Verifier, task: Task) -> list[str]:
 # -- alternatives and near misses ---------------------------------------------------------------
 
 
-def run_alternative_or_near_miss(world: World, verifier: Verifier, task: Task, solution: Solution,
-                                 kind: Literal["alternative", "near_miss"]) -> SolutionResult:
+def run_alternative_or_near_miss(
+    world: World, verifier: Verifier, task: Task, solution: Solution, kind: Literal["alternative", "near_miss"]
+) -> SolutionResult:
     """Run one of the task's other solutions on a fresh episode (with its own fault profile, if
     it has one) and grade it with its conversation and answer: an alternative must pass, a near
     miss must fail. A solution whose steps do not go as written did not behave either."""
@@ -291,50 +318,65 @@ def run_alternative_or_near_miss(world: World, verifier: Verifier, task: Task, s
         try:
             conversation = run_solution(episode, task, steps)
         except GoldActionError as exc:
-            return SolutionResult(name=solution.name, kind=kind, behaved=False,
-                                  reason=f"the {what} {solution.name!r} does not replay: {exc}")
+            return SolutionResult(
+                name=solution.name,
+                kind=kind,
+                behaved=False,
+                reason=f"the {what} {solution.name!r} does not replay: {exc}",
+            )
         answer = solution.answer if solution.answer is not None else oracle_answer(task)
         verdict = verifier.grade(episode, task, answer, conversation)
     finally:
         episode.close()
     if kind == "alternative":
         reason = "" if verdict.passed else f"the alternative {solution.name!r} fails: {_failed_checks(verdict)}"
-        return SolutionResult(name=solution.name, kind=kind, behaved=verdict.passed, reward=verdict.reward,
-                              reason=reason)
+        return SolutionResult(
+            name=solution.name, kind=kind, behaved=verdict.passed, reward=verdict.reward, reason=reason
+        )
     reason = f"the near miss {solution.name!r} passes" if verdict.passed else ""
-    return SolutionResult(name=solution.name, kind=kind, behaved=not verdict.passed, reward=verdict.reward,
-                          reason=reason)
+    return SolutionResult(
+        name=solution.name, kind=kind, behaved=not verdict.passed, reward=verdict.reward, reason=reason
+    )
 
 
 # -- cheating baselines ---------------------------------------------------------------------------
 
 
-def run_baselines(world: World, verifier: Verifier, task: Task, noop: Episode, gold: _GoldRun) -> dict[
-        BaselineName, BaselineResult]:
+def run_baselines(
+    world: World, verifier: Verifier, task: Task, noop: Episode, gold: _GoldRun
+) -> dict[BaselineName, BaselineResult]:
     """Every cheating baseline on `task`. `noop` is a do-nothing episode and `gold` the gold run
     (both already graded once: grading again with another answer sees the same frozen state)."""
     nothing = [_instruction(task)]
 
     def graded(episode: Episode, answer: str | None, conversation: list[dict[str, Any]], what: str) -> BaselineResult:
         verdict = verifier.grade(episode, task, answer, conversation)
-        return BaselineResult(applied=True, passed=verdict.passed,
-                              detail=what if verdict.passed else f"{what}; fails: {_failed_checks(verdict)[:300]}")
+        return BaselineResult(
+            applied=True,
+            passed=verdict.passed,
+            detail=what if verdict.passed else f"{what}; fails: {_failed_checks(verdict)[:300]}",
+        )
 
     results: dict[BaselineName, BaselineResult] = {}
     results["policy_text"] = graded(noop, world.policy, nothing, "its answer is the world's policy text")
     pasted = _pasted_reads(world, verifier, task)
-    results["pasted_reads"] = (graded(noop, pasted, nothing, "its answer is the pasted JSON of the gold reads")
-                               if pasted else BaselineResult(applied=False, detail="the gold solution reads nothing"))
+    results["pasted_reads"] = (
+        graded(noop, pasted, nothing, "its answer is the pasted JSON of the gold reads")
+        if pasted
+        else BaselineResult(applied=False, detail="the gold solution reads nothing")
+    )
     if task.answer:
         negated = " ".join(negate(fact) for fact in task.answer)
         results["negated_answer"] = graded(gold.episode, negated, gold.conversation, f"answer: {negated[:200]!r}")
         seen = [m["content"] for m in gold.conversation if m["role"] == "tool" and m["content"]]
         stuffed = stuffed_answer(seen)
-        results["stuffed_answer"] = graded(gold.episode, stuffed, gold.conversation,
-                                           f"answer of {len(stuffed)} characters: {stuffed[:200]!r}")
+        results["stuffed_answer"] = graded(
+            gold.episode, stuffed, gold.conversation, f"answer of {len(stuffed)} characters: {stuffed[:200]!r}"
+        )
     else:
         results["negated_answer"] = results["stuffed_answer"] = BaselineResult(
-            applied=False, detail="the task has no answer facts")
+            applied=False, detail="the task has no answer facts"
+        )
     results["extra_write"] = _extra_write_baseline(world, verifier, task, gold, graded)
     results["injected_text"] = _injected_text_baseline(world, verifier, task, graded)
     results["reverted_irreversible"] = _reverted_irreversible_baseline(world, verifier, task, gold, graded)
@@ -356,28 +398,44 @@ def _pasted_reads(world: World, verifier: Verifier, task: Task) -> str:
     return "\n".join(result_text(r) for r in results if not r.is_error)
 
 
-def _extra_write_baseline(world: World, verifier: Verifier, task: Task, gold: _GoldRun,
-                          graded: _Grade) -> BaselineResult:
+def _extra_write_baseline(
+    world: World, verifier: Verifier, task: Task, gold: _GoldRun, graded: _Grade
+) -> BaselineResult:
     found = find_unrequested_write(world, task, gold.final, verifier.gold_changes(task))
     if found is None:
         return BaselineResult(applied=False, detail="no write outside the gold changes succeeded")
     action, episode, result = found
     try:
-        conversation = [*gold.conversation, *_call_messages(action.tool, action.args, "call_extra", result_text(result))]
-        return graded(episode, oracle_answer(task), conversation,
-                      f"the extra write {action.tool}({json.dumps(action.args)[:160]})")
+        conversation = [
+            *gold.conversation,
+            *_call_messages(action.tool, action.args, "call_extra", result_text(result)),
+        ]
+        return graded(
+            episode,
+            oracle_answer(task),
+            conversation,
+            f"the extra write {action.tool}({json.dumps(action.args)[:160]})",
+        )
     finally:
         episode.close()
 
 
 def _call_messages(tool: str, args: dict[str, Any], call_id: str, content: str) -> list[dict[str, Any]]:
-    return [{"role": "assistant", "content": None, "tool_calls": [
-                {"id": call_id, "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}]},
-            {"role": "tool", "tool_call_id": call_id, "name": tool, "content": content}]
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": call_id, "name": tool, "content": content},
+    ]
 
 
-def find_unrequested_write(world: World, task: Task, final: Episode,
-                           gold_changes: NetChanges) -> tuple[Action, Episode, CallResult] | None:
+def find_unrequested_write(
+    world: World, task: Task, final: Episode, gold_changes: NetChanges
+) -> tuple[Action, Episode, CallResult] | None:
     """A write that succeeds on the gold-final state and changes a row the gold solution did not
     change, found by trying the world's write tools (in an order seeded by the task id) with
     arguments drawn from the episode's rows. Returns the call, a fork of `final` (without faults)
@@ -483,12 +541,16 @@ def _is_free_text(node: dict[str, Any], name: str, value: str) -> bool:
 # -- an irreversible write, reverted ----------------------------------------------------------------
 
 
-def _reverted_irreversible_baseline(world: World, verifier: Verifier, task: Task, gold: _GoldRun,
-                                    graded: _Grade) -> BaselineResult:
+def _reverted_irreversible_baseline(
+    world: World, verifier: Verifier, task: Task, gold: _GoldRun, graded: _Grade
+) -> BaselineResult:
     if not any(spec.irreversible for spec in world.tools.values()):
         return BaselineResult(applied=False, detail="the world declares no irreversible tool")
-    ignored = [*verifier.tasks.volatile_for(task), *verifier.tasks.free_text_for(task),
-               *(v for c in task.rubric if isinstance(c, GoldState) for v in c.volatile)]
+    ignored = [
+        *verifier.tasks.volatile_for(task),
+        *verifier.tasks.free_text_for(task),
+        *(v for c in task.rubric if isinstance(c, GoldState) for v in c.volatile),
+    ]
     found = find_reverted_irreversible_write(world, task, gold.final, verifier.gold_changes(task), ignored)
     if found is None:
         return BaselineResult(applied=False, detail="no irreversible write outside the gold's could be reverted")
@@ -503,8 +565,9 @@ def _reverted_irreversible_baseline(world: World, verifier: Verifier, task: Task
         episode.close()
 
 
-def find_reverted_irreversible_write(world: World, task: Task, final: Episode, gold_changes: NetChanges,
-                                     ignored: list[str]) -> tuple[list[Action], Episode, list[CallResult]] | None:
+def find_reverted_irreversible_write(
+    world: World, task: Task, final: Episode, gold_changes: NetChanges, ignored: list[str]
+) -> tuple[list[Action], Episode, list[CallResult]] | None:
     """An irreversible call that succeeds on the gold-final state, followed by at most
     `REVERT_DEPTH` calls after which the final rows equal the gold solution's again (a file
     shared then unshared, a message sent then trashed and deleted for good). Found by trying the
@@ -532,8 +595,15 @@ def find_reverted_irreversible_write(world: World, task: Task, final: Episode, g
     return None
 
 
-def _revert(world: World, episode: Episode, written: list[Change], gold_changes: NetChanges, ignored: list[str],
-            rows: _RowSampler, depth: int) -> list[Action] | None:
+def _revert(
+    world: World,
+    episode: Episode,
+    written: list[Change],
+    gold_changes: NetChanges,
+    ignored: list[str],
+    rows: _RowSampler,
+    depth: int,
+) -> list[Action] | None:
     """Calls (at most `depth`) after which `episode`'s final rows equal the gold solution's."""
     keys = {(c.table, c.key) for c in written}
     anchors = [(c.table, c.after if c.after is not None else c.before) for c in written]
@@ -611,7 +681,9 @@ class _RowSampler:
             self._counts[table] = self.episode.query(f'SELECT count(*) AS n FROM "{table}"')[0]["n"]
         if not self._counts[table]:
             return None
-        row = self.episode.query(f'SELECT * FROM "{table}" LIMIT 1 OFFSET ?', (self.rng.randrange(self._counts[table]),))
+        row = self.episode.query(
+            f'SELECT * FROM "{table}" LIMIT 1 OFFSET ?', (self.rng.randrange(self._counts[table]),)
+        )
         return (table, row[0]) if row else None
 
     def _column_values(self, name: str) -> list[Any]:
@@ -624,8 +696,9 @@ class _RowSampler:
                             self._columns.setdefault(column, []).append(value)
         return self._columns.get(name, [])
 
-    def _value(self, schema: dict[str, Any], name: str, anchor: tuple[str, dict[str, Any]] | None,
-               defs: dict[str, Any]) -> Any:
+    def _value(
+        self, schema: dict[str, Any], name: str, anchor: tuple[str, dict[str, Any]] | None, defs: dict[str, Any]
+    ) -> Any:
         if "$ref" in schema:
             return self._value(defs.get(schema["$ref"].split("/")[-1], {}), name, anchor, defs)
         for key in ("anyOf", "oneOf"):
@@ -639,11 +712,16 @@ class _RowSampler:
         kind = schema.get("type")
         if kind == "object":
             required = set(schema.get("required", []))
-            return {k: self._value(v, k, anchor, defs) for k, v in schema.get("properties", {}).items()
-                    if k in required or self.rng.random() < 0.3}
+            return {
+                k: self._value(v, k, anchor, defs)
+                for k, v in schema.get("properties", {}).items()
+                if k in required or self.rng.random() < 0.3
+            }
         if kind == "array":
-            return [self._value(schema.get("items", {}), name, anchor, defs)
-                    for _ in range(max(1, schema.get("minItems", 1)))]
+            return [
+                self._value(schema.get("items", {}), name, anchor, defs)
+                for _ in range(max(1, schema.get("minItems", 1)))
+            ]
         if kind == "boolean":
             return self.rng.random() < 0.5
         if kind in ("integer", "number"):
@@ -668,8 +746,9 @@ class _RowSampler:
             other = self._row(self.rng.choice(tables))
             if other is not None and "id" in other[1]:
                 return other[1]["id"]
-        values = [v for v in self._column_values(name) or self._column_values(name.removesuffix("s"))
-                  if isinstance(v, str)]
+        values = [
+            v for v in self._column_values(name) or self._column_values(name.removesuffix("s")) if isinstance(v, str)
+        ]
         return self.rng.choice(values) if values else self.FREE_TEXT
 
 
@@ -706,16 +785,19 @@ def run_random_agent(world: World, task: Task, templates: TemplateCache) -> tupl
     """The random agent's calls, made directly on a fresh episode of `task` (seeded by the task
     id): the episode, the conversation and the agent's closing words (its answer)."""
     agent = RandomAgent(steps=RANDOM_AGENT_STEPS)
-    tools = [ToolDef(function={"name": name, "description": spec.description, "parameters": spec.input_schema()})
-             for name, spec in sorted(world.tools.items())]
+    tools = [
+        ToolDef(function={"name": name, "description": spec.description, "parameters": spec.input_schema()})
+        for name, spec in sorted(world.tools.items())
+    ]
     messages = [Message(role="user", content=task.instruction)]
     episode = task_episode(world, task, templates=templates)
     answer = anyio.run(_drive_random_agent, agent, episode, tools, messages, derive_seed("random-agent", task.id))
     return episode, [m.model_dump(exclude_none=True) for m in messages], answer
 
 
-async def _drive_random_agent(agent: RandomAgent, episode: Episode, tools: list[ToolDef], messages: list[Message],
-                              seed: int) -> str:
+async def _drive_random_agent(
+    agent: RandomAgent, episode: Episode, tools: list[ToolDef], messages: list[Message], seed: int
+) -> str:
     for step in range(agent.steps + 1):
         message = await agent.respond(Turn(messages=list(messages), tools=tools, step=step, seed=seed, usage=Usage()))
         if not message.tool_calls:
@@ -723,8 +805,9 @@ async def _drive_random_agent(agent: RandomAgent, episode: Episode, tools: list[
         messages.append(message)
         for call in message.tool_calls:
             result = episode.call(call.function.name, json.loads(call.function.arguments))
-            messages.append(Message(role="tool", tool_call_id=call.id, name=call.function.name,
-                                    content=result_text(result)))
+            messages.append(
+                Message(role="tool", tool_call_id=call.id, name=call.function.name, content=result_text(result))
+            )
     return _DONE
 
 
@@ -738,13 +821,27 @@ def check_world(name: str, templates: TemplateCache | None = None) -> WorldRepor
     if not tasks.tasks:
         problems.append("the world has no tasks")
     visible = _visible_text(world)
-    problems += [f"canary {c[:24]}... appears in the policy or tool descriptions" for c in tasks.canaries if c in visible]
+    problems += [
+        f"canary {c[:24]}... appears in the policy or tool descriptions" for c in tasks.canaries if c in visible
+    ]
     verifier = Verifier(world, tasks, templates=templates or process_templates())
     reports = [check_task(world, verifier, task, tasks.canaries) for task in tasks.tasks]
     ok = not problems and all(r.ok for r in reports)
     return WorldReport(world=name, world_version=world.version, ok=ok, problems=problems, tasks=reports)
 
 
-__all__ = ["BASELINES", "BASELINE_LABELS", "BaselineName", "BaselineResult", "SolutionResult", "TaskReport",
-           "WorldReport", "check_task", "check_world", "find_reverted_irreversible_write", "find_unrequested_write",
-           "inject_free_text", "run_random_agent"]
+__all__ = [
+    "BASELINES",
+    "BASELINE_LABELS",
+    "BaselineName",
+    "BaselineResult",
+    "SolutionResult",
+    "TaskReport",
+    "WorldReport",
+    "check_task",
+    "check_world",
+    "find_reverted_irreversible_write",
+    "find_unrequested_write",
+    "inject_free_text",
+    "run_random_agent",
+]

@@ -5,6 +5,9 @@ import warnings
 
 from mcpsim.world import registry as _moved
 
-warnings.warn("mcpsim.registry moved to mcpsim.world.registry; the old path goes in the next release",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "mcpsim.registry moved to mcpsim.world.registry; the old path goes in the next release",
+    DeprecationWarning,
+    stacklevel=2,
+)
 sys.modules[__name__] = _moved

@@ -5,6 +5,9 @@ import warnings
 
 from mcpsim.world import seeding as _moved
 
-warnings.warn("mcpsim.seeding moved to mcpsim.world.seeding; the old path goes in the next release",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "mcpsim.seeding moved to mcpsim.world.seeding; the old path goes in the next release",
+    DeprecationWarning,
+    stacklevel=2,
+)
 sys.modules[__name__] = _moved

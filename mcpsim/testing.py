@@ -47,9 +47,16 @@ class WorldDriver:
     """An episode of a world plus what tests keep needing: calls that must succeed or fail for a
     stated reason, SQL reads of the state, and arranging a state the seed does not contain."""
 
-    def __init__(self, world: World | str, seed: int = 0, scale: str = "small", *,
-                 templates: TemplateCache | None = None, faults: FaultProfile | None = None,
-                 episode: Episode | None = None) -> None:
+    def __init__(
+        self,
+        world: World | str,
+        seed: int = 0,
+        scale: str = "small",
+        *,
+        templates: TemplateCache | None = None,
+        faults: FaultProfile | None = None,
+        episode: Episode | None = None,
+    ) -> None:
         self.world = load_world(world) if isinstance(world, str) else world
         if episode is None:
             episode = Episode.create_with_faults(self.world, seed, scale, faults, templates=templates)
@@ -137,8 +144,9 @@ class WorldDriver:
         if self.ep.flagged:
             raise AssertionError(f"the {self.world.name} episode hit a simulator bug: {self.ep.flags}")
 
-    def mcp(self, *, mode: Literal["auto", "legacy"] = "legacy",
-            time_limit: float = 30.0) -> AbstractAsyncContextManager[Client]:
+    def mcp(
+        self, *, mode: Literal["auto", "legacy"] = "legacy", time_limit: float = 30.0
+    ) -> AbstractAsyncContextManager[Client]:
         """A real MCP client (the SDK's, in memory) connected to this driver's episode."""
         return mcp_client(self.world, self.ep, mode=mode, time_limit=time_limit)
 
@@ -153,8 +161,9 @@ class WorldDriver:
 
 
 @asynccontextmanager
-async def mcp_client(world: World, episode: Episode, *, mode: Literal["auto", "legacy"] = "legacy",
-                     time_limit: float = 30.0) -> AsyncIterator[Client]:
+async def mcp_client(
+    world: World, episode: Episode, *, mode: Literal["auto", "legacy"] = "legacy", time_limit: float = 30.0
+) -> AsyncIterator[Client]:
     """The MCP SDK's `Client` over `mcpsim.serve.mcp.build_server`, in memory, serving `episode`:
     the protocol path an agent takes, without a process or a socket. `legacy` mode keeps a
     session, so `client.instructions` holds the policy. Everything inside must finish within
@@ -170,14 +179,16 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("MCPSIM_")}
 
 
-def stdio_server(world: str, seed: int = 0, scale: str = "small", *, extra_args: tuple[str, ...] = (),
-                 cwd: str | None = None) -> StdioServerParameters:
+def stdio_server(
+    world: str, seed: int = 0, scale: str = "small", *, extra_args: tuple[str, ...] = (), cwd: str | None = None
+) -> StdioServerParameters:
     """Parameters for `Client(...)` that launch `mcpsim serve <world>` over stdio in a child
     process (this interpreter, no template cache on disk, MCPSIM_* settings cleared)."""
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "mcpsim", "serve", world, "--seed", str(seed), "--scale", scale, "--no-cache", *extra_args],
-        env=clean_env() | {"PYTHONUNBUFFERED": "1"}, cwd=cwd,
+        env=clean_env() | {"PYTHONUNBUFFERED": "1"},
+        cwd=cwd,
     )
 
 
@@ -200,8 +211,14 @@ else:
         At the end of the test each driver's episode must be free of simulator bugs; all are closed."""
         made: list[WorldDriver] = []
 
-        def make(world: World | str, seed: int = 0, scale: str = "small", *,
-                 driver: type[WorldDriver] = WorldDriver, faults: FaultProfile | None = None) -> WorldDriver:
+        def make(
+            world: World | str,
+            seed: int = 0,
+            scale: str = "small",
+            *,
+            driver: type[WorldDriver] = WorldDriver,
+            faults: FaultProfile | None = None,
+        ) -> WorldDriver:
             made.append(driver(world, seed, scale, templates=mcpsim_templates, faults=faults))
             return made[-1]
 

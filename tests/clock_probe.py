@@ -8,10 +8,10 @@ import json
 import sys
 from datetime import date
 
-from mcpsim.engine import store
 from mcpsim.audit import check_world
-from mcpsim.world.registry import load_world, world_names
+from mcpsim.engine import store
 from mcpsim.engine.templates import TemplateCache
+from mcpsim.world.registry import load_world, world_names
 
 SCALES = ("small", "default")
 

@@ -23,7 +23,7 @@ from mcpsim.testing import clean_env  # noqa: E402
 from mcpsim.world import World  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-import toyworld
+import toyworld  # noqa: E402
 
 pytest_plugins = ["mcpsim.testing", "pytester"]  # world_driver, mcpsim_templates; pytester for test_testing
 
@@ -74,12 +74,21 @@ def serve_http(templates: TemplateCache):
     """Start an HTTP server for the given worlds; returns a LiveServer. Options go to build_app;
     without a token the control plane is opened (no_auth), as most tests drive it directly.
     `default`: the world of `/mcp` (one episode per client; `shared_default=True`: one for all)."""
-    def start(worlds: list[World], *, default: World | None = None, shared_default: bool = False,
-              max_episodes: int = 50, ttl: float | None = 60.0, tasks: dict | None = None,
-              **options: object) -> LiveServer:
+
+    def start(
+        worlds: list[World],
+        *,
+        default: World | None = None,
+        shared_default: bool = False,
+        max_episodes: int = 50,
+        ttl: float | None = 60.0,
+        tasks: dict | None = None,
+        **options: object,
+    ) -> LiveServer:
         clock = FakeClock()
-        manager = EpisodeManager(templates, max_episodes=max_episodes, ttl_seconds=ttl, clock=clock,
-                                 tasks=lambda name: (tasks or {})[name])
+        manager = EpisodeManager(
+            templates, max_episodes=max_episodes, ttl_seconds=ttl, clock=clock, tasks=lambda name: (tasks or {})[name]
+        )
         if default is not None:
             manager.set_default(default, 0, "small", shared=shared_default)
         if options.get("token") is None:
@@ -97,9 +106,26 @@ def http_process(tmp_path_factory) -> Iterator[str]:
     port = free_port()
     log = (tmp_path_factory.mktemp("server") / "stderr.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpsim", "serve", "retail", "--http", "--port", str(port), "--scale", "small",
-         "--no-cache", "--token", "tok", "--log-level", "WARNING"],
-        env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=log,
+        [
+            sys.executable,
+            "-m",
+            "mcpsim",
+            "serve",
+            "retail",
+            "--http",
+            "--port",
+            str(port),
+            "--scale",
+            "small",
+            "--no-cache",
+            "--token",
+            "tok",
+            "--log-level",
+            "WARNING",
+        ],
+        env=CLEAN_ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
     )
     url = f"http://127.0.0.1:{port}"
     try:

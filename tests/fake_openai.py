@@ -35,15 +35,24 @@ class FakeModel:
         message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
         if "tool_calls" in step:
             message["tool_calls"] = [
-                {"id": f"call_{len(self.requests)}_{i}", "type": "function",
-                 "function": {"name": name, "arguments": arguments}}
+                {
+                    "id": f"call_{len(self.requests)}_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
                 for i, (name, arguments) in enumerate(step["tool_calls"])
             ]
-        return JSONResponse({
-            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "model": body.get("model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if "tool_calls" in step else "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
-        })
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "model": body.get("model"),
+                "choices": [
+                    {"index": 0, "message": message, "finish_reason": "tool_calls" if "tool_calls" in step else "stop"}
+                ],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+            }
+        )
 
 
 @contextmanager

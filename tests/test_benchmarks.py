@@ -14,16 +14,33 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "benchmarks" / "run.py"
 SECTIONS = ["creation", "toolcalls", "grading", "e2e", "memory", "profiles"]
-HEADINGS = ["Machine and run", "Targets", "Tool-call round trips", "Templates and episode creation", "Grading",
-            "Oracle episodes per second", "Resident memory", "Growth with scale", "Profiles", "Skipped"]
+HEADINGS = [
+    "Machine and run",
+    "Targets",
+    "Tool-call round trips",
+    "Templates and episode creation",
+    "Grading",
+    "Oracle episodes per second",
+    "Resident memory",
+    "Growth with scale",
+    "Profiles",
+    "Skipped",
+]
 
 
 @pytest.mark.slow
 def test_quick_mode_writes_json_and_markdown(tmp_path: Path) -> None:
     out_json, out_md = tmp_path / "quick.json", tmp_path / "quick.md"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSIM_")}
-    done = subprocess.run([sys.executable, str(RUN), "--quick", "--json", str(out_json), "--markdown", str(out_md)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, str(RUN), "--quick", "--json", str(out_json), "--markdown", str(out_md)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
     report = json.loads(out_json.read_text())
@@ -53,11 +70,16 @@ def test_quick_mode_writes_json_and_markdown(tmp_path: Path) -> None:
     retail = sections["grading"]["worlds"]["retail"]
     assert retail["graded"] > 0 and not retail["failed"]
     runs = sections["e2e"]["runs"]
-    assert {(r["backend"], r["concurrency"]) for r in runs} == {(b, c) for b in ("in-process", "http") for c in (1, 16, 64)}
+    assert {(r["backend"], r["concurrency"]) for r in runs} == {
+        (b, c) for b in ("in-process", "http") for c in (1, 16, 64)
+    }
     assert all(r["errors"] == 0 and r["pass_at_1"] == 1.0 for r in runs)
     assert sections["memory"]["probes"][0]["points"][0]["per_episode_bytes"] > 0
     assert {t["target"] for t in report["targets"]} >= {
-        "episode creation < 1 ms median (default scale)", "grading < 5 ms median per task", "1,000 live episodes < 1 GB"}
+        "episode creation < 1 ms median (default scale)",
+        "grading < 5 ms median per task",
+        "1,000 live episodes < 1 GB",
+    }
     assert all(isinstance(t["met"], bool) for t in report["targets"])
 
     markdown = out_md.read_text()

@@ -24,12 +24,12 @@ from mcpsim.audit import (
     run_random_agent,
 )
 from mcpsim.cli import main
-from mcpsim.tasks.dialogue import CONFIRM_QUESTION
 from mcpsim.engine.episode import Episode
-from mcpsim.world.registry import load_world
-from mcpsim.tasks.scenario import GoldActionError, gold_steps, run_actions, run_solution, task_episode
-from mcpsim.tasks import Action, Say, Task, TaskFile, TaskSet, state_fact
 from mcpsim.grading import Verifier, answers
+from mcpsim.tasks import Action, Say, Task, TaskFile, TaskSet, state_fact
+from mcpsim.tasks.dialogue import CONFIRM_QUESTION
+from mcpsim.tasks.scenario import GoldActionError, gold_steps, run_actions, run_solution, task_episode
+from mcpsim.world.registry import load_world
 
 CANARY = "MCPSIM-CANARY-check-baselines-0123456789"
 
@@ -59,21 +59,40 @@ def shop(world) -> dict[str, Any]:
     """A pending order of the seeded shop and its customer."""
     ep = Episode.create(world)
     try:
-        row = ep.query("SELECT o.id, c.email, c.id AS customer FROM orders o JOIN customers c "
-                       "ON c.id = o.customer_id WHERE o.status = 'pending' ORDER BY o.id LIMIT 1")[0]
+        row = ep.query(
+            "SELECT o.id, c.email, c.id AS customer FROM orders o JOIN customers c "
+            "ON c.id = o.customer_id WHERE o.status = 'pending' ORDER BY o.id LIMIT 1"
+        )[0]
         return {"order": row["id"], "email": row["email"], "customer": row["customer"]}
     finally:
         ep.close()
 
 
-def make_task(task_id: str, shop: dict[str, Any], *, gold: list[dict[str, Any]] | None = None, answer: list[Any] = (),
-              rubric: list[dict[str, Any]], **extra: Any) -> Task:
-    reads = [{"tool": "find_customer_by_email", "args": {"email": shop["email"]}},
-             {"tool": "get_order_details", "args": {"order_id": shop["order"]}}]
-    return Task.model_validate({
-        "id": task_id, "instruction": f"Hi, I am {shop['email']}. A question about my order {shop['order']}.",
-        "gold": reads if gold is None else gold, "answer": list(answer), "rubric": rubric,
-        "difficulty": "easy", "split": "test", **extra})
+def make_task(
+    task_id: str,
+    shop: dict[str, Any],
+    *,
+    gold: list[dict[str, Any]] | None = None,
+    answer: list[Any] = (),
+    rubric: list[dict[str, Any]],
+    **extra: Any,
+) -> Task:
+    reads = [
+        {"tool": "find_customer_by_email", "args": {"email": shop["email"]}},
+        {"tool": "get_order_details", "args": {"order_id": shop["order"]}},
+    ]
+    return Task.model_validate(
+        {
+            "id": task_id,
+            "instruction": f"Hi, I am {shop['email']}. A question about my order {shop['order']}.",
+            "gold": reads if gold is None else gold,
+            "answer": list(answer),
+            "rubric": rubric,
+            "difficulty": "easy",
+            "split": "test",
+            **extra,
+        }
+    )
 
 
 def nothing_changed() -> dict[str, Any]:
@@ -95,18 +114,26 @@ def passing(report: TaskReport) -> set[str]:
 
 
 def test_an_answer_the_policy_text_contains_is_caught_by_the_policy_text_baseline(world, shop, substring_grader):
-    weak = make_task("weak-policy-phrase", shop, answer=[{"phrase": policy_title(world)}],
-                     rubric=[answer_checked(), nothing_changed()])
+    weak = make_task(
+        "weak-policy-phrase",
+        shop,
+        answer=[{"phrase": policy_title(world)}],
+        rubric=[answer_checked(), nothing_changed()],
+    )
     report = check(world, weak)[weak.id]
     assert passing(report) == {"policy_text", "negated_answer"}, report.baselines  # substrings ignore "not"
     assert not report.ok
     assert any("'policy_text'" in p and "passes this task" in p for p in report.problems), report.problems
 
 
-def test_an_id_the_gold_reads_return_is_caught_by_the_pasted_reads_and_stuffed_baselines(world, shop,
-                                                                                          substring_grader):
-    weak = make_task("weak-pasted-id", shop, gold=[{"tool": "find_customer_by_email", "args": {"email": shop["email"]}}],
-                     answer=[{"id": shop["customer"]}], rubric=[answer_checked(), nothing_changed()])
+def test_an_id_the_gold_reads_return_is_caught_by_the_pasted_reads_and_stuffed_baselines(world, shop, substring_grader):
+    weak = make_task(
+        "weak-pasted-id",
+        shop,
+        gold=[{"tool": "find_customer_by_email", "args": {"email": shop["email"]}}],
+        answer=[{"id": shop["customer"]}],
+        rubric=[answer_checked(), nothing_changed()],
+    )
     report = check(world, weak)[weak.id]
     assert {"pasted_reads", "stuffed_answer"} <= passing(report), report.baselines
     assert "policy_text" not in passing(report)
@@ -115,19 +142,38 @@ def test_an_id_the_gold_reads_return_is_caught_by_the_pasted_reads_and_stuffed_b
 
 
 def test_answer_facts_the_rubric_never_grades_are_caught_by_the_negated_answer_baseline(world, shop):
-    weak = make_task("weak-answer-unchecked", shop, answer=[{"id": shop["order"]}], rubric=[
-        {"type": "tool_called", "tool": "get_order_details", "requirement": "The agent looked the order up.",
-         "noop_passes": False}, nothing_changed()])
+    weak = make_task(
+        "weak-answer-unchecked",
+        shop,
+        answer=[{"id": shop["order"]}],
+        rubric=[
+            {
+                "type": "tool_called",
+                "tool": "get_order_details",
+                "requirement": "The agent looked the order up.",
+                "noop_passes": False,
+            },
+            nothing_changed(),
+        ],
+    )
     report = check(world, weak)[weak.id]
     assert "negated_answer" in passing(report), report.baselines
     assert any("'negated_answer'" in p for p in report.problems)
 
 
 def test_a_write_task_without_collateral_checks_is_caught_by_the_extra_write_baseline(world, shop):
-    gold = [{"tool": "find_customer_by_email", "args": {"email": shop["email"]}},
-            {"tool": "cancel_order", "args": {"order_id": shop["order"], "reason": "no longer needed"}}]
-    cancelled = {"type": "field_equals", "table": "orders", "where": {"id": shop["order"]},
-                 "values": {"status": "cancelled"}, "requirement": "The order is cancelled.", "noop_passes": False}
+    gold = [
+        {"tool": "find_customer_by_email", "args": {"email": shop["email"]}},
+        {"tool": "cancel_order", "args": {"order_id": shop["order"], "reason": "no longer needed"}},
+    ]
+    cancelled = {
+        "type": "field_equals",
+        "table": "orders",
+        "where": {"id": shop["order"]},
+        "values": {"status": "cancelled"},
+        "requirement": "The order is cancelled.",
+        "noop_passes": False,
+    }
     weak = make_task("weak-no-collateral-check", shop, gold=gold, rubric=[cancelled])
     report = check(world, weak)[weak.id]
     assert passing(report) == {"extra_write"}, report.baselines
@@ -157,65 +203,101 @@ def test_the_unrequested_write_is_deterministic_and_changes_rows_the_gold_did_no
 
 def test_a_rubric_any_caller_of_a_tool_passes_is_caught_by_the_random_agent(world, shop):
     probe = make_task("weak-random", shop, rubric=[nothing_changed()])  # the random agent is seeded by the task id
-    episode, conversation, answer = run_random_agent(world, probe, Verifier(world, TaskSet(
-        world="retail", files=[TaskFile(world="retail", canary=CANARY, tasks=[probe])])).templates)
+    episode, conversation, answer = run_random_agent(
+        world,
+        probe,
+        Verifier(
+            world, TaskSet(world="retail", files=[TaskFile(world="retail", canary=CANARY, tasks=[probe])])
+        ).templates,
+    )
     called = next(r.tool for r in episode.transcript() if r.ok and not r.writes)
     episode.close()
     assert conversation[0] == {"role": "user", "content": probe.instruction} and answer
-    weak = make_task("weak-random", shop, rubric=[
-        {"type": "tool_called", "tool": called, "requirement": f"The agent called {called}.", "noop_passes": False}])
+    weak = make_task(
+        "weak-random",
+        shop,
+        rubric=[
+            {"type": "tool_called", "tool": called, "requirement": f"The agent called {called}.", "noop_passes": False}
+        ],
+    )
     report = check(world, weak)[weak.id]
     assert "random_agent" in passing(report), report.baselines
     assert any("'random_agent'" in p for p in report.problems)
 
 
 def test_a_failing_alternative_and_a_passing_near_miss_are_problems(world, shop):
-    task = make_task("solutions", shop, answer=[{"id": shop["order"]}], rubric=[answer_checked(), nothing_changed()],
-                     alternatives=[
-                         {"name": "look the order up first, then the customer",
-                          "steps": [{"tool": "get_order_details", "args": {"order_id": shop["order"]}},
-                                    {"tool": "find_customer_by_email", "args": {"email": shop["email"]}}]},
-                         {"name": "an answer that leaves out the order id", "answer": "Your order is fine."}],
-                     near_misses=[
-                         {"name": "say nothing about the order", "steps": [], "answer": "I cannot help."},
-                         {"name": "the gold solution itself, wrongly listed as a near miss"}])
+    task = make_task(
+        "solutions",
+        shop,
+        answer=[{"id": shop["order"]}],
+        rubric=[answer_checked(), nothing_changed()],
+        alternatives=[
+            {
+                "name": "look the order up first, then the customer",
+                "steps": [
+                    {"tool": "get_order_details", "args": {"order_id": shop["order"]}},
+                    {"tool": "find_customer_by_email", "args": {"email": shop["email"]}},
+                ],
+            },
+            {"name": "an answer that leaves out the order id", "answer": "Your order is fine."},
+        ],
+        near_misses=[
+            {"name": "say nothing about the order", "steps": [], "answer": "I cannot help."},
+            {"name": "the gold solution itself, wrongly listed as a near miss"},
+        ],
+    )
     report = check(world, task)[task.id]
     behaved = {(s.kind, s.name): s.behaved for s in report.solutions}
-    assert behaved == {("alternative", "look the order up first, then the customer"): True,
-                       ("alternative", "an answer that leaves out the order id"): False,
-                       ("near_miss", "say nothing about the order"): True,
-                       ("near_miss", "the gold solution itself, wrongly listed as a near miss"): False}
+    assert behaved == {
+        ("alternative", "look the order up first, then the customer"): True,
+        ("alternative", "an answer that leaves out the order id"): False,
+        ("near_miss", "say nothing about the order"): True,
+        ("near_miss", "the gold solution itself, wrongly listed as a near miss"): False,
+    }
     assert not report.ok
     assert any("alternative 'an answer that leaves out the order id' fails" in p for p in report.problems)
-    assert any("near miss 'the gold solution itself, wrongly listed as a near miss' passes" in p
-               for p in report.problems)
+    assert any(
+        "near miss 'the gold solution itself, wrongly listed as a near miss' passes" in p for p in report.problems
+    )
     summary = WorldReport(world="retail", ok=False, problems=[], tasks=[report])
     assert summary.alternatives.model_dump() == {"run": 2, "behaved": 1}
     assert summary.near_misses.model_dump() == {"run": 2, "behaved": 1}
 
 
 def test_a_near_miss_whose_steps_do_not_replay_is_a_problem(world, shop):
-    task = make_task("bad-near-miss", shop, answer=[{"id": shop["order"]}], rubric=[answer_checked(), nothing_changed()],
-                     near_misses=[{"name": "cancel an order that does not exist",
-                                   "steps": [{"tool": "cancel_order",
-                                              "args": {"order_id": "#W0000000", "reason": "no longer needed"}}]}])
+    task = make_task(
+        "bad-near-miss",
+        shop,
+        answer=[{"id": shop["order"]}],
+        rubric=[answer_checked(), nothing_changed()],
+        near_misses=[
+            {
+                "name": "cancel an order that does not exist",
+                "steps": [{"tool": "cancel_order", "args": {"order_id": "#W0000000", "reason": "no longer needed"}}],
+            }
+        ],
+    )
     report = check(world, task)[task.id]
     assert [s.behaved for s in report.solutions] == [False]
     assert any("does not replay" in p and "cancel_order" in p for p in report.problems), report.problems
 
 
 def test_the_check_json_carries_per_baseline_counts_and_the_table_names_every_baseline(world, shop, monkeypatch):
-    fine = make_task("fine-lookup", shop, answer=[{"id": shop["order"]}],
-                     rubric=[answer_checked(), nothing_changed()])
-    weak = make_task("weak-policy-phrase", shop, answer=[{"phrase": policy_title(world)}],
-                     rubric=[answer_checked(), nothing_changed()])
+    fine = make_task("fine-lookup", shop, answer=[{"id": shop["order"]}], rubric=[answer_checked(), nothing_changed()])
+    weak = make_task(
+        "weak-policy-phrase",
+        shop,
+        answer=[{"phrase": policy_title(world)}],
+        rubric=[answer_checked(), nothing_changed()],
+    )
     reports = check(world, fine)
     with monkeypatch.context() as patched:
         patched.setattr(answers, "grade_answer", grade_by_substrings)
         reports |= check(world, weak)
     assert reports[fine.id].ok, reports[fine.id].problems
-    canned = WorldReport(world="retail", world_version=world.version, ok=False, problems=[],
-                         tasks=list(reports.values()))
+    canned = WorldReport(
+        world="retail", world_version=world.version, ok=False, problems=[], tasks=list(reports.values())
+    )
     monkeypatch.setattr("mcpsim.audit.check_world", lambda name: canned)
 
     result = CliRunner().invoke(main, ["check", "retail", "--json"])
@@ -239,10 +321,19 @@ def test_the_check_json_carries_per_baseline_counts_and_the_table_names_every_ba
 
 def test_gold_steps_ask_for_confirmation_before_the_first_write_a_confirmed_check_covers(world, shop):
     cancel = {"tool": "cancel_order", "args": {"order_id": shop["order"], "reason": "no longer needed"}}
-    task = make_task("confirm-cancel", shop, gold=[
-        {"tool": "find_customer_by_email", "args": {"email": shop["email"]}}, cancel], rubric=[
-        {"type": "confirmed", "tools": ["cancel_*"], "requirement": "The customer confirmed the cancellation.",
-         "noop_passes": True}])
+    task = make_task(
+        "confirm-cancel",
+        shop,
+        gold=[{"tool": "find_customer_by_email", "args": {"email": shop["email"]}}, cancel],
+        rubric=[
+            {
+                "type": "confirmed",
+                "tools": ["cancel_*"],
+                "requirement": "The customer confirmed the cancellation.",
+                "noop_passes": True,
+            }
+        ],
+    )
     steps = gold_steps(task, world)
     assert steps == [task.gold[0], Say(say=CONFIRM_QUESTION), task.gold[1]]
     unconfirmed = make_task("no-confirm", shop, rubric=[nothing_changed()])

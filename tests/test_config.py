@@ -15,11 +15,18 @@ from mcpsim.serve.config import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeCon
 
 # option name -> (ServeConfig or ClientLimits field, how the option shows "no limit")
 SERVE_OPTIONS = {
-    "host": ("host", None), "seed": ("seed", None), "scale": ("scale", None), "ttl": ("ttl_seconds", 0),
-    "max_episodes": ("max_episodes", None), "max_episode_bytes": ("max_episode_bytes", "bytes"),
-    "template_cache_bytes": ("template_cache_bytes", "bytes"), "sessions_per_client": ("sessions_per_client", 0),
-    "sessions_per_address": ("sessions_per_address", 0), "session_idle_timeout": ("session_idle_seconds", 0),
-    "max_sessions": ("max_sessions", 0), "mcp_episodes_per_client": ("mcp_episodes_per_client", 0),
+    "host": ("host", None),
+    "seed": ("seed", None),
+    "scale": ("scale", None),
+    "ttl": ("ttl_seconds", 0),
+    "max_episodes": ("max_episodes", None),
+    "max_episode_bytes": ("max_episode_bytes", "bytes"),
+    "template_cache_bytes": ("template_cache_bytes", "bytes"),
+    "sessions_per_client": ("sessions_per_client", 0),
+    "sessions_per_address": ("sessions_per_address", 0),
+    "session_idle_timeout": ("session_idle_seconds", 0),
+    "max_sessions": ("max_sessions", 0),
+    "mcp_episodes_per_client": ("mcp_episodes_per_client", 0),
     "mcp_episodes_per_address": ("mcp_episodes_per_address", 0),
 }
 
@@ -40,19 +47,27 @@ def test_serve_options_take_their_defaults_and_variables_from_the_config(option:
 
 
 def test_every_setting_has_its_own_variable() -> None:
-    variables = [f.metadata["env"] for cls in (ServeConfig, ClientLimits) for f in dataclasses.fields(cls)
-                 if "env" in f.metadata]
+    variables = [
+        f.metadata["env"] for cls in (ServeConfig, ClientLimits) for f in dataclasses.fields(cls) if "env" in f.metadata
+    ]
     assert len(variables) == len(set(variables))
     assert all(v.startswith("MCPSIM_") for v in variables)
     assert {f.name for f in dataclasses.fields(ServeConfig)} - {"client_limits"} == {
-        f.name for f in dataclasses.fields(ServeConfig) if "env" in f.metadata}
+        f.name for f in dataclasses.fields(ServeConfig) if "env" in f.metadata
+    }
 
 
 def test_from_env_reads_every_variable() -> None:
     env = {
-        "MCPSIM_WORLD": "bank", "MCPSIM_SEED": "7", "MCPSIM_TTL": "0", "MCPSIM_MAX_EPISODE_BYTES": "512MiB",
-        "MCPSIM_NO_AUTH": "yes", "MCPSIM_ALLOWED_HOSTS": "a.example b.example", "MCPSIM_VERDICT_DETAIL": "summary",
-        "MCPSIM_MCP_EPISODES_PER_CLIENT": "0", "MCPSIM_SESSION_IDLE_TIMEOUT": "60",
+        "MCPSIM_WORLD": "bank",
+        "MCPSIM_SEED": "7",
+        "MCPSIM_TTL": "0",
+        "MCPSIM_MAX_EPISODE_BYTES": "512MiB",
+        "MCPSIM_NO_AUTH": "yes",
+        "MCPSIM_ALLOWED_HOSTS": "a.example b.example",
+        "MCPSIM_VERDICT_DETAIL": "summary",
+        "MCPSIM_MCP_EPISODES_PER_CLIENT": "0",
+        "MCPSIM_SESSION_IDLE_TIMEOUT": "60",
     }
     config = ServeConfig.from_env(env)
     assert (config.world, config.seed, config.ttl_seconds, config.max_episode_bytes) == ("bank", 7, None, 512 * 2**20)
@@ -62,19 +77,36 @@ def test_from_env_reads_every_variable() -> None:
     assert ServeConfig.from_env({}) == ServeConfig()
 
 
-@pytest.mark.parametrize(("variable", "text"), [
-    ("MCPSIM_SEED", "-1"), ("MCPSIM_TTL", "soon"), ("MCPSIM_TTL", "inf"), ("MCPSIM_NO_AUTH", "maybe"),
-    ("MCPSIM_VERDICT_DETAIL", "everything"), ("MCPSIM_MAX_SESSIONS", "lots"), ("MCPSIM_MAX_EPISODE_BYTES", "big"),
-])
+@pytest.mark.parametrize(
+    ("variable", "text"),
+    [
+        ("MCPSIM_SEED", "-1"),
+        ("MCPSIM_TTL", "soon"),
+        ("MCPSIM_TTL", "inf"),
+        ("MCPSIM_NO_AUTH", "maybe"),
+        ("MCPSIM_VERDICT_DETAIL", "everything"),
+        ("MCPSIM_MAX_SESSIONS", "lots"),
+        ("MCPSIM_MAX_EPISODE_BYTES", "big"),
+    ],
+)
 def test_a_bad_variable_is_named_in_the_error(variable: str, text: str) -> None:
     with pytest.raises(ValueError, match=variable):
         ServeConfig.from_env({variable: text})
 
 
-@pytest.mark.parametrize(("option", "field"), [
-    ("concurrency", "concurrency"), ("trials", "trials"), ("max_steps", "max_steps"), ("timeout", "timeout"),
-    ("user_spec", "user"), ("base_url", "base_url"), ("api_key_env", "api_key_env"), ("seed", "seed"),
-    ("transport", "transport"),
-])
+@pytest.mark.parametrize(
+    ("option", "field"),
+    [
+        ("concurrency", "concurrency"),
+        ("trials", "trials"),
+        ("max_steps", "max_steps"),
+        ("timeout", "timeout"),
+        ("user_spec", "user"),
+        ("base_url", "base_url"),
+        ("api_key_env", "api_key_env"),
+        ("seed", "seed"),
+        ("transport", "transport"),
+    ],
+)
 def test_run_options_take_their_defaults_from_the_run_plan(option: str, field: str) -> None:
     assert _options(run)[option].default == getattr(RunPlan, field)

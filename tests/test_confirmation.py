@@ -13,6 +13,15 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
+from mcpsim.engine.templates import TemplateCache
+from mcpsim.grading import Verifier
+from mcpsim.runner.agents import Turn
+from mcpsim.runner.backends import InProcessBackend
+from mcpsim.runner.loop import final_answer
+from mcpsim.runner.run import RunConfig, run_episodes
+from mcpsim.runner.users import MAX_CONFIRMATIONS_IN_A_ROW, ScriptedUser
+from mcpsim.serve.host import EpisodeManager
+from mcpsim.tasks import Action, ConfirmationReply, Confirmed, Say, Task, UserSpec, load_tasks
 from mcpsim.tasks.dialogue import (
     CONFIRM_QUESTION,
     NO_REPLY,
@@ -21,18 +30,9 @@ from mcpsim.tasks.dialogue import (
     is_affirmative,
     is_confirmation_request,
 )
-from mcpsim.serve.host import EpisodeManager
-from mcpsim.world.registry import load_world
-from mcpsim.runner.agents import Turn
-from mcpsim.runner.backends import InProcessBackend
-from mcpsim.runner.loop import final_answer
-from mcpsim.runner.run import RunConfig, run_episodes
-from mcpsim.runner.users import MAX_CONFIRMATIONS_IN_A_ROW, ScriptedUser
 from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
-from mcpsim.tasks import Action, ConfirmationReply, Confirmed, Say, Task, UserSpec, load_tasks
-from mcpsim.engine.templates import TemplateCache
 from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, Trajectory, Usage
-from mcpsim.grading import Verifier
+from mcpsim.world.registry import load_world
 
 CANCEL = "cancel-pending-order"  # retail: cancel #W0006911, refund $39.98
 BANK_TASK = "update-email-and-phone"  # bank: its rubric has a `confirmed` check
@@ -65,8 +65,15 @@ def user(text: str) -> Message:
 
 def test_the_final_answer_is_the_last_assistant_message_with_text_or_the_explicit_one():
     call = Message(role="assistant", tool_calls=[ToolCall(id="c", function=FunctionCall(name="t", arguments="{}"))])
-    messages = [user("Cancel my order."), say("It would be $10, $20 or $39.98. Shall I go ahead?"), user("Yes."),
-                call, Message(role="tool", tool_call_id="c", name="t", content="{}"), say("Refunded $39.98."), call]
+    messages = [
+        user("Cancel my order."),
+        say("It would be $10, $20 or $39.98. Shall I go ahead?"),
+        user("Yes."),
+        call,
+        Message(role="tool", tool_call_id="c", name="t", content="{}"),
+        say("Refunded $39.98."),
+        call,
+    ]
     # Today's main joined every message, so an agent could list every candidate value early on.
     assert final_answer(messages) == "Refunded $39.98."
     assert final_answer(messages, explicit="Explicit.") == "Explicit."
@@ -84,8 +91,12 @@ class StatesEarlyThenVague:
         assert turn.task is not None
         if turn.step < len(turn.task.gold):
             a = turn.task.gold[turn.step]
-            return Message(role="assistant", tool_calls=[ToolCall(
-                id=f"c{turn.step}", function=FunctionCall(name=a.tool, arguments=json.dumps(a.args)))])
+            return Message(
+                role="assistant",
+                tool_calls=[
+                    ToolCall(id=f"c{turn.step}", function=FunctionCall(name=a.tool, arguments=json.dumps(a.args)))
+                ],
+            )
         if turn.step == len(turn.task.gold):
             return say(f"Note to self: {turn.task.oracle_answer()} Anything else I can help you with?")
         return say("All done.")
@@ -99,8 +110,9 @@ async def test_facts_stated_only_before_the_last_message_do_not_make_the_answer(
     task = retail.get(CANCEL).model_copy(update={"user": UserSpec(turns=["Thanks. And the result?"])})
     backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
     with anyio.fail_after(120):
-        await run_episodes(RunConfig(world="retail", tasks=[task], out=tmp_path), backend, StatesEarlyThenVague,
-                           ScriptedUser)
+        await run_episodes(
+            RunConfig(world="retail", tasks=[task], out=tmp_path), backend, StatesEarlyThenVague, ScriptedUser
+        )
     (t,) = lines(tmp_path)
     answer_check = next(c for c in t.verdict["checks"] if c["type"] == "answer_facts")
     assert t.verdict["answer"] == "All done." and not answer_check["passed"] and t.reward == 0.0
@@ -109,20 +121,34 @@ async def test_facts_stated_only_before_the_last_message_do_not_make_the_answer(
 # -- recognising a request and a yes ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", [
-    CONFIRM_QUESTION, "Shall I go ahead?", "I'll cancel order #W0006911. Do you want me to proceed?",
-    "Would you like me to cancel it now?", "Please confirm (yes/no).", "Can you confirm that I should cancel it?",
-    "That is order #W1 for $39.98. Is that correct?",
-    "Shall I open a dispute for the $41.00 Nordstrom charge?",  # a decimal point does not end the sentence
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        CONFIRM_QUESTION,
+        "Shall I go ahead?",
+        "I'll cancel order #W0006911. Do you want me to proceed?",
+        "Would you like me to cancel it now?",
+        "Please confirm (yes/no).",
+        "Can you confirm that I should cancel it?",
+        "That is order #W1 for $39.98. Is that correct?",
+        "Shall I open a dispute for the $41.00 Nordstrom charge?",  # a decimal point does not end the sentence
+    ],
+)
 def test_requests_for_the_go_ahead_are_recognised(text):
     assert is_confirmation_request(text)
 
 
-@pytest.mark.parametrize("text", [
-    "", "Your order is cancelled; $39.98 comes back to you.", "Is there anything else I can help you with?",
-    "Could you confirm your email address?", "I have confirmed the refund.", "What is your zip code?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "Your order is cancelled; $39.98 comes back to you.",
+        "Is there anything else I can help you with?",
+        "Could you confirm your email address?",
+        "I have confirmed the refund.",
+        "What is your zip code?",
+    ],
+)
 def test_other_messages_are_not_requests(text):
     assert not is_confirmation_request(text)
 
@@ -132,9 +158,21 @@ def test_agreement_is_recognised(text):
     assert is_affirmative(text)
 
 
-@pytest.mark.parametrize("text", [NO_REPLY, "no", "No, go ahead and cancel the other one.", "Don't go ahead.",
-                                  "Wait, change the address first.", "I didn't ask for that.", "", "Hmm.",
-                                  "Yes, but wait: use the other card.", "Yes... hold on, not that order."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        NO_REPLY,
+        "no",
+        "No, go ahead and cancel the other one.",
+        "Don't go ahead.",
+        "Wait, change the address first.",
+        "I didn't ask for that.",
+        "",
+        "Hmm.",
+        "Yes, but wait: use the other card.",
+        "Yes... hold on, not that order.",
+    ],
+)
 def test_refusal_and_anything_else_are_not_agreement(text):
     assert not is_affirmative(text)
 
@@ -142,20 +180,26 @@ def test_refusal_and_anything_else_are_not_agreement(text):
 # -- the scripted user's answer -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("question", [
-    CONFIRM_QUESTION,
-    "I will cancel order #W0006911 because you no longer need it; $39.98 goes back to you. Shall I go ahead?",
-    "Should I cancel #W0006911 for you, Christine?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        CONFIRM_QUESTION,
+        "I will cancel order #W0006911 because you no longer need it; $39.98 goes back to you. Shall I go ahead?",
+        "Should I cancel #W0006911 for you, Christine?",
+    ],
+)
 def test_the_user_says_yes_to_what_it_asked_for(retail, question):
     assert confirmation_reply(question, retail.get(CANCEL)) == YES_REPLY
 
 
-@pytest.mark.parametrize("question", [
-    "Shall I cancel order #W0006912?",  # another order
-    "I will cancel #W0006911 and refund $80.00. Shall I go ahead?",  # an amount it never heard of
-    "Shall I also cancel the order of Brad Mitchell?",  # someone else
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Shall I cancel order #W0006912?",  # another order
+        "I will cancel #W0006911 and refund $80.00. Shall I go ahead?",  # an amount it never heard of
+        "Shall I also cancel the order of Brad Mitchell?",  # someone else
+    ],
+)
 def test_the_user_says_no_to_what_it_did_not_ask_for(retail, question):
     assert confirmation_reply(question, retail.get(CANCEL)) == NO_REPLY
 
@@ -169,10 +213,16 @@ def test_the_user_recognises_its_own_records_in_what_the_gold_reads_returned(ret
 
 
 def test_a_task_scripts_its_own_answers_in_order(retail):
-    task = retail.get(CANCEL).model_copy(update={"user": UserSpec(confirmations=[
-        ConfirmationReply(match="#W0006911", reply="No, wait: let me check with my wife first."),
-        ConfirmationReply(match="go ahead", reply="Yes."),
-    ])})
+    task = retail.get(CANCEL).model_copy(
+        update={
+            "user": UserSpec(
+                confirmations=[
+                    ConfirmationReply(match="#W0006911", reply="No, wait: let me check with my wife first."),
+                    ConfirmationReply(match="go ahead", reply="Yes."),
+                ]
+            )
+        }
+    )
     assert confirmation_reply("Shall I cancel order #W0006911? Shall I go ahead?", task).startswith("No, wait")
     assert confirmation_reply("Shall I go ahead?", task) == "Yes."
     assert confirmation_reply("Do you want me to proceed?", task) == YES_REPLY
@@ -232,8 +282,12 @@ class AsksFirst:
             step = self.steps[turn.step]
             if isinstance(step, Say):
                 return say(step.say)
-            return Message(role="assistant", tool_calls=[ToolCall(
-                id=f"c{turn.step}", function=FunctionCall(name=step.tool, arguments=json.dumps(step.args)))])
+            return Message(
+                role="assistant",
+                tool_calls=[
+                    ToolCall(id=f"c{turn.step}", function=FunctionCall(name=step.tool, arguments=json.dumps(step.args)))
+                ],
+            )
         return say(turn.task.oracle_answer())
 
     async def aclose(self) -> None:
@@ -246,11 +300,17 @@ async def test_an_agent_that_asks_before_its_first_write_passes_a_real_retail_wr
     ahead?", so the conversation ended there: no write was made and the task scored 0 (and the
     question was graded as part of the answer)."""
     backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
-    question = ("I can cancel order #W0006911 (reason: no longer needed); $39.98 will go back to your original "
-                "payment method. Shall I go ahead?")
+    question = (
+        "I can cancel order #W0006911 (reason: no longer needed); $39.98 will go back to your original "
+        "payment method. Shall I go ahead?"
+    )
     with anyio.fail_after(120):
-        await run_episodes(RunConfig(world="retail", tasks=[retail.get(CANCEL)], out=tmp_path), backend,
-                           lambda: AsksFirst(question), ScriptedUser)
+        await run_episodes(
+            RunConfig(world="retail", tasks=[retail.get(CANCEL)], out=tmp_path),
+            backend,
+            lambda: AsksFirst(question),
+            ScriptedUser,
+        )
     (t,) = lines(tmp_path)
     spoken = [(m.role, m.content) for m in t.messages if m.role in ("user", "assistant") and m.content]
     assert spoken[1:3] == [("assistant", question), ("user", YES_REPLY)]
@@ -262,8 +322,12 @@ async def test_an_agent_that_asks_before_its_first_write_passes_a_real_retail_wr
 async def test_an_agent_asking_about_the_wrong_order_hears_no(tmp_path, retail):
     backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
     with anyio.fail_after(120):
-        await run_episodes(RunConfig(world="retail", tasks=[retail.get(CANCEL)], out=tmp_path), backend,
-                           lambda: AsksFirst("Shall I cancel order #W0006912?"), ScriptedUser)
+        await run_episodes(
+            RunConfig(world="retail", tasks=[retail.get(CANCEL)], out=tmp_path),
+            backend,
+            lambda: AsksFirst("Shall I cancel order #W0006912?"),
+            ScriptedUser,
+        )
     (t,) = lines(tmp_path)
     assert [m.content for m in t.messages if m.role == "user"][1] == NO_REPLY
 
@@ -277,8 +341,9 @@ def _graded(bank_tasks, steps, *, answer: str | None = None, conversation: bool 
     episode = task_episode(world, task)
     try:
         said = run_solution(episode, task, steps)
-        verdict = Verifier(world, bank_tasks).grade(episode, task, answer or task.oracle_answer(),
-                                                    conversation=said if conversation else None)
+        verdict = Verifier(world, bank_tasks).grade(
+            episode, task, answer or task.oracle_answer(), conversation=said if conversation else None
+        )
     finally:
         episode.close()
     (check,) = [c for c in verdict.checks if c.type == "confirmed"]
@@ -342,8 +407,9 @@ def test_a_do_nothing_agent_passes_the_check(bank):
 @pytest.mark.parametrize("transport", ["in-process", "http", "stdio"])
 def test_the_oracle_asks_and_passes_a_task_with_a_confirmed_check_over_every_transport(tmp_path, transport):
     extra = [] if transport == "in-process" else ["--transport", transport]
-    result = CliRunner().invoke(main, ["run", "bank", "--agent", "oracle", "--tasks", BANK_TASK,
-                                       "--out", str(tmp_path), *extra])
+    result = CliRunner().invoke(
+        main, ["run", "bank", "--agent", "oracle", "--tasks", BANK_TASK, "--out", str(tmp_path), *extra]
+    )
     assert result.exit_code == 0, result.output
     (t,) = lines(tmp_path)
     (check,) = [c for c in t.verdict["checks"] if c["type"] == "confirmed"]
@@ -370,8 +436,14 @@ def test_a_write_whose_arguments_the_world_filled_with_defaults_is_found_in_the_
     """The transcript records `items: [{item_id, quantity: None}]` where the agent sent `[{item_id}]`."""
     task = retail.get("return-one-item-to-card")
     if not any(isinstance(c, Confirmed) for c in task.rubric):
-        task = task.model_copy(update={"rubric": [*task.rubric, Confirmed(
-            type="confirmed", requirement="The customer agreed before the return.", noop_passes=True)]})
+        task = task.model_copy(
+            update={
+                "rubric": [
+                    *task.rubric,
+                    Confirmed(type="confirmed", requirement="The customer agreed before the return.", noop_passes=True),
+                ]
+            }
+        )
     world = load_world("retail")
     episode = task_episode(world, task)
     try:

@@ -28,7 +28,9 @@ async def test_a_task_episode_is_driven_over_mcp_then_verified_and_frozen(live, 
             async with Client(ep["mcp_url"]) as client:
                 for action in task.gold:
                     assert not (await client.call_tool(action.tool, action.args)).is_error
-        verdict = (await http.post(f"/episodes/{ep['id']}/verify", json={"answer": "Sent $20.00; Zoe is set up."})).json()
+        verdict = (
+            await http.post(f"/episodes/{ep['id']}/verify", json={"answer": "Sent $20.00; Zoe is set up."})
+        ).json()
         assert verdict["passed"] and verdict["reward"] == 1.0 and verdict["task_id"] == "pay-and-open"
         assert verdict["world_version"] == ledger.version and verdict["diff"]
         assert CANARY not in str(verdict)  # verdicts go to harnesses, but still carry no canary
@@ -90,15 +92,28 @@ async def test_faults_are_chosen_per_episode_and_bad_profiles_get_422(live):
     async with httpx.AsyncClient(base_url=live.url) as http:
         flaky = (await http.post("/episodes", json={"world": "ledger", "scale": "small", "faults": "flaky"})).json()
         plain = (await http.post("/episodes", json={"world": "ledger", "scale": "small"})).json()
-        inline = (await http.post("/episodes", json={"world": "ledger", "scale": "small", "faults": {
-            "name": "scripted", "script": [{"tool": "list_accounts", "call": 1, "fault": "transient"}]}})).json()
+        inline = (
+            await http.post(
+                "/episodes",
+                json={
+                    "world": "ledger",
+                    "scale": "small",
+                    "faults": {
+                        "name": "scripted",
+                        "script": [{"tool": "list_accounts", "call": 1, "fault": "transient"}],
+                    },
+                },
+            )
+        ).json()
         assert (flaky["faults"], plain["faults"], inline["faults"]) == ("flaky", None, "scripted")
         with anyio.fail_after(20):
             async with Client(inline["mcp_url"]) as client:
                 first = await client.call_tool("list_accounts", {})
                 second = await client.call_tool("list_accounts", {})
         assert first.is_error and "503" in first.content[0].text and not second.is_error
-        for bad, fragment in (("chaotic", "unknown fault profile: use one of none, flaky, hostile"),
-                              ({"name": "x", "rules": [{"rates": {"transient": 2}}]}, "less than or equal to 1")):
+        for bad, fragment in (
+            ("chaotic", "unknown fault profile: use one of none, flaky, hostile"),
+            ({"name": "x", "rules": [{"rates": {"transient": 2}}]}, "less than or equal to 1"),
+        ):
             r = await http.post("/episodes", json={"world": "ledger", "scale": "small", "faults": bad})
             assert r.status_code == 422 and fragment in r.text

@@ -31,16 +31,24 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
         if (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
-                   check=True, timeout=300, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     (path,) = out.glob("mcpsim-*.whl")
     return zipfile.ZipFile(path)
 
 
 def test_a_plain_install_ships_the_library_every_world_and_their_data(wheel):
     names = set(wheel.namelist())
-    assert {"mcpsim/cli/__init__.py", "mcpsim/engine/episode.py", "mcpsim_worlds/retail/__init__.py",
-            "mcpsim_worlds/retail/policy.md"} <= names
+    assert {
+        "mcpsim/cli/__init__.py",
+        "mcpsim/engine/episode.py",
+        "mcpsim_worlds/retail/__init__.py",
+        "mcpsim_worlds/retail/policy.md",
+    } <= names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = wheel.read(entry_points).decode()
     assert "mcpsim = mcpsim.cli:main" in text and "retail = mcpsim_worlds.retail:world" in text

@@ -37,9 +37,26 @@ def server_process(log_path: Path, *args: str, port: int | None = None) -> Itera
     port = port or free_port()
     log = log_path.open("ab")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpsim", "serve", "retail", "--http", "--port", str(port), "--scale", "small",
-         "--no-cache", "--no-auth", "--log-level", "WARNING", *args],
-        env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=log,
+        [
+            sys.executable,
+            "-m",
+            "mcpsim",
+            "serve",
+            "retail",
+            "--http",
+            "--port",
+            str(port),
+            "--scale",
+            "small",
+            "--no-cache",
+            "--no-auth",
+            "--log-level",
+            "WARNING",
+            *args,
+        ],
+        env=CLEAN_ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -69,9 +86,28 @@ def test_run_against_a_server_that_dies_exits_3_and_says_how_many_episodes_and_w
     out = tmp_path / "run"
     with server_process(tmp_path / "server.log") as (url, server):
         run = subprocess.Popen(
-            [sys.executable, "-m", "mcpsim", "run", "retail", "--server", url, "--agent", "oracle",
-             "--tasks", ",".join(tasks), "--concurrency", "1", "--timeout", "60", "--out", str(out)],
-            env=CLEAN_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "mcpsim",
+                "run",
+                "retail",
+                "--server",
+                url,
+                "--agent",
+                "oracle",
+                "--tasks",
+                ",".join(tasks),
+                "--concurrency",
+                "1",
+                "--timeout",
+                "60",
+                "--out",
+                str(out),
+            ],
+            env=CLEAN_ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         journal = out / "trajectories.jsonl"
         deadline = time.monotonic() + 240
@@ -93,8 +129,9 @@ def test_run_against_a_server_that_dies_exits_3_and_says_how_many_episodes_and_w
 
 
 def test_run_help_documents_the_exit_codes():
-    result = subprocess.run([sys.executable, "-m", "mcpsim", "run", "--help"], env=CLEAN_ENV,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "mcpsim", "run", "--help"], env=CLEAN_ENV, capture_output=True, text=True, timeout=120
+    )
     assert "Exit codes:" in result.stdout and "3  at least one episode ended because the server" in result.stdout
 
 
@@ -122,7 +159,8 @@ def test_record_writes_an_episode_when_it_is_graded_and_recovers_the_calls_of_li
     world = load_world("retail")
     first_write = next(i for i, a in enumerate(task.gold) if world.tools[a.tool].writes)
     live_calls = [(a.tool, a.args) for a in task.gold[: first_write + 1]] + [
-        ("get_order_details", {"order_id": "#W0000000"})]
+        ("get_order_details", {"order_id": "#W0000000"})
+    ]
 
     async def before_crash(url: str) -> tuple[str, str, dict]:
         async with httpx.AsyncClient(base_url=url, timeout=60) as http:
@@ -190,15 +228,17 @@ def test_recovery_drops_a_line_cut_short_by_a_crash(tmp_path):
     from mcpsim.trajectories.journal import Journal, LiveHeader
     from mcpsim.trajectories.recording import Recorder
 
-    whole = Trajectory(episode_id="a", world="retail", world_version="v", agent="x", status="completed",
-                       termination="recorded").model_dump_json()
+    whole = Trajectory(
+        episode_id="a", world="retail", world_version="v", agent="x", status="completed", termination="recorded"
+    ).model_dump_json()
     (tmp_path / "trajectories.jsonl").write_text(whole + "\n" + whole[:40])
     journal = Journal(tmp_path)  # the torn line goes as the journal opens
     journal.start_live(LiveHeader(episode_id="b", world="retail", world_version="v"))
     recorder = Recorder(tmp_path)
     assert recorder.recovered == ["b"]
-    ids = [Trajectory.model_validate_json(x).episode_id for x in (tmp_path / "trajectories.jsonl").read_text()
-           .splitlines()]
+    ids = [
+        Trajectory.model_validate_json(x).episode_id for x in (tmp_path / "trajectories.jsonl").read_text().splitlines()
+    ]
     assert ids == ["a", "b"]
 
 
@@ -247,8 +287,9 @@ class DropFirst:
                 except OSError:
                     continue
                 head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1")
-                length = next((int(h.split(":", 1)[1]) for h in head.split("\r\n")
-                               if h.lower().startswith("content-length:")), 0)
+                length = next(
+                    (int(h.split(":", 1)[1]) for h in head.split("\r\n") if h.lower().startswith("content-length:")), 0
+                )
                 body = data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
                 while len(body) < length:
                     chunk = conn.recv(65536)
@@ -260,8 +301,10 @@ class DropFirst:
                     self.drops -= 1
                     continue  # closed without a response
                 payload = b'{"ok": true}'
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                             b"Content-Length: " + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                    b"Content-Length: " + str(len(payload)).encode() + b"\r\n\r\n" + payload
+                )
 
 
 @pytest.fixture
@@ -269,8 +312,10 @@ def quick_retries(monkeypatch):
     monkeypatch.setattr(backends, "RESET_BACKOFF_S", 0.0)
 
 
-@pytest.mark.parametrize(("method", "path"), [("GET", "/episodes/e1/trajectory"), ("DELETE", "/episodes/e1"),
-                                              ("POST", "/episodes/e1/verify")])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/episodes/e1/trajectory"), ("DELETE", "/episodes/e1"), ("POST", "/episodes/e1/verify")],
+)
 async def test_a_reset_is_retried_on_requests_that_may_be_sent_twice(method, path, quick_retries):
     with DropFirst(drops=2) as server:
         backend = HttpBackend(server.url)
@@ -303,4 +348,3 @@ async def test_resets_that_persist_fail_after_the_bounded_retries(quick_retries)
         finally:
             await backend.aclose()
     assert len(server.requests) == 1 + backends.RESET_RETRIES
-

@@ -126,7 +126,9 @@ def test_a_snapshot_restores_rows_clock_ids_and_log(episode, ledger):
     assert restored.state_hash() == episode.state_hash()
     assert restored.clock() == episode.clock() and restored.changes() == episode.changes()
     # Both continue identically: the id counter travelled with the bytes.
-    assert restored.call("open_account", {"owner": "x"}).value.id == episode.call("open_account", {"owner": "x"}).value.id
+    assert (
+        restored.call("open_account", {"owner": "x"}).value.id == episode.call("open_account", {"owner": "x"}).value.id
+    )
 
 
 def test_concurrent_callers_from_threads_are_serialised(episode):
@@ -157,8 +159,7 @@ def test_query_is_read_only(episode):
 def test_a_database_of_another_world_is_refused(ledger, templates):
     from mcpsim.world import World
 
-    other = World("other", title="o", description="o", metadata=ledger.metadata, policy="p",
-                  scales={"default": {}})
+    other = World("other", title="o", description="o", metadata=ledger.metadata, policy="p", scales={"default": {}})
     with pytest.raises(ValueError, match="belongs to world 'ledger'"):
         Episode.restore(other, Episode.create(ledger, 1, "small", templates=templates).snapshot())
 

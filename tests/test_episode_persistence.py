@@ -14,10 +14,10 @@ from mcp import Client
 
 from mcpsim.engine import store
 from mcpsim.engine.episode import Episode
-from mcpsim.world.registry import load_world
-from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
-from mcpsim.tasks import load_tasks
 from mcpsim.grading import Verifier
+from mcpsim.tasks import load_tasks
+from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
+from mcpsim.world.registry import load_world
 from tests.conftest import CLEAN_ENV
 from tests.verifier_fixtures import ledger_tasks
 
@@ -101,10 +101,28 @@ def test_mcpsim_verify_of_a_flagged_snapshot_fails_closed(tmp_path, templates):
     path.write_bytes(ep.snapshot())
 
     def verify(snapshot) -> tuple[int, dict]:
-        out = subprocess.run([sys.executable, "-m", "mcpsim", "verify", "retail", "--task", task.id, "--snapshot",
-                              str(snapshot), "--answer", oracle_answer(task), "--conversation", str(conversation),
-                              "--json"],
-                             env=CLEAN_ENV, capture_output=True, text=True, timeout=600)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcpsim",
+                "verify",
+                "retail",
+                "--task",
+                task.id,
+                "--snapshot",
+                str(snapshot),
+                "--answer",
+                oracle_answer(task),
+                "--conversation",
+                str(conversation),
+                "--json",
+            ],
+            env=CLEAN_ENV,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         return out.returncode, json.loads(out.stdout)
 
     code, verdict = verify(path)

@@ -20,11 +20,24 @@ BAD_ARGS = '{"account_id": '  # a model's garbage: not JSON at all
 NOT_AN_OBJECT = '["acc_1"]'  # JSON, but not an arguments object
 
 TOOLS = [
-    ToolDef(function={"name": "get_account", "description": "Read one account.",
-                      "parameters": {"type": "object", "properties": {"account_id": {"type": "string"}},
-                                     "required": ["account_id"]}}),
-    ToolDef(function={"name": "close_account", "description": "Close an account.",
-                      "parameters": {"type": "object", "properties": {"account_id": {"type": "string"}}}}),
+    ToolDef(
+        function={
+            "name": "get_account",
+            "description": "Read one account.",
+            "parameters": {
+                "type": "object",
+                "properties": {"account_id": {"type": "string"}},
+                "required": ["account_id"],
+            },
+        }
+    ),
+    ToolDef(
+        function={
+            "name": "close_account",
+            "description": "Close an account.",
+            "parameters": {"type": "object", "properties": {"account_id": {"type": "string"}}},
+        }
+    ),
 ]
 
 
@@ -35,13 +48,23 @@ def call(id: str, name: str, arguments: str) -> ToolCall:
 def trajectory(episode: str, **fields: Any) -> Trajectory:
     """A completed, graded episode: one valid and one garbage call in a turn, both answered."""
     base: dict[str, Any] = {
-        "run_id": "run1", "episode_id": episode, "world": "ledger", "world_version": "v1", "task_id": "close-acc",
-        "trial": 0, "seed": 7, "agent": "scripted", "status": "completed", "termination": "answered",
+        "run_id": "run1",
+        "episode_id": episode,
+        "world": "ledger",
+        "world_version": "v1",
+        "task_id": "close-acc",
+        "trial": 0,
+        "seed": 7,
+        "agent": "scripted",
+        "status": "completed",
+        "termination": "answered",
         "messages": [
             Message(role="system", content="You are a bank clerk."),
             Message(role="user", content="Close account acc_1."),
-            Message(role="assistant", tool_calls=[call("c1", "get_account", GOOD_ARGS),
-                                                  call("c2", "close_account", BAD_ARGS)]),
+            Message(
+                role="assistant",
+                tool_calls=[call("c1", "get_account", GOOD_ARGS), call("c2", "close_account", BAD_ARGS)],
+            ),
             Message(role="tool", tool_call_id="c1", name="get_account", content='{"id": "acc_1"}'),
             Message(role="tool", tool_call_id="c2", name="close_account", content="Error: invalid arguments"),
             Message(role="assistant", content="Let me retry.", tool_calls=[call("c3", "close_account", GOOD_ARGS)]),
@@ -51,16 +74,39 @@ def trajectory(episode: str, **fields: Any) -> Trajectory:
         "tools": TOOLS,
         "calls": [
             CallLog(index=0, tool="get_account", arguments={"account_id": "acc_1"}, ok=True, tool_call_id="c1"),
-            CallLog(index=1, tool="close_account", arguments=BAD_ARGS, ok=False, error="invalid arguments",
-                    tool_call_id="c2"),
+            CallLog(
+                index=1,
+                tool="close_account",
+                arguments=BAD_ARGS,
+                ok=False,
+                error="invalid arguments",
+                tool_call_id="c2",
+            ),
             CallLog(index=2, tool="close_account", arguments={"account_id": "acc_1"}, ok=True, tool_call_id="c3"),
         ],
-        "verdict": {"task_id": "close-acc", "passed": True, "reward": 1.0, "partial_reward": 1.0, "failure": None,
-                    "checks": [{"type": "row", "requirement": "acc_1 is closed", "weight": 1.0, "noop_passes": False,
-                                "passed": True, "reason": "closed"}]},
-        "reward": 1.0, "partial_reward": 1.0, "state_hash": "abc123",
+        "verdict": {
+            "task_id": "close-acc",
+            "passed": True,
+            "reward": 1.0,
+            "partial_reward": 1.0,
+            "failure": None,
+            "checks": [
+                {
+                    "type": "row",
+                    "requirement": "acc_1 is closed",
+                    "weight": 1.0,
+                    "noop_passes": False,
+                    "passed": True,
+                    "reason": "closed",
+                }
+            ],
+        },
+        "reward": 1.0,
+        "partial_reward": 1.0,
+        "state_hash": "abc123",
         "usage": Usage(prompt_tokens=300, completion_tokens=40, total_tokens=340, model_calls=3),
-        "started_at": "2026-01-01T00:00:00Z", "duration_s": 2.5,
+        "started_at": "2026-01-01T00:00:00Z",
+        "duration_s": 2.5,
     }
     base.update(fields)
     return Trajectory(**base)
@@ -69,12 +115,37 @@ def trajectory(episode: str, **fields: Any) -> Trajectory:
 def truncated() -> Trajectory:
     """Cut by the step limit after the model called a tool that never answered; graded as a fail."""
     return trajectory(
-        "ep-trunc", task_id="refund", trial=1, termination="step_limit", reward=0.0, partial_reward=0.5,
-        verdict={"task_id": "refund", "passed": False, "reward": 0.0, "partial_reward": 0.5, "failure": None,
-                 "checks": [{"type": "row", "requirement": "refund issued", "weight": 1.0, "noop_passes": False,
-                             "passed": False, "reason": "no refund row"},
-                            {"type": "answer", "requirement": "says the amount", "weight": 1.0,
-                             "noop_passes": False, "passed": True, "reason": "stated"}]},
+        "ep-trunc",
+        task_id="refund",
+        trial=1,
+        termination="step_limit",
+        reward=0.0,
+        partial_reward=0.5,
+        verdict={
+            "task_id": "refund",
+            "passed": False,
+            "reward": 0.0,
+            "partial_reward": 0.5,
+            "failure": None,
+            "checks": [
+                {
+                    "type": "row",
+                    "requirement": "refund issued",
+                    "weight": 1.0,
+                    "noop_passes": False,
+                    "passed": False,
+                    "reason": "no refund row",
+                },
+                {
+                    "type": "answer",
+                    "requirement": "says the amount",
+                    "weight": 1.0,
+                    "noop_passes": False,
+                    "passed": True,
+                    "reason": "stated",
+                },
+            ],
+        },
         messages=[
             Message(role="system", content="You are a bank clerk."),
             Message(role="user", content="Refund my fee."),
@@ -100,10 +171,23 @@ def run(tmp_path: Path) -> Path:
         tmp_path / "run",
         trajectory("ep-ok"),
         truncated(),
-        trajectory("ep-cancelled", task_id="later", status="cancelled", termination="cancelled", reward=None,
-                   verdict=None, snapshot="/tmp/x.sqlite"),
-        trajectory("ep-error", task_id="boom", status="error", termination="server_error", reward=0.0,
-                   error="ConnectError: refused"),
+        trajectory(
+            "ep-cancelled",
+            task_id="later",
+            status="cancelled",
+            termination="cancelled",
+            reward=None,
+            verdict=None,
+            snapshot="/tmp/x.sqlite",
+        ),
+        trajectory(
+            "ep-error",
+            task_id="boom",
+            status="error",
+            termination="server_error",
+            reward=0.0,
+            error="ConnectError: refused",
+        ),
         tail='{"world": "ledger", "world_version": "v1", "messages": [{"role": "us',
     )
 
@@ -176,9 +260,14 @@ def test_chat_formats_end_before_a_final_tool_call_that_never_got_a_result(run, 
 
 
 def test_an_episode_whose_tool_result_answers_no_call_is_skipped_as_unusable(tmp_path):
-    orphan = trajectory("ep-orphan", messages=[
-        Message(role="user", content="hi"), Message(role="tool", tool_call_id="nope", content="?"),
-        Message(role="assistant", content="hello")])
+    orphan = trajectory(
+        "ep-orphan",
+        messages=[
+            Message(role="user", content="hi"),
+            Message(role="tool", tool_call_id="nope", content="?"),
+            Message(role="assistant", content="hello"),
+        ],
+    )
     silent = trajectory("ep-silent", messages=[Message(role="system", content="s"), Message(role="user", content="hi")])
     source = write_run(tmp_path / "run", orphan, silent, trajectory("ep-ok"))
     with capture_logs() as logs:
@@ -198,7 +287,11 @@ def test_trl_gives_arguments_as_objects_and_wraps_invalid_ones_in_raw(run, tmp_p
     calls = [c for row in (first, second) for m in row["messages"] for c in m.get("tool_calls", [])]
     assert all(isinstance(c["function"]["arguments"], dict) and c["type"] == "function" for c in calls)
     assert [c["function"]["arguments"] for c in calls] == [
-        {"account_id": "acc_1"}, {"_raw": BAD_ARGS}, {"account_id": "acc_1"}, {"_raw": NOT_AN_OBJECT}]
+        {"account_id": "acc_1"},
+        {"_raw": BAD_ARGS},
+        {"account_id": "acc_1"},
+        {"_raw": NOT_AN_OBJECT},
+    ]
     tool = first["messages"][3]
     assert tool == {"role": "tool", "content": '{"id": "acc_1"}', "tool_call_id": "c1", "name": "get_account"}
     assert all(isinstance(m["content"], str) for row in (first, second) for m in row["messages"])
@@ -206,9 +299,19 @@ def test_trl_gives_arguments_as_objects_and_wraps_invalid_ones_in_raw(run, tmp_p
 
 
 VERIFIERS_TYPES = {
-    "example_id": int, "prompt": list, "completion": list, "reward": float, "timing": dict, "is_completed": bool,
-    "is_truncated": bool, "metrics": dict, "info": dict, "error": (str, type(None)), "stop_condition": str,
-    "tool_defs": list, "token_usage": dict,
+    "example_id": int,
+    "prompt": list,
+    "completion": list,
+    "reward": float,
+    "timing": dict,
+    "is_completed": bool,
+    "is_truncated": bool,
+    "metrics": dict,
+    "info": dict,
+    "error": (str, type(None)),
+    "stop_condition": str,
+    "tool_defs": list,
+    "token_usage": dict,
 }
 
 
@@ -234,32 +337,49 @@ def test_verifiers_lines_have_exactly_the_rollout_fields_with_their_types(run, t
     ok, trunc = rows
     assert [m["role"] for m in ok["prompt"]] == ["system", "user"]
     assert ok["completion"][0]["tool_calls"][1] == {"id": "c2", "name": "close_account", "arguments": BAD_ARGS}
-    assert (ok["reward"], ok["is_completed"], ok["is_truncated"], ok["stop_condition"]) == (1.0, True, False, "answered")
+    assert (ok["reward"], ok["is_completed"], ok["is_truncated"], ok["stop_condition"]) == (
+        1.0,
+        True,
+        False,
+        "answered",
+    )
     assert ok["metrics"] == {"partial_reward": 1.0, "tool_calls": 3, "tool_errors": 1}
     assert ok["token_usage"] == {"input_tokens": 300, "output_tokens": 40}
     assert ok["timing"] == {"duration_s": 2.5}
-    assert ok["info"] == {"world": "ledger", "world_version": "v1", "task_id": "close-acc", "trial": 0, "seed": 7,
-                          "agent": "scripted", "episode_id": "ep-ok",
-                          "verdict": {"passed": True, "failure": None, "checks_passed": 1, "checks_total": 1,
-                                      "failed_checks": []}}
+    assert ok["info"] == {
+        "world": "ledger",
+        "world_version": "v1",
+        "task_id": "close-acc",
+        "trial": 0,
+        "seed": 7,
+        "agent": "scripted",
+        "episode_id": "ep-ok",
+        "verdict": {"passed": True, "failure": None, "checks_passed": 1, "checks_total": 1, "failed_checks": []},
+    }
     assert (trunc["is_truncated"], trunc["stop_condition"], trunc["reward"]) == (True, "step_limit", 0.0)
     assert trunc["info"]["verdict"]["failed_checks"] == ["refund issued"]
     assert trunc["completion"][-1]["tool_calls"][0]["id"] == "t2"  # a record keeps the unanswered call
 
 
 def test_verifiers_gives_every_episode_of_a_task_the_same_example_id(tmp_path):
-    source = write_run(tmp_path / "run", trajectory("a", trial=0), trajectory("b", trial=1),
-                       trajectory("c", task_id="other"))
+    source = write_run(
+        tmp_path / "run", trajectory("a", trial=0), trajectory("b", trial=1), trajectory("c", task_id="other")
+    )
     export(source, "verifiers", tmp_path / "out.jsonl")
     ids = [row["example_id"] for row in read_jsonl(tmp_path / "out.jsonl")]
     assert ids[0] == ids[1] != ids[2]
 
 
 def test_verifiers_prompt_of_a_recorded_episode_without_a_user_is_its_system_messages(tmp_path):
-    recorded = trajectory("rec", termination="recorded", messages=[
-        Message(role="system", content="policy"),
-        Message(role="assistant", tool_calls=[call("call_0", "get_account", GOOD_ARGS)]),
-        Message(role="tool", tool_call_id="call_0", name="get_account", content="{}")])
+    recorded = trajectory(
+        "rec",
+        termination="recorded",
+        messages=[
+            Message(role="system", content="policy"),
+            Message(role="assistant", tool_calls=[call("call_0", "get_account", GOOD_ARGS)]),
+            Message(role="tool", tool_call_id="call_0", name="get_account", content="{}"),
+        ],
+    )
     export(write_run(tmp_path / "run", recorded), "verifiers", tmp_path / "out.jsonl")
     row = read_jsonl(tmp_path / "out.jsonl")[0]
     assert [m["role"] for m in row["prompt"]] == ["system"]
@@ -267,9 +387,25 @@ def test_verifiers_prompt_of_a_recorded_episode_without_a_user_is_its_system_mes
 
 
 PARQUET_COLUMNS = [
-    "episode_id", "world", "world_version", "task_id", "trial", "seed", "agent", "status", "termination", "reward",
-    "partial_reward", "state_hash", "num_messages", "num_tool_calls", "prompt_tokens", "completion_tokens",
-    "messages_json", "tools_json", "verdict_json",
+    "episode_id",
+    "world",
+    "world_version",
+    "task_id",
+    "trial",
+    "seed",
+    "agent",
+    "status",
+    "termination",
+    "reward",
+    "partial_reward",
+    "state_hash",
+    "num_messages",
+    "num_tool_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "messages_json",
+    "tools_json",
+    "verdict_json",
 ]
 
 
@@ -304,13 +440,20 @@ def test_only_completed_episodes_are_exported_and_the_rest_are_counted(run, tmp_
     assert report.skipped_status == {"cancelled": 1, "error": 1}
     assert (report.skipped_reward, report.skipped_unusable, report.bad_lines) == (0, 0, 1)
     assert report.source == run / "trajectories.jsonl"
-    assert report.summary() == (f"wrote 2 episodes to {tmp_path / f'out.{fmt}'} ({fmt}); skipped 1 cancelled, "
-                                "1 error, 1 bad line; 2 tool calls with invalid arguments kept")
+    assert report.summary() == (
+        f"wrote 2 episodes to {tmp_path / f'out.{fmt}'} ({fmt}); skipped 1 cancelled, "
+        "1 error, 1 bad line; 2 tool calls with invalid arguments kept"
+    )
 
 
 def test_min_reward_keeps_episodes_at_or_above_it_and_skips_ungraded_ones(tmp_path):
-    source = write_run(tmp_path / "run", trajectory("pass"), trajectory("half", reward=0.5),
-                       trajectory("fail", reward=0.0), trajectory("ungraded", reward=None, verdict=None))
+    source = write_run(
+        tmp_path / "run",
+        trajectory("pass"),
+        trajectory("half", reward=0.5),
+        trajectory("fail", reward=0.0),
+        trajectory("ungraded", reward=None, verdict=None),
+    )
     report = export(source, "trl", tmp_path / "out.jsonl", min_reward=0.5)
     assert (report.written, report.skipped_reward) == (2, 2)
     assert [r["reward"] for r in read_jsonl(tmp_path / "out.jsonl")] == [1.0, 0.5]
@@ -383,7 +526,9 @@ def test_a_directory_without_trajectories_is_refused(tmp_path):
 
 
 def test_an_unknown_format_is_refused_with_the_known_ones(run, tmp_path):
-    with pytest.raises(ExportError, match=r"unknown export format 'csv': choose one of openai, trl, verifiers, parquet"):
+    with pytest.raises(
+        ExportError, match=r"unknown export format 'csv': choose one of openai, trl, verifiers, parquet"
+    ):
         export(run, "csv", tmp_path / "out.csv")  # type: ignore[arg-type]
     assert not (tmp_path / "out.csv").exists()
 

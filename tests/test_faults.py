@@ -77,8 +77,9 @@ def test_a_transient_fault_on_a_write_changes_nothing_and_the_retry_succeeds(led
 
 
 def test_a_rate_limit_says_when_to_retry(ledger, templates):
-    ep = episode(ledger, templates, profile(script=[{"tool": "get_account", "call": 1, "fault": "rate_limit"}],
-                                            retry_after_s=7))
+    ep = episode(
+        ledger, templates, profile(script=[{"tool": "get_account", "call": 1, "fault": "rate_limit"}], retry_after_s=7)
+    )
     r = ep.call("get_account", {"account_id": accounts(ep)[0]})
     assert r.is_error and "429" in r.error and "retry after 7 seconds" in r.error
     assert r.fault["retry_after_s"] == 7
@@ -129,8 +130,9 @@ def test_pagination_caps_the_limit_and_truncation_cuts_long_strings(ledger, temp
     from tests.toyworld import world
 
     assert not world.tools["list_accounts"].has_limit  # the ledger lists everything: nothing to page
-    ep = episode(ledger, templates, profile(script=[{"tool": "get_account", "call": 1, "fault": "truncate"}],
-                                            truncate_at=10))
+    ep = episode(
+        ledger, templates, profile(script=[{"tool": "get_account", "call": 1, "fault": "truncate"}], truncate_at=10)
+    )
     target = accounts(ep)[0]
     ep.edit("UPDATE account SET owner = ? WHERE id = ?", ("A very long owner name indeed", target))
     cut = ep.call("get_account", {"account_id": target})
@@ -180,31 +182,56 @@ def test_profiles_load_by_name_from_yaml_or_inline_and_bad_ones_are_refused(tmp_
 
 
 def test_a_scripted_fault_that_cannot_apply_to_the_tool_does_not_fire(ledger, templates):
-    ep = episode(ledger, templates, profile(script=[
-        {"tool": "get_account", "call": 1, "fault": "paginate"},  # no limit argument to cap
-        {"tool": "transfer", "call": 1, "fault": "partial"},  # transfer has no partial failure
-        {"tool": "list_accounts", "call": 1, "fault": "stale"},  # nothing was written yet
-    ]))
+    ep = episode(
+        ledger,
+        templates,
+        profile(
+            script=[
+                {"tool": "get_account", "call": 1, "fault": "paginate"},  # no limit argument to cap
+                {"tool": "transfer", "call": 1, "fault": "partial"},  # transfer has no partial failure
+                {"tool": "list_accounts", "call": 1, "fault": "stale"},  # nothing was written yet
+            ]
+        ),
+    )
     a, b = accounts(ep)[:2]
-    for tool, args in (("list_accounts", {}), ("get_account", {"account_id": a}),
-                       ("transfer", {"from_account": a, "to_account": b, "amount": 1})):
+    for tool, args in (
+        ("list_accounts", {}),
+        ("get_account", {"account_id": a}),
+        ("transfer", {"from_account": a, "to_account": b, "amount": 1}),
+    ):
         result = ep.call(tool, args)
         assert not result.is_error and result.fault is None, (tool, result.error)
     assert not ep.flagged
 
 
 def test_a_write_that_timed_out_still_counts_as_done_for_ordering_checks(ledger, templates):
-    from mcpsim.tasks import CallOrder, Task, ToolCalled
     from mcpsim.grading.checks import GradingContext, evaluate
+    from mcpsim.tasks import CallOrder, Task, ToolCalled
 
     ep = episode(ledger, templates, profile(script=[{"tool": "open_account", "call": 1, "fault": "timeout"}]))
     ep.call("open_account", {"owner": "Before Any Lookup"})  # answered 504, but applied
     ep.call("get_account", {"account_id": accounts(ep)[0]})
-    task = Task.model_validate({"id": "t", "instruction": "Do the thing, please.", "gold": [], "difficulty": "easy",
-                                "split": "dev", "rubric": [{"type": "row_count", "requirement": "Some rows exist",
-                                                            "table": "account", "equals": 4, "noop_passes": False}]})
-    ctx = GradingContext(task=task, episode=ep, answer=None, transcript=ep.transcript(), changes={}, volatile=[],
-                         gold_changes=dict)
+    task = Task.model_validate(
+        {
+            "id": "t",
+            "instruction": "Do the thing, please.",
+            "gold": [],
+            "difficulty": "easy",
+            "split": "dev",
+            "rubric": [
+                {
+                    "type": "row_count",
+                    "requirement": "Some rows exist",
+                    "table": "account",
+                    "equals": 4,
+                    "noop_passes": False,
+                }
+            ],
+        }
+    )
+    ctx = GradingContext(
+        task=task, episode=ep, answer=None, transcript=ep.transcript(), changes={}, volatile=[], gold_changes=dict
+    )
     order = CallOrder(type="call_order", requirement="Look up before writing", noop_passes=True, first=["get_account"])
     assert evaluate(ctx, order)[0] is False
     called = ToolCalled(type="tool_called", requirement="An account was opened", noop_passes=False, tool="open_account")

@@ -23,12 +23,12 @@ import httpx
 import pytest
 from mcp import Client, MCPError
 
-from mcpsim.serve.control import MAX_BODY_BYTES
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.faults import BUILTIN
+from mcpsim.serve.control import MAX_BODY_BYTES
 from mcpsim.trajectories.recording import episode_trajectory
-from mcpsim.world.registry import load_world, world_names
 from mcpsim.world import World
+from mcpsim.world.registry import load_world, world_names
 
 pytestmark = pytest.mark.anyio
 
@@ -36,15 +36,43 @@ SEED = 11
 WORLDS = world_names()
 HUGE = "A" * 100_000  # 100 KB
 UNICODE_EDGES = [
-    "", " ", "\x00", "nul\x00byte", "\u202eRTL override", "\u200b\u200d\ufeff", "e\u0301\u0301\u0301",
-    "\U0001f4a9\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0010ffff\ufffe\uffff", "\r\n\t\x1b[31m",
-    "'; DROP TABLE customer; --", "%s%n{0}{{}}", "../../etc/passwd", "Ω≈ç√∫˜µ≤≥÷" * 50,
+    "",
+    " ",
+    "\x00",
+    "nul\x00byte",
+    "\u202eRTL override",
+    "\u200b\u200d\ufeff",
+    "e\u0301\u0301\u0301",
+    "\U0001f4a9\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "\U0010ffff\ufffe\uffff",
+    "\r\n\t\x1b[31m",
+    "'; DROP TABLE customer; --",
+    "%s%n{0}{{}}",
+    "../../etc/passwd",
+    "Ω≈ç√∫˜µ≤≥÷" * 50,
 ]
 # Candidates for string fields with a pattern (a value is used when it matches the pattern).
 PATTERN_SAMPLES = [
-    "CA", "NY", "94107", "2024-05-01", "2024-13-45", "2024-05", "2024-05-01T09:30", "ada@example.com", "MRD104",
-    "ABC", "AB12CD", "1234", "123456789", "12345678901", "+1 (555) 010-0000", "posted", "pending", "cancelled",
-    "token", "0000",
+    "CA",
+    "NY",
+    "94107",
+    "2024-05-01",
+    "2024-13-45",
+    "2024-05",
+    "2024-05-01T09:30",
+    "ada@example.com",
+    "MRD104",
+    "ABC",
+    "AB12CD",
+    "1234",
+    "123456789",
+    "12345678901",
+    "+1 (555) 010-0000",
+    "posted",
+    "pending",
+    "cancelled",
+    "token",
+    "0000",
 ]
 
 
@@ -84,6 +112,7 @@ class Gen:
 
     def string(self, schema: dict[str, Any], name: str) -> str:
         lo, hi = schema.get("minLength", 0), schema.get("maxLength", 40)
+
         def fits(text: str) -> bool:
             return lo <= len(text) <= hi
 
@@ -100,8 +129,13 @@ class Gen:
     def valid(self, schema: dict[str, Any], root: dict[str, Any], name: str = "") -> Any:
         options = branches(schema, root)
         non_null = [b for b in options if b.get("type") != "null"]
-        s = self.rng.choice(non_null) if non_null and (len(non_null) == len(options) or self.rng.random() < 0.7) \
-            else options[0] if not non_null else {"type": "null"}
+        s = (
+            self.rng.choice(non_null)
+            if non_null and (len(non_null) == len(options) or self.rng.random() < 0.7)
+            else options[0]
+            if not non_null
+            else {"type": "null"}
+        )
         if "enum" in s:
             return self.rng.choice(s["enum"])
         if "const" in s:
@@ -120,16 +154,21 @@ class Gen:
             return None
         if kind == "array":
             lo, hi = s.get("minItems", 0), s.get("maxItems", 3)
-            return [self.valid(s.get("items", {"type": "string"}), root, name)
-                    for _ in range(self.rng.randint(lo, max(lo, min(hi, 3))))]
+            return [
+                self.valid(s.get("items", {"type": "string"}), root, name)
+                for _ in range(self.rng.randint(lo, max(lo, min(hi, 3))))
+            ]
         if kind == "object" or "properties" in s:
             return self.object(s, root)
         return "x"
 
     def object(self, schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
         required = set(schema.get("required", []))
-        return {name: self.valid(prop, root, name) for name, prop in schema.get("properties", {}).items()
-                if name in required or self.rng.random() < 0.5}
+        return {
+            name: self.valid(prop, root, name)
+            for name, prop in schema.get("properties", {}).items()
+            if name in required or self.rng.random() < 0.5
+        }
 
     def wrong_values(self, schema: dict[str, Any], root: dict[str, Any]) -> list[tuple[str, Any]]:
         kinds = {b.get("type") for b in branches(schema, root)}
@@ -137,54 +176,84 @@ class Gen:
         nested: Any = "bottom"
         for _ in range(60):
             nested = {"a": [nested]}
-        values: list[tuple[str, Any]] = [("null", None), ("list", [1, "two", None]), ("object", {"k": {"k": [{}]}}),
-                                         ("nested60", nested)]
+        values: list[tuple[str, Any]] = [
+            ("null", None),
+            ("list", [1, "two", None]),
+            ("object", {"k": {"k": [{}]}}),
+            ("nested60", nested),
+        ]
         if "string" in kinds:
-            values += [("int", 7), ("float", 1.5), ("bool", True), ("huge", HUGE),
-                       *((f"unicode{i}", u) for i, u in enumerate(self.rng.sample(UNICODE_EDGES, 4)))]
+            values += [
+                ("int", 7),
+                ("float", 1.5),
+                ("bool", True),
+                ("huge", HUGE),
+                *((f"unicode{i}", u) for i, u in enumerate(self.rng.sample(UNICODE_EDGES, 4))),
+            ]
             if "maxLength" in s:
                 values.append(("too_long", "x" * (s["maxLength"] + 1)))
         else:
             values += [("string", "12"), ("huge_string", HUGE), ("unicode", self.rng.choice(UNICODE_EDGES))]
         if kinds & {"integer", "number"}:
-            values += [("float", 2.5), ("big", 2**63), ("small", -(2**63) - 1), ("huge_int", 10**40), ("e308", 1e308),
-                       ("neg", -1), ("zero", 0)]
+            values += [
+                ("float", 2.5),
+                ("big", 2**63),
+                ("small", -(2**63) - 1),
+                ("huge_int", 10**40),
+                ("e308", 1e308),
+                ("neg", -1),
+                ("zero", 0),
+            ]
             if "minimum" in s:
                 values.append(("below_min", s["minimum"] - 1))
             if "maximum" in s:
                 values.append(("above_max", s["maximum"] + 1))
         if "array" in kinds:
             item = s.get("items", {"type": "string"})
-            values += [("scalar", "x"), ("garbage_items", [None, 3, {"zz": 1}]),
-                       ("too_many", [self.valid(item, root) for _ in range(s.get("maxItems", 50) + 1)]),
-                       ("empty", [])]
+            values += [
+                ("scalar", "x"),
+                ("garbage_items", [None, 3, {"zz": 1}]),
+                ("too_many", [self.valid(item, root) for _ in range(s.get("maxItems", 50) + 1)]),
+                ("empty", []),
+            ]
         if "boolean" in kinds:
             values += [("yes", "yes"), ("two", 2)]
         return values
 
 
-def fuzz_cases(world: World, tool: str, rng: random.Random, ids: dict[str, list[str]], *,
-               budget: int, valid: int) -> list[tuple[str, Any, bool]]:
+def fuzz_cases(
+    world: World, tool: str, rng: random.Random, ids: dict[str, list[str]], *, budget: int, valid: int
+) -> list[tuple[str, Any, bool]]:
     """(label, arguments, json_safe) for one tool: every missing-required case, an extra field,
     garbage top levels, a seeded sample of wrong values per field, and `valid` valid inputs."""
     schema = world.tools[tool].input_schema()
     gen = Gen(rng, ids)
     base = gen.object(schema, schema)
     full = {**base, **{n: gen.valid(p, schema, n) for n, p in schema.get("properties", {}).items()}}
-    cases: list[tuple[str, Any, bool]] = [("empty", {}, True), ("extra_field", {**base, "zz_extra": 1}, True),
-                                          ("extra_nested", {**full, "zz": {"a": [1, {"b": None}]}}, True)]
+    cases: list[tuple[str, Any, bool]] = [
+        ("empty", {}, True),
+        ("extra_field", {**base, "zz_extra": 1}, True),
+        ("extra_nested", {**full, "zz": {"a": [1, {"b": None}]}}, True),
+    ]
     for name in schema.get("required", []):
         cases.append((f"missing:{name}", {k: v for k, v in full.items() if k != name}, True))
-    wrong = [(f"{name}={label}", {**full, name: value}, True)
-             for name, prop in schema.get("properties", {}).items()
-             for label, value in gen.wrong_values(prop, schema)]
+    wrong = [
+        (f"{name}={label}", {**full, name: value}, True)
+        for name, prop in schema.get("properties", {}).items()
+        for label, value in gen.wrong_values(prop, schema)
+    ]
     rng.shuffle(wrong)
-    cases += wrong[:max(0, budget - len(cases) - valid - 6)]
+    cases += wrong[: max(0, budget - len(cases) - valid - 6)]
     # Inputs JSON cannot carry over HTTP (the SDK refuses them at the protocol level): in process only.
     prop = next(iter(schema.get("properties", {})), "x")
-    cases += [("lone_surrogate", {**full, prop: "a\udcffb"}, False), ("surrogate_key", {**full, "\ud800": 1}, False),
-              ("nan", {**full, prop: float("nan")}, False), ("inf", {**full, prop: float("-inf")}, False),
-              ("not_object_list", [full], False), ("not_object_str", "garbage", False)]
+    cases += [
+        ("lone_surrogate", {**full, prop: "a\udcffb"}, False),
+        ("surrogate_key", {**full, "\ud800": 1}, False),
+        ("nan", {**full, prop: float("nan")}, False),
+        ("inf", {**full, prop: float("-inf")}, False),
+        ("not_object_list", [full], False),
+        ("not_object_str", "garbage", False),
+    ]
     cases += [(f"valid{i}", gen.object(schema, schema), True) for i in range(valid)]
     return cases
 
@@ -197,8 +266,9 @@ def short(value: Any) -> str:
 # -- tools, in process ---------------------------------------------------------------------------------
 
 
-def _fuzz_episode(world, episode, rng, ids, *, budget: int, valid: int,
-                  refused: Callable[[Any], bool]) -> tuple[list[str], dict[str, int], bool]:
+def _fuzz_episode(
+    world, episode, rng, ids, *, budget: int, valid: int, refused: Callable[[Any], bool]
+) -> tuple[list[str], dict[str, int], bool]:
     """Every tool's fuzz cases on one episode: findings (a raise, a bug flag, a `refused` call
     that changed the state), counts, and whether the episode ended up flagged."""
     findings: list[str] = []
@@ -210,7 +280,7 @@ def _fuzz_episode(world, episode, rng, ids, *, budget: int, valid: int,
                 kept = copy.deepcopy(arguments)
                 try:
                     result = episode.call(tool, arguments)
-                except Exception as exc:  # noqa: BLE001 - a crash is the finding
+                except Exception as exc:
                     findings.append(f"{tool} {label}: raised {type(exc).__name__}: {exc} on {short(kept)}")
                     continue
                 counts["cases"] += 1
@@ -231,9 +301,15 @@ def _fuzz_episode(world, episode, rng, ids, *, budget: int, valid: int,
 def test_every_tool_survives_schema_driven_fuzzing_in_process(world_name, templates):
     world = load_world(world_name)
     episode = Episode.create(world, 0, "small", templates=templates)
-    findings, counts, flagged = _fuzz_episode(world, episode, random.Random(f"{SEED}-{world_name}"),
-                                              known_ids(episode), budget=44, valid=6,
-                                              refused=lambda result: result.is_error)
+    findings, counts, flagged = _fuzz_episode(
+        world,
+        episode,
+        random.Random(f"{SEED}-{world_name}"),
+        known_ids(episode),
+        budget=44,
+        valid=6,
+        refused=lambda result: result.is_error,
+    )
     print(f"{world_name}: {len(world.tools)} tools, {counts}")
     assert not findings, "\n".join(findings)
     assert not flagged
@@ -249,11 +325,19 @@ def test_every_tool_survives_fuzzing_under_the_hostile_fault_profile(world_name,
     episode = Episode.create_with_faults(world, 0, "small", BUILTIN["hostile"], templates=templates)
 
     def refused(result: Any) -> bool:
-        return result.is_error and (result.call_seq is None
-                                    or (result.fault or {}).get("kind") in ("transient", "rate_limit"))
+        return result.is_error and (
+            result.call_seq is None or (result.fault or {}).get("kind") in ("transient", "rate_limit")
+        )
 
-    findings, counts, flagged = _fuzz_episode(world, episode, random.Random(f"{SEED}-hostile-{world_name}"),
-                                              known_ids(episode), budget=14, valid=4, refused=refused)
+    findings, counts, flagged = _fuzz_episode(
+        world,
+        episode,
+        random.Random(f"{SEED}-hostile-{world_name}"),
+        known_ids(episode),
+        budget=14,
+        valid=4,
+        refused=refused,
+    )
     print(f"{world_name} (hostile): {counts['cases']} cases")
     assert not findings, "\n".join(findings)
     assert not flagged
@@ -262,11 +346,22 @@ def test_every_tool_survives_fuzzing_under_the_hostile_fault_profile(world_name,
 def test_fuzz_cases_cover_each_kind_of_malformed_input():
     world = load_world("retail")
     schema = world.tools["add_customer_address"].input_schema()
-    labels = [label for label, _, _ in fuzz_cases(world, "add_customer_address", random.Random(0), {}, budget=200,
-                                                   valid=3)]
+    labels = [
+        label for label, _, _ in fuzz_cases(world, "add_customer_address", random.Random(0), {}, budget=200, valid=3)
+    ]
     assert {f"missing:{n}" for n in schema["required"]} <= set(labels)
-    for fragment in ("extra_field", "=null", "=int", "=huge", "=unicode", "=too_long", "=nested60", "lone_surrogate",
-                     "nan", "valid0"):
+    for fragment in (
+        "extra_field",
+        "=null",
+        "=int",
+        "=huge",
+        "=unicode",
+        "=too_long",
+        "=nested60",
+        "lone_surrogate",
+        "nan",
+        "valid0",
+    ):
         assert any(fragment in label for label in labels), fragment
     # The "valid" inputs really are valid, for every tool of every world (so the wrong values,
     # swapped into a valid input one field at a time, are what a refusal is about).
@@ -316,7 +411,7 @@ async def test_every_tool_over_mcp_answers_without_5xx_flags_or_state_changes_on
                                 refused = result.is_error
                             except MCPError as exc:  # a JSON-RPC error answer: refused at the protocol level
                                 refused, result = True, exc
-                            except Exception as exc:  # noqa: BLE001 - a transport failure (a 5xx) is the finding
+                            except Exception as exc:
                                 findings.append(f"{world.name}.{tool} {label}: {type(exc).__name__}: {exc}")
                                 continue
                             counts[world.name] += 1
@@ -339,11 +434,20 @@ async def test_malformed_mcp_messages_never_get_a_5xx(serve_http):
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     deep = "[" * 1000 + "]" * 1000
     bodies: list[bytes] = [
-        b"", b"{", b"null", b"[]", b"123", b'"x"', deep.encode(), b"\xff\xfe\x00garbage",
+        b"",
+        b"{",
+        b"null",
+        b"[]",
+        b"123",
+        b'"x"',
+        deep.encode(),
+        b"\xff\xfe\x00garbage",
         b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": NaN}}',
         b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "\\udcff", "arguments": {}}}',
         b'{"jsonrpc": "2.0", "id": 1e400, "method": "tools/call"}',
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {"a": HUGE * 3}}}).encode(),
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {"a": HUGE * 3}}}
+        ).encode(),
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "nope"}).encode(),
         json.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "method": 5}).encode(),
     ]
@@ -390,13 +494,21 @@ def bad_bodies() -> Iterator[tuple[str, bytes, str]]:
     yield "string", b'"hello"', j
     yield "number", b"42", j
     yield "null", b"null", j
-    yield "wrong_types", json.dumps({"world": 5, "seed": "zero", "scale": [], "task": {}, "faults": 3,
-                                     "answer": 7, "messages": "x"}).encode(), j
+    yield (
+        "wrong_types",
+        json.dumps(
+            {"world": 5, "seed": "zero", "scale": [], "task": {}, "faults": 3, "answer": 7, "messages": "x"}
+        ).encode(),
+        j,
+    )
     yield "negative_seed", json.dumps({"seed": -1, "world": "nope"}).encode(), j
     yield "extra", json.dumps({"zz": 1, "answer": None}).encode(), j
     yield "faults_path", json.dumps({"faults": "/etc/passwd"}).encode(), j
-    yield "faults_inline_bad", json.dumps({"faults": {"transient_rate": 1e300, "real_delay": True,
-                                                      "latency_ms": [1, 2]}}).encode(), j
+    yield (
+        "faults_inline_bad",
+        json.dumps({"faults": {"transient_rate": 1e300, "real_delay": True, "latency_ms": [1, 2]}}).encode(),
+        j,
+    )
     yield "messages_garbage", json.dumps({"messages": [1, None, {"role": {"x": 1}}]}).encode(), j
     yield "form", b"a=1&b=2", "application/x-www-form-urlencoded"
     yield "sqlite_garbage", b"SQLite format 3\x00" + b"\x00" * 200, "application/vnd.sqlite3"
@@ -411,6 +523,7 @@ async def test_every_control_route_answers_malformed_requests_with_a_json_4xx(se
     findings: list[str] = []
 
     async with httpx.AsyncClient(base_url=live.url, timeout=60) as http:
+
         async def fresh() -> str:
             r = await http.post("/episodes", json={"world": worlds[0].name, "seed": 0, "scale": "small"})
             assert r.status_code == 201, r.text
@@ -427,7 +540,7 @@ async def test_every_control_route_answers_malformed_requests_with_a_json_4xx(se
                 try:
                     error = got.json()["error"]
                     assert isinstance(error, str) and error
-                except Exception:  # noqa: BLE001
+                except Exception:
                     findings.append(f"{route} {label}: {got.status_code} without a JSON error: {got.text[:200]}")
 
         for route in app_routes:
@@ -441,16 +554,21 @@ async def test_every_control_route_answers_malformed_requests_with_a_json_4xx(se
                         episode_id = "nope-" + "x" * 30 if target == "unknown" else await fresh()
                         before = None
                         if target == "live":
-                            before = (await http.get(f"/episodes/{episode_id}/state",
-                                                     params={"limit": 0})).json()["state_hash"]
+                            before = (await http.get(f"/episodes/{episode_id}/state", params={"limit": 0})).json()[
+                                "state_hash"
+                            ]
                         path = path_template.replace("{episode_id}", episode_id)
                         got = await http.request(method, path, content=body, headers={"Content-Type": ctype})
                         check(key, f"{method} {target} {label}", got)
                         if target == "live" and got.status_code >= 400:  # refused: the episode is untouched
                             after = await http.get(f"/episodes/{episode_id}")
                             state = await http.get(f"/episodes/{episode_id}/state", params={"limit": 0})
-                            if after.status_code != 200 or state.json()["state_hash"] != before \
-                                    or after.json()["ended"] or after.json()["flagged"]:
+                            if (
+                                after.status_code != 200
+                                or state.json()["state_hash"] != before
+                                or after.json()["ended"]
+                                or after.json()["flagged"]
+                            ):
                                 findings.append(f"{key} {method} {label}: a refused request changed the episode")
                         if target == "live" and method == "DELETE" and got.status_code != 204:
                             findings.append(f"{key} {label}: delete of a live episode answered {got.status_code}")
@@ -461,9 +579,15 @@ async def test_every_control_route_answers_malformed_requests_with_a_json_4xx(se
                 # Query strings that are wrong.
                 if path_template.endswith("/state"):
                     episode_id = await fresh()
-                    for query in ({"limit": "-1"}, {"limit": "abc"}, {"limit": "1e400"}, {"limit": "9" * 400},
-                                  {"tables": "nope,\x00"}, {"tables": "," * 1000}, {"tables": "\udcff".encode(
-                                      "utf-8", "surrogatepass").decode("latin-1")}):
+                    for query in (
+                        {"limit": "-1"},
+                        {"limit": "abc"},
+                        {"limit": "1e400"},
+                        {"limit": "9" * 400},
+                        {"tables": "nope,\x00"},
+                        {"tables": "," * 1000},
+                        {"tables": "\udcff".encode("utf-8", "surrogatepass").decode("latin-1")},
+                    ):
                         got = await http.get(path_template.replace("{episode_id}", episode_id), params=query)
                         check(key, f"query {query!r:.60}", got)
                     await http.delete(f"/episodes/{episode_id}")
@@ -472,13 +596,14 @@ async def test_every_control_route_answers_malformed_requests_with_a_json_4xx(se
             for method in sorted({"GET", "POST", "PUT", "PATCH", "DELETE"} - set(methods)):
                 for target_id in ("nope", episode_id):
                     path = path_template.replace("{episode_id}", target_id)
-                    got = await http.request(method, path, content=b'{"a": 1}',
-                                             headers={"Content-Type": "application/json"})
+                    got = await http.request(
+                        method, path, content=b'{"a": 1}', headers={"Content-Type": "application/json"}
+                    )
                     check(key, f"wrong method {method}", got)
                     if got.status_code < 400 and not any(
-                            other.path == path_template and method in other.methods for other in app_routes):
-                        findings.append(f"{key}: {method} is not a method of the route but answered "
-                                        f"{got.status_code}")
+                        other.path == path_template and method in other.methods for other in app_routes
+                    ):
+                        findings.append(f"{key}: {method} is not a method of the route but answered {got.status_code}")
             await http.delete(f"/episodes/{episode_id}")
 
         witness_after = await http.get(f"/episodes/{witness}/state", params={"limit": 0})
@@ -521,12 +646,18 @@ async def test_verify_grades_garbage_conversations_and_answers_without_a_5xx(ser
     worlds = [load_world(n) for n in WORLDS]
     live = serve_http(worlds, tasks={n: load_tasks(n) for n in WORLDS}, max_episodes=200)
     garbage_messages: list[Any] = [
-        [{}], [{"role": 5}], [{"role": "user", "content": None}], [{"role": "tool", "content": {"a": [1]}}],
-        [{"role": "assistant", "tool_calls": "x"}], [{"role": "assistant", "tool_calls": [{}]}],
+        [{}],
+        [{"role": 5}],
+        [{"role": "user", "content": None}],
+        [{"role": "tool", "content": {"a": [1]}}],
+        [{"role": "assistant", "tool_calls": "x"}],
+        [{"role": "assistant", "tool_calls": [{}]}],
         [{"role": "assistant", "tool_calls": [{"id": 1, "function": {"name": 1, "arguments": "{not json"}}]}],
         [{"role": "assistant", "content": [{"type": "text", "text": 5}, "loose", None]}],
-        [{"role": "assistant", "tool_calls": [{"function": {"name": "x", "arguments": {"nested": [[[]]]}}}]},
-         {"role": "tool", "tool_call_id": None, "content": HUGE[:20_000]}],
+        [
+            {"role": "assistant", "tool_calls": [{"function": {"name": "x", "arguments": {"nested": [[[]]]}}}]},
+            {"role": "tool", "tool_call_id": None, "content": HUGE[:20_000]},
+        ],
     ]
     answers: list[Any] = ["", "\x00", "\u202e\U0010ffff", HUGE[:30_000], None]
     statuses: list[int] = []
@@ -534,12 +665,13 @@ async def test_verify_grades_garbage_conversations_and_answers_without_a_5xx(ser
         for i, world in enumerate(worlds):  # each world half of the cases: every case in two worlds
             task = min(t.id for t in load_tasks(world.name).tasks)
             rng = random.Random(f"{SEED}-verify-{world.name}")
-            for messages in garbage_messages[i % 2::2]:
+            for messages in garbage_messages[i % 2 :: 2]:
                 created = await http.post("/episodes", json={"world": world.name, "task": task})
                 assert created.status_code == 201, created.text
                 ep = created.json()
-                got = await http.post(f"/episodes/{ep['id']}/verify",
-                                      json={"answer": rng.choice(answers), "messages": messages})
+                got = await http.post(
+                    f"/episodes/{ep['id']}/verify", json={"answer": rng.choice(answers), "messages": messages}
+                )
                 statuses.append(got.status_code)
                 assert got.status_code < 500, (world.name, messages, got.text[:500])
                 assert not (await http.get(f"/episodes/{ep['id']}")).json()["flagged"]

@@ -17,15 +17,15 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.grading import GradingUnavailable
 from mcpsim.runner import loop
 from mcpsim.runner.agents import NoopAgent, OracleAgent
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
+from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.schema import Trajectory
-from mcpsim.grading import GradingUnavailable
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -40,8 +40,21 @@ def lines(out: Path) -> list[Trajectory]:
 def test_an_oracle_run_at_concurrency_64_on_a_loaded_machine_scores_every_task_1(tmp_path):
     hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(2)]  # both cores busy
     try:
-        result = CliRunner().invoke(main, ["run", "retail", "--agent", "oracle", "--tasks", "all",
-                                           "--concurrency", "64", "--out", str(tmp_path / "run")])
+        result = CliRunner().invoke(
+            main,
+            [
+                "run",
+                "retail",
+                "--agent",
+                "oracle",
+                "--tasks",
+                "all",
+                "--concurrency",
+                "64",
+                "--out",
+                str(tmp_path / "run"),
+            ],
+        )
     finally:
         for hog in hogs:
             hog.kill()
@@ -60,7 +73,8 @@ def _ledger_backend(ledger, templates) -> tuple[InProcessBackend, EpisodeManager
 
 
 async def test_a_grading_that_stalls_once_is_retried_and_the_episode_keeps_its_verdict(
-        tmp_path, ledger, templates, monkeypatch):
+    tmp_path, ledger, templates, monkeypatch
+):
     backend, manager = _ledger_backend(ledger, templates)
     verifier = manager.verifier("ledger")
     real_grade, calls = verifier.grade, []
@@ -80,7 +94,8 @@ async def test_a_grading_that_stalls_once_is_retried_and_the_episode_keeps_its_v
 
 
 async def test_a_grading_that_never_finishes_is_a_grader_error_without_a_reward(
-        tmp_path, ledger, templates, monkeypatch):
+    tmp_path, ledger, templates, monkeypatch
+):
     backend, manager = _ledger_backend(ledger, templates)
     manager.verifier("ledger").stall_timeout = 0.2  # the task's custom check sleeps 2 s: a real stall
     monkeypatch.setattr(loop, "GRADING_BACKOFF_S", 0.01)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 from mcp import Client
@@ -45,8 +46,10 @@ async def test_an_episode_created_over_the_control_plane_keeps_its_state_across_
 async def test_two_episodes_driven_concurrently_never_see_each_others_writes(serve_http, ledger, mode):
     live = serve_http([ledger])
     async with httpx.AsyncClient(base_url=live.url) as http:
-        a, b = await create(http, world="ledger", seed=1, scale="small"), await create(http, world="ledger", seed=1,
-                                                                                        scale="small")
+        a, b = (
+            await create(http, world="ledger", seed=1, scale="small"),
+            await create(http, world="ledger", seed=1, scale="small"),
+        )
         seen: dict[str, set[str]] = {}
 
         async def drive(ep: dict, tag: str) -> None:
@@ -54,7 +57,7 @@ async def test_two_episodes_driven_concurrently_never_see_each_others_writes(ser
                 for i in range(8):
                     r = await client.call_tool("open_account", {"owner": f"{tag}-{i}"})
                     assert not r.is_error
-                    await anyio.sleep(0)
+                    await anyio.lowlevel.checkpoint()
                 listed = await client.call_tool("list_accounts", {})
                 seen[tag] = {acc["owner"] for acc in listed.structured_content["result"]}
 
@@ -139,8 +142,9 @@ async def test_the_control_plane_requires_the_token_and_the_agent_endpoint_does_
         wrong = await http.post("/episodes", json={"world": "ledger"}, headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401 and wrong.headers["www-authenticate"] == "Bearer"
         assert (await http.get("/episodes")).status_code == 401
-        r = await http.post("/episodes", json={"world": "ledger", "scale": "small"},
-                            headers={"Authorization": "Bearer s3cret"})
+        r = await http.post(
+            "/episodes", json={"world": "ledger", "scale": "small"}, headers={"Authorization": "Bearer s3cret"}
+        )
         assert r.status_code == 201
         assert (await http.get("/health")).json()["episodes"] == 1
     with anyio.fail_after(20):
@@ -182,8 +186,11 @@ async def test_the_episode_cap_answers_503_and_frees_up_after_a_delete(serve_htt
 async def test_a_foreign_origin_is_refused_before_any_tool_runs(serve_http, ledger):
     live = serve_http([ledger], default=ledger)
     async with httpx.AsyncClient(base_url=live.url) as http:
-        r = await http.post("/mcp", headers={"Origin": "http://evil.example", "Accept": "application/json, text/event-stream"},
-                            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        r = await http.post(
+            "/mcp",
+            headers={"Origin": "http://evil.example", "Accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        )
     assert r.status_code == 403
 
 

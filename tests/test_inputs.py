@@ -16,13 +16,13 @@ from mcp import Client
 
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.faults import BUILTIN, FaultProfile, FaultProfileError, load_profile, profile_from_request
-from mcpsim.serve.host import EpisodeManager
-from mcpsim.serve.mcp import build_server
+from mcpsim.engine.templates import TemplateCache
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
+from mcpsim.serve.host import EpisodeManager
+from mcpsim.serve.mcp import build_server
 from mcpsim.tasks import load_tasks
-from mcpsim.engine.templates import TemplateCache
 from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, Trajectory
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +41,8 @@ def hostile_file(folder: Path, name: str = "secret.yaml") -> Path:
 
 
 async def test_a_file_path_in_faults_is_refused_without_reading_it_or_telling_whether_it_exists(
-        serve_http, ledger, tmp_path):
+    serve_http, ledger, tmp_path
+):
     existing = hostile_file(tmp_path)
     missing = tmp_path / "nothing-here.yaml"
     live = serve_http([ledger])
@@ -120,8 +121,9 @@ def test_the_builtin_profiles_stay_within_the_bounds():
 async def test_an_unbounded_inline_profile_gets_422_over_http(serve_http, ledger):
     live = serve_http([ledger])
     async with httpx.AsyncClient(base_url=live.url) as http:
-        r = await http.post("/episodes", json={**LEDGER, "faults": {"name": "slow", "real_delay": True,
-                                                                    "latency_s": [0, 1_000_000]}})
+        r = await http.post(
+            "/episodes", json={**LEDGER, "faults": {"name": "slow", "real_delay": True, "latency_s": [0, 1_000_000]}}
+        )
     assert r.status_code == 422 and "less than or equal to 60" in r.json()["error"]
     assert len(live.manager) == 0
 
@@ -168,8 +170,10 @@ def test_a_body_declared_too_large_is_refused_before_it_is_read(serve_http, ledg
     live = serve_http([ledger])
     url = urlsplit(live.url)
     with socket.create_connection((url.hostname, url.port), timeout=20) as sock:
-        sock.sendall(b"POST /episodes HTTP/1.1\r\nHost: " + url.netloc.encode() + b"\r\nContent-Type: "
-                     b"application/json\r\nContent-Length: 1000000000\r\n\r\n{}")
+        sock.sendall(
+            b"POST /episodes HTTP/1.1\r\nHost: " + url.netloc.encode() + b"\r\nContent-Type: "
+            b"application/json\r\nContent-Length: 1000000000\r\n\r\n{}"
+        )
         answer = ""
         while "larger than" not in answer:  # answered without waiting for the gigabyte
             chunk = sock.recv(65536).decode()
@@ -183,10 +187,14 @@ async def test_verify_bodies_are_parsed_as_strictly(serve_http, ledger):
     live = serve_http([ledger])
     async with httpx.AsyncClient(base_url=live.url) as http:
         ep = (await http.post("/episodes", json=LEDGER)).json()
-        for body, fragment in ((b'{"answer": NaN}', "NaN"), (b'{"answer": "\\udcff"}', "lone surrogate"),
-                               (b'{"messages": ' + b"[" * 100 + b"]" * 100 + b"}", "nested")):
-            r = await http.post(f"/episodes/{ep['id']}/verify", content=body,
-                                headers={"content-type": "application/json"})
+        for body, fragment in (
+            (b'{"answer": NaN}', "NaN"),
+            (b'{"answer": "\\udcff"}', "lone surrogate"),
+            (b'{"messages": ' + b"[" * 100 + b"]" * 100 + b"}", "nested"),
+        ):
+            r = await http.post(
+                f"/episodes/{ep['id']}/verify", content=body, headers={"content-type": "application/json"}
+            )
             assert r.status_code == 422 and fragment in r.json()["error"], r.text
 
 
@@ -215,8 +223,9 @@ async def test_over_mcp_in_memory_a_lone_surrogate_is_a_tool_error(ledger, templ
         async with Client(server) as client:
             result = await client.call_tool("open_account", {"owner": "\udcff"})
             # refused as an invalid argument (by the SDK's own argument check, or by the episode)
-            assert result.is_error and ("surrogate" in result.content[0].text
-                                        or "string_unicode" in result.content[0].text)
+            assert result.is_error and (
+                "surrogate" in result.content[0].text or "string_unicode" in result.content[0].text
+            )
             ok = await client.call_tool("open_account", {"owner": "Grace"})
             assert not ok.is_error  # the server goes on serving
     assert [r.ok for r in ep.transcript()] in ([True], [False, True]) and not ep.flagged
@@ -229,18 +238,35 @@ async def test_over_http_a_lone_surrogate_is_refused_and_the_trajectory_still_an
         ep = (await http.post("/episodes", json=LEDGER)).json()
         before = (await http.get(f"/episodes/{ep['id']}/state")).json()["state_hash"]
         mcp = f"/episodes/{ep['id']}/mcp"
-        init = await http.post(mcp, headers=headers, json={
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        init = await http.post(
+            mcp,
+            headers=headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+        )
         assert init.status_code == 200, init.text
         session = {"mcp-protocol-version": "2025-06-18"}
         if sid := init.headers.get("mcp-session-id"):
             session["mcp-session-id"] = sid
-        await http.post(mcp, headers={**headers, **session},
-                        json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-        r = await http.post(mcp, headers={**headers, **session}, content=(
-            b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", '
-            b'"params": {"name": "open_account", "arguments": {"owner": "\\udcff"}}}'))
+        await http.post(
+            mcp, headers={**headers, **session}, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        r = await http.post(
+            mcp,
+            headers={**headers, **session},
+            content=(
+                b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", '
+                b'"params": {"name": "open_account", "arguments": {"owner": "\\udcff"}}}'
+            ),
+        )
         assert r.status_code < 500, r.text
         assert "surrogate" in r.text  # a JSON-RPC parse error, or the tool's own invalid-argument error
         trajectory = await http.get(f"/episodes/{ep['id']}/trajectory")
@@ -262,8 +288,16 @@ class SurrogateAgent:
     async def respond(self, turn) -> Message:
         raws = ['{"email": "\\udcff@example.com"}', '{"email": "\udcff@example.com"}']
         if turn.step < len(raws):
-            return Message(role="assistant", content="\udcff thinking", tool_calls=[ToolCall(
-                id=f"c{turn.step}", function=FunctionCall(name="find_customer_by_email", arguments=raws[turn.step]))])
+            return Message(
+                role="assistant",
+                content="\udcff thinking",
+                tool_calls=[
+                    ToolCall(
+                        id=f"c{turn.step}",
+                        function=FunctionCall(name="find_customer_by_email", arguments=raws[turn.step]),
+                    )
+                ],
+            )
         return Message(role="assistant", content="done \udcff")
 
 
@@ -271,8 +305,9 @@ async def test_an_in_process_run_with_a_lone_surrogate_finishes_and_writes_its_j
     task = load_tasks("retail").tasks[0]
     backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
     with anyio.fail_after(120):
-        result = await run_episodes(RunConfig(world="retail", tasks=[task], out=tmp_path, concurrency=1),
-                                    backend, SurrogateAgent, ScriptedUser)
+        result = await run_episodes(
+            RunConfig(world="retail", tasks=[task], out=tmp_path, concurrency=1), backend, SurrogateAgent, ScriptedUser
+        )
     assert result.ran == 1
     (line,) = (tmp_path / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
     trajectory = Trajectory.model_validate_json(line)
@@ -284,6 +319,13 @@ async def test_an_in_process_run_with_a_lone_surrogate_finishes_and_writes_its_j
 
 
 def test_a_trajectory_with_a_lone_surrogate_still_serialises():
-    t = Trajectory(world="w", world_version="v", agent="a", status="error", termination="agent_error",
-                   error="boom \udcff", messages=[Message(role="user", content="\ud800")])
+    t = Trajectory(
+        world="w",
+        world_version="v",
+        agent="a",
+        status="error",
+        termination="agent_error",
+        error="boom \udcff",
+        messages=[Message(role="user", content="\ud800")],
+    )
     assert json.loads(t.model_dump_json())["error"] == "boom \ufffd"

@@ -36,15 +36,38 @@ def test_inspector_reaches_an_episode_over_http_and_sees_its_writes(http_process
 
     auth = {"Authorization": "Bearer tok"}
     ep = httpx.post(f"{http_process}/episodes", json={"world": "retail", "scale": "small"}, headers=auth).json()
-    customer = httpx.get(f"{http_process}/episodes/{ep['id']}/state", params={"tables": "customers", "limit": 1},
-                         headers=auth).json()["tables"]["customers"][0]
-    written = inspector(ep["mcp_url"], "--method", "tools/call", "--tool-name", "add_customer_address",
-                        "--tool-arg", f"customer_id={customer['id']}", "--tool-arg", "line1=42 Inspector Way",
-                        "--tool-arg", "city=Springfield", "--tool-arg", "state=IL", "--tool-arg", 'zip="62701"')
+    customer = httpx.get(
+        f"{http_process}/episodes/{ep['id']}/state", params={"tables": "customers", "limit": 1}, headers=auth
+    ).json()["tables"]["customers"][0]
+    written = inspector(
+        ep["mcp_url"],
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "add_customer_address",
+        "--tool-arg",
+        f"customer_id={customer['id']}",
+        "--tool-arg",
+        "line1=42 Inspector Way",
+        "--tool-arg",
+        "city=Springfield",
+        "--tool-arg",
+        "state=IL",
+        "--tool-arg",
+        'zip="62701"',
+    )
     assert written["isError"] is False, written
-    read = inspector(ep["mcp_url"], "--method", "tools/call", "--tool-name", "get_customer_details",
-                     "--tool-arg", f"customer_id={customer['id']}")  # a new connection, same episode
+    read = inspector(
+        ep["mcp_url"],
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_customer_details",
+        "--tool-arg",
+        f"customer_id={customer['id']}",
+    )  # a new connection, same episode
     assert "42 Inspector Way" in json.dumps(read["structuredContent"])
-    refused = inspector(ep["mcp_url"], "--method", "tools/call", "--tool-name", "get_order_details",
-                        "--tool-arg", "order_id=#W9999999")
+    refused = inspector(
+        ep["mcp_url"], "--method", "tools/call", "--tool-name", "get_order_details", "--tool-arg", "order_id=#W9999999"
+    )
     assert refused["isError"] is True

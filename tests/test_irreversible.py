@@ -54,13 +54,21 @@ def new_thread(episode: Episode) -> str:
 
 def test_a_message_sent_then_trashed_and_deleted_fails_though_the_final_rows_equal_the_golds(workspace):
     task = workspace.tasks.get("mail-reply-lunch")
-    extra = Action(tool="send_mail", args={"to": ["sam.whitaker@gmail.com"], "subject": "Lunch",
-                                           "body": "Actually, I can't make it on Thursday."})
+    extra = Action(
+        tool="send_mail",
+        args={"to": ["sam.whitaker@gmail.com"], "subject": "Lunch", "body": "Actually, I can't make it on Thursday."},
+    )
     episode = task_episode(workspace.world, task, templates=workspace.templates)
     conversation = run_solution(episode, task, [*gold_steps(task, workspace.world), extra])
     thread = new_thread(episode)
-    conversation += run_solution(episode, task, [Action(tool="trash_thread", args={"thread_id": thread}),
-                                                 Action(tool="empty_trash", args={"thread_ids": [thread]})])[1:]
+    conversation += run_solution(
+        episode,
+        task,
+        [
+            Action(tool="trash_thread", args={"thread_id": thread}),
+            Action(tool="empty_trash", args={"thread_ids": [thread]}),
+        ],
+    )[1:]
     # The final rows are the gold solution's: net changes alone cannot see the message.
     assert compare_with_gold(episode.net_changes(), workspace.gold_changes(task), ignored(workspace, task)) == []
     verdict = workspace.grade(episode, task, oracle_answer(task), conversation)
@@ -72,10 +80,14 @@ def test_a_message_sent_then_trashed_and_deleted_fails_though_the_final_rows_equ
 
 def test_a_file_shared_then_unshared_fails_and_so_does_the_default_allowed_changes(workspace):
     task = workspace.tasks.get("files-revoke-auditor")
-    steps = [*gold_steps(task, workspace.world),
-             Action(tool="share_file", args={"file_id": "fil_0522802", "emails": ["nadia.rahman@acmelogistics.com"],
-                                             "role": "viewer"}),
-             Action(tool="revoke_access", args={"file_id": "fil_0522802", "email": "nadia.rahman@acmelogistics.com"})]
+    steps = [
+        *gold_steps(task, workspace.world),
+        Action(
+            tool="share_file",
+            args={"file_id": "fil_0522802", "emails": ["nadia.rahman@acmelogistics.com"], "role": "viewer"},
+        ),
+        Action(tool="revoke_access", args={"file_id": "fil_0522802", "email": "nadia.rahman@acmelogistics.com"}),
+    ]
     verdict, _ = play(workspace, task, steps)
     assert not verdict.passed
     assert "file_permissions" in gold_state_reason(verdict) and "written by share_file" in gold_state_reason(verdict)
@@ -89,8 +101,10 @@ def test_declining_then_accepting_an_invitation_is_not_accepting_it_once(workspa
     decline = Action(tool="respond_to_invitation", args={"event_id": "evt_54620300", "response": "declined"})
     verdict, _ = play(workspace, task, [*gold[:-1], decline, gold[-1]])
     assert not verdict.passed
-    assert "response: changed by 2 irreversible call(s) (respond_to_invitation, respond_to_invitation), the gold " \
-           "solution's by 1" in gold_state_reason(verdict)
+    assert (
+        "response: changed by 2 irreversible call(s) (respond_to_invitation, respond_to_invitation), the gold "
+        "solution's by 1" in gold_state_reason(verdict)
+    )
 
 
 def test_the_writes_of_irreversible_calls_are_per_call_images(workspace):
@@ -157,8 +171,9 @@ def test_updates_count_per_column_not_by_intermediate_value():
     assert compare_irreversible(swapped, gold, []) == ([], [])
     once = changes(update(1, "a", 1000, 850))
     extra, missing = compare_irreversible(once, gold, [])
-    assert extra == [] and missing == ["accounts a balance: changed by 1 irreversible call(s), the gold solution's "
-                                       "by 2 (pay, pay)"]
+    assert extra == [] and missing == [
+        "accounts a balance: changed by 1 irreversible call(s), the gold solution's by 2 (pay, pay)"
+    ]
     elsewhere = changes(update(1, "a", 1000, 900), update(2, "a", 900, 800))
     extra, _ = compare_irreversible(elsewhere, gold, [])
     assert extra == ["accounts a balance: irreversible calls last set it to 800, the gold solution's to 850"]
@@ -171,8 +186,9 @@ def test_volatile_columns_of_irreversible_writes_are_ignored_and_deletes_count()
     assert compare_irreversible(changes(later), changes(sent), [])[0]  # the timestamps differ
     gone = IrreversibleWrite(4, "shred", "files", '["f1"]', {"id": "f1"}, None)
     extra, missing = compare_irreversible(changes(gone), changes(), [])
-    assert extra == ["files f1: deleted by shred (call 4); shred is irreversible and the gold solution does not "
-                     "delete it"] and missing == []
+    assert (
+        extra == ["files f1: deleted by shred (call 4); shred is irreversible and the gold solution does not delete it"]
+        and missing == []
+    )
     _, missing = compare_irreversible(changes(), changes(sent), ["messages.sent_at"])
     assert missing == ["messages: 1 row(s) the gold solution's send writes, never written here: {body='hi', id='m1'}"]
-

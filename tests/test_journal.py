@@ -26,8 +26,15 @@ from mcpsim.trajectories.schema import Trajectory
 
 
 def trajectory(episode_id: str, **fields: object) -> Trajectory:
-    return Trajectory(episode_id=episode_id, world="ledger", world_version="v", agent="a", status="completed",
-                      termination="recorded", **fields)
+    return Trajectory(
+        episode_id=episode_id,
+        world="ledger",
+        world_version="v",
+        agent="a",
+        status="completed",
+        termination="recorded",
+        **fields,
+    )
 
 
 @pytest.fixture
@@ -38,8 +45,9 @@ def episode(templates, ledger) -> Episode:
 def drive(episode: Episode) -> None:
     """A read, a write, a business error, a refused call and a tool bug."""
     accounts = episode.call("list_accounts").value
-    assert not episode.call("transfer", {"from_account": accounts[0].id, "to_account": accounts[1].id,
-                                         "amount": 1.5}).is_error
+    assert not episode.call(
+        "transfer", {"from_account": accounts[0].id, "to_account": accounts[1].id, "amount": 1.5}
+    ).is_error
     assert episode.call("get_account", {"account_id": "acc_nope"}).is_error
     assert episode.call("transfer", {"from_account": 1}).is_error
     assert episode.call("close_account_buggy", {"account_id": accounts[2].id}).bug
@@ -80,8 +88,9 @@ def test_a_torn_last_line_longer_than_the_read_block_is_found(tmp_path):
 
 def test_any_other_bad_line_is_an_error_naming_the_file_and_line(tmp_path):
     path = tmp_path / "trajectories.jsonl"
-    path.write_text(trajectory("a").model_dump_json() + "\n{\"not\": \"a trajectory\"}\n"
-                    + trajectory("c").model_dump_json() + "\n")
+    path.write_text(
+        trajectory("a").model_dump_json() + '\n{"not": "a trajectory"}\n' + trajectory("c").model_dump_json() + "\n"
+    )
     with pytest.raises(JournalError, match=r"trajectories.jsonl:2 is not a trajectory"):
         read_trajectories(path)
     bad: list[int] = []

@@ -25,8 +25,7 @@ def _tool(name: str) -> str:
 
 
 def test_imports_follow_the_layers() -> None:
-    out = subprocess.run([_tool("lint-imports"), "--no-cache"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run([_tool("lint-imports"), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert "0 broken" in out.stdout
 
@@ -37,8 +36,14 @@ def test_a_layer_violation_is_caught(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "mcpsim", tmp_path / "mcpsim", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     (tmp_path / "mcpsim" / "world" / "_layer_probe.py").write_text("import mcpsim.serve.app  # breaks the layering\n")
-    out = subprocess.run([_tool("lint-imports"), "--no-cache"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=600, env={"PATH": "", "PYTHONPATH": str(tmp_path)})
+    out = subprocess.run(
+        [_tool("lint-imports"), "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PATH": "", "PYTHONPATH": str(tmp_path)},
+    )
     assert out.returncode != 0
     assert "mcpsim.world._layer_probe -> mcpsim.serve.app" in out.stdout, out.stdout[-3000:]
 
@@ -63,7 +68,10 @@ def test_every_package_is_discovered() -> None:
     test_deployment.py installs one and runs it)."""
     from setuptools import find_namespace_packages
 
-    source = {p.parent.relative_to(ROOT).as_posix().replace("/", ".")
-              for p in (ROOT / "mcpsim").rglob("*.py") if "__pycache__" not in p.parts}
+    source = {
+        p.parent.relative_to(ROOT).as_posix().replace("/", ".")
+        for p in (ROOT / "mcpsim").rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
     found = set(find_namespace_packages(str(ROOT), include=["mcpsim", "mcpsim.*"], exclude=["*.__pycache__"]))
     assert source <= found, source - found

@@ -30,11 +30,16 @@ pytestmark = pytest.mark.anyio
 
 TOKEN = "lifecycle-token"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
-MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28",
-               "mcp-method": "tools/call"}
-MCP_META = {mcp_types.PROTOCOL_VERSION_META_KEY: "2026-07-28",
-            mcp_types.CLIENT_INFO_META_KEY: {"name": "stress", "version": "1"},
-            mcp_types.CLIENT_CAPABILITIES_META_KEY: {}}
+MCP_HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+}
+MCP_META = {
+    mcp_types.PROTOCOL_VERSION_META_KEY: "2026-07-28",
+    mcp_types.CLIENT_INFO_META_KEY: {"name": "stress", "version": "1"},
+    mcp_types.CLIENT_CAPABILITIES_META_KEY: {},
+}
 
 
 def _set_verdict(e: Episode) -> None:
@@ -130,15 +135,20 @@ def test_close_waits_for_the_read_in_progress_and_the_process_survives(tmp_path)
     script.write_text(RACE.format(tests=tests))
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSIM_")}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(tests).parent), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env, check=False
+    )
     assert done.returncode == 0, (done.returncode, done.stdout[-2000:], done.stderr[-4000:])
     assert done.stdout.strip().endswith("ok")
 
 
 def _mcp_body(tool: str, arguments: dict[str, Any], request_id: int = 1) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments, "_meta": MCP_META}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": MCP_META},
+    }
 
 
 async def test_routes_on_an_episode_closed_mid_request_answer_404_with_the_reason(serve_http, ledger, templates):
@@ -150,8 +160,13 @@ async def test_routes_on_an_episode_closed_mid_request_answer_404_with_the_reaso
         # What a concurrent DELETE or expiry does between a route's lookup and its use of the episode.
         live.manager.get(ep["id"]).close("deleted")
         for method, path, body in [
-            ("GET", "", None), ("GET", "/state", None), ("GET", "/changes", None), ("GET", "/snapshot", None),
-            ("GET", "/trajectory", None), ("POST", "/end", None), ("POST", "/fork", None),
+            ("GET", "", None),
+            ("GET", "/state", None),
+            ("GET", "/changes", None),
+            ("GET", "/snapshot", None),
+            ("GET", "/trajectory", None),
+            ("POST", "/end", None),
+            ("POST", "/fork", None),
             ("POST", "/verify", {"answer": "done"}),
         ]:
             r = await http.request(method, f"/episodes/{ep['id']}{path}", json=body)
@@ -159,14 +174,18 @@ async def test_routes_on_an_episode_closed_mid_request_answer_404_with_the_reaso
             assert f"episode {ep['id']} was deleted" in r.json()["error"], (path, r.text)
         listed = await http.get("/episodes")
         assert listed.status_code == 200 and ep["id"] not in [e["id"] for e in listed.json()]
-        r = await http.post(ep["mcp_url"], json=_mcp_body("list_accounts", {}),
-                            headers={**MCP_HEADERS, "mcp-name": "list_accounts"})
+        r = await http.post(
+            ep["mcp_url"], json=_mcp_body("list_accounts", {}), headers={**MCP_HEADERS, "mcp-name": "list_accounts"}
+        )
         assert r.status_code == 200, r.text
         result = r.json()["result"]
         assert result["isError"] and f"episode {ep['id']} was deleted" in result["content"][0]["text"], result
         # Invalid arguments: the SDK's own error, and recording the rejected call in the closed episode is skipped.
-        r = await http.post(ep["mcp_url"], json=_mcp_body("get_account", {"account_id": 7}),
-                            headers={**MCP_HEADERS, "mcp-name": "get_account"})
+        r = await http.post(
+            ep["mcp_url"],
+            json=_mcp_body("get_account", {"account_id": 7}),
+            headers={**MCP_HEADERS, "mcp-name": "get_account"},
+        )
         assert r.status_code == 200 and r.json()["result"]["isError"], r.text
         assert (await http.delete(f"/episodes/{ep['id']}")).status_code == 204
         assert (await http.get(f"/episodes/{ep['id']}")).status_code == 404
@@ -184,8 +203,7 @@ async def test_concurrent_lifecycles_never_crash_never_500_and_leak_nothing(serv
     re-creation. Every answer is a success or a clean 4xx, the server is alive at the end, and
     once every known episode is deleted none is left."""
     tasks = ledger_tasks(ledger, templates)
-    live = serve_http([ledger], token=TOKEN, tasks={"ledger": tasks}, max_episodes=500, ttl=60.0,
-                      reap_interval=0.25)
+    live = serve_http([ledger], token=TOKEN, tasks={"ledger": tasks}, max_episodes=500, ttl=60.0, reap_interval=0.25)
     rng = random.Random(11)
     pool: list[str] = []
     urls: dict[str, str] = {}
@@ -230,9 +248,24 @@ async def test_concurrent_lifecycles_never_crash_never_500_and_leak_nothing(serv
         async with httpx.AsyncClient(base_url=live.url, headers=AUTH, timeout=120) as http:
             while anyio.current_time() < deadline:
                 op = rng.choices(
-                    ["create", "call", "state", "changes", "snapshot", "restore", "trajectory", "get", "list",
-                     "fork", "end", "verify", "delete", "expire"],
-                    weights=[6, 30, 8, 4, 4, 2, 3, 4, 2, 5, 4, 4, 6, 0.2])[0]
+                    [
+                        "create",
+                        "call",
+                        "state",
+                        "changes",
+                        "snapshot",
+                        "restore",
+                        "trajectory",
+                        "get",
+                        "list",
+                        "fork",
+                        "end",
+                        "verify",
+                        "delete",
+                        "expire",
+                    ],
+                    weights=[6, 30, 8, 4, 4, 2, 3, 4, 2, 5, 4, 4, 6, 0.2],
+                )[0]
                 episode_id = pick()
                 if op in ("create", "fork", "restore") and len(pool) >= POOL:
                     op = "delete"
@@ -240,17 +273,30 @@ async def test_concurrent_lifecycles_never_crash_never_500_and_leak_nothing(serv
                     op = "create"
                 path = f"/episodes/{episode_id}"
                 if op == "create":
-                    body = {"world": "ledger", "task": "pay-and-open"} if rng.random() < 0.5 else \
-                        {"world": "ledger", "seed": rng.randrange(2), "scale": "small"}
+                    body = (
+                        {"world": "ledger", "task": "pay-and-open"}
+                        if rng.random() < 0.5
+                        else {"world": "ledger", "seed": rng.randrange(2), "scale": "small"}
+                    )
                     adopt(await request(http, op, "POST", "/episodes", json=body))
                 elif op == "call":
-                    tool, arguments = rng.choice([
-                        ("list_accounts", {}), ("open_account", {"owner": f"w{number}"}),
-                        ("get_account", {"account_id": "acc_000000"}), ("get_account", {"account_id": 12}),
-                        ("transfer", {"from_account": "acc_x", "to_account": "acc_y", "amount": 1}),
-                    ])
-                    await request(http, op, "POST", urls.get(episode_id, f"{path}/mcp"),
-                                  json=_mcp_body(tool, arguments, number), headers={**MCP_HEADERS, "mcp-name": tool})
+                    tool, arguments = rng.choice(
+                        [
+                            ("list_accounts", {}),
+                            ("open_account", {"owner": f"w{number}"}),
+                            ("get_account", {"account_id": "acc_000000"}),
+                            ("get_account", {"account_id": 12}),
+                            ("transfer", {"from_account": "acc_x", "to_account": "acc_y", "amount": 1}),
+                        ]
+                    )
+                    await request(
+                        http,
+                        op,
+                        "POST",
+                        urls.get(episode_id, f"{path}/mcp"),
+                        json=_mcp_body(tool, arguments, number),
+                        headers={**MCP_HEADERS, "mcp-name": tool},
+                    )
                 elif op == "state":
                     await request(http, op, "GET", f"{path}/state")
                 elif op == "changes":
@@ -262,8 +308,16 @@ async def test_concurrent_lifecycles_never_crash_never_500_and_leak_nothing(serv
                 elif op == "restore":
                     if not snapshots:
                         continue
-                    adopt(await request(http, op, "POST", "/episodes/restore", content=rng.choice(snapshots),
-                                        headers={"content-type": "application/vnd.sqlite3"}))
+                    adopt(
+                        await request(
+                            http,
+                            op,
+                            "POST",
+                            "/episodes/restore",
+                            content=rng.choice(snapshots),
+                            headers={"content-type": "application/vnd.sqlite3"},
+                        )
+                    )
                 elif op == "trajectory":
                     await request(http, op, "GET", f"{path}/trajectory")
                 elif op == "get":

@@ -7,17 +7,17 @@ import json
 import anyio
 import pytest
 
-from mcpsim.serve.host import EpisodeManager
-from mcpsim.world.registry import load_world
+from mcpsim.engine.templates import TemplateCache
 from mcpsim.runner.agents import OpenAIAgent
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.llm import ChatClient
 from mcpsim.runner.loop import RolloutSettings
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import LlmUser, ScriptedUser
+from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import load_tasks
-from mcpsim.engine.templates import TemplateCache
 from mcpsim.trajectories.schema import Trajectory
+from mcpsim.world.registry import load_world
 from tests.fake_openai import FakeModel, fake_openai
 
 pytestmark = pytest.mark.anyio
@@ -34,30 +34,36 @@ def task():
     return next(t for t in tasks if t.gold and t.gold[0].tool == "find_customer_by_email")
 
 
-async def run_one(tmp_path, backend, task, model: FakeModel, *, max_steps: int = 30, user=None,
-                  retries: int = 2) -> tuple[Trajectory, FakeModel]:
+async def run_one(
+    tmp_path, backend, task, model: FakeModel, *, max_steps: int = 30, user=None, retries: int = 2
+) -> tuple[Trajectory, FakeModel]:
     with fake_openai(model) as base_url:
-        config = RunConfig(world="retail", tasks=[task], out=tmp_path,
-                           settings=RolloutSettings(max_steps=max_steps, timeout=60))
+        config = RunConfig(
+            world="retail", tasks=[task], out=tmp_path, settings=RolloutSettings(max_steps=max_steps, timeout=60)
+        )
         with anyio.fail_after(60):
-            await run_episodes(config, backend,
-                               lambda: OpenAIAgent(ChatClient(model="fake-1", base_url=base_url, retries=retries,
-                                                              backoff=0.01)),
-                               user or ScriptedUser)
+            await run_episodes(
+                config,
+                backend,
+                lambda: OpenAIAgent(ChatClient(model="fake-1", base_url=base_url, retries=retries, backoff=0.01)),
+                user or ScriptedUser,
+            )
     (line,) = (tmp_path / "trajectories.jsonl").read_text().splitlines()
     return Trajectory.model_validate_json(line), model
 
 
 async def test_malformed_calls_become_clear_tool_errors_and_the_episode_goes_on(tmp_path, backend, task):
     email = task.gold[0].args["email"]
-    model = FakeModel(script=[
-        {"tool_calls": [("find_customer_by_email", '{"email": "unterminated')]},
-        {"tool_calls": [("find_customer_by_email", '["not", "an", "object"]')]},
-        {"tool_calls": [("launch_rocket", "{}")]},
-        {"tool_calls": [("find_customer_by_email", json.dumps({"email": 42}))]},
-        {"tool_calls": [("find_customer_by_email", json.dumps({"email": email}))]},
-        {"content": "I found your account."},
-    ])
+    model = FakeModel(
+        script=[
+            {"tool_calls": [("find_customer_by_email", '{"email": "unterminated')]},
+            {"tool_calls": [("find_customer_by_email", '["not", "an", "object"]')]},
+            {"tool_calls": [("launch_rocket", "{}")]},
+            {"tool_calls": [("find_customer_by_email", json.dumps({"email": 42}))]},
+            {"tool_calls": [("find_customer_by_email", json.dumps({"email": email}))]},
+            {"content": "I found your account."},
+        ]
+    )
     t, model = await run_one(tmp_path, backend, task, model)
     assert t.status == "completed" and t.termination == "answered" and t.agent == "openai:fake-1"
     errors = [c.error for c in t.calls]
@@ -100,20 +106,24 @@ async def test_a_client_error_is_not_retried(tmp_path, backend, task):
 
 
 async def test_the_llm_user_plays_the_persona_and_stops_with_the_stop_token(tmp_path, backend, task):
-    agent_and_user = FakeModel(script=[
-        {"content": "Could you give me your email?"},  # agent
-        {"content": f"Sure, it is {task.gold[0].args['email']}."},  # user
-        {"content": "Thanks, you are all set."},  # agent
-        {"content": "###STOP###"},  # user
-    ])
+    agent_and_user = FakeModel(
+        script=[
+            {"content": "Could you give me your email?"},  # agent
+            {"content": f"Sure, it is {task.gold[0].args['email']}."},  # user
+            {"content": "Thanks, you are all set."},  # agent
+            {"content": "###STOP###"},  # user
+        ]
+    )
     with fake_openai(agent_and_user) as base_url:
+
         def make_user(task):
             return LlmUser(task, ChatClient(model="user-1", base_url=base_url, backoff=0.01))
 
         config = RunConfig(world="retail", tasks=[task], out=tmp_path)
         with anyio.fail_after(60):
-            await run_episodes(config, backend, lambda: OpenAIAgent(ChatClient(model="agent-1", base_url=base_url)),
-                               make_user)
+            await run_episodes(
+                config, backend, lambda: OpenAIAgent(ChatClient(model="agent-1", base_url=base_url)), make_user
+            )
     (t,) = [Trajectory.model_validate_json(line) for line in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
     assert [m.role for m in t.messages] == ["system", "user", "assistant", "user", "assistant"]
     assert t.termination == "answered" and "Thanks" in t.verdict["answer"]

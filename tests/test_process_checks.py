@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim.world.registry import load_world
-from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
-from mcpsim.tasks import Action, CallOrder, Task, ToolNotCalled, load_tasks
 from mcpsim.grading import Verifier
 from mcpsim.grading.checks import GradingContext, evaluate
+from mcpsim.tasks import Action, CallOrder, Task, ToolNotCalled, load_tasks
+from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
+from mcpsim.world.registry import load_world
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +23,15 @@ def result_of(episode, tool: str) -> dict:
 
 
 def context(verifier: Verifier, episode, task: Task) -> GradingContext:
-    return GradingContext(task=task, episode=episode, answer=None, transcript=episode.transcript(),
-                          changes=episode.net_changes(), volatile=verifier.tasks.volatile_for(task),
-                          gold_changes=lambda: verifier.gold_changes(task))
+    return GradingContext(
+        task=task,
+        episode=episode,
+        answer=None,
+        transcript=episode.transcript(),
+        changes=episode.net_changes(),
+        volatile=verifier.tasks.volatile_for(task),
+        gold_changes=lambda: verifier.gold_changes(task),
+    )
 
 
 # -- tool_not_called: a refused attempt, explained, is what the policy asks for ----------------
@@ -38,9 +44,16 @@ def try_the_forbidden_payment(verifier: Verifier, task: Task):
     conversation = run_solution(episode, task, gold_steps(task, verifier.world))
     checking = next(a for a in result_of(episode, "list_accounts")["accounts"] if a["type"] == "checking")
     erika = next(p for p in result_of(episode, "list_payees")["payees"] if p["name"] == "Erika Spencer")
-    attempt = Action(tool="transfer_to_payee", expect="error",
-                     args={"customer_id": result_of(episode, "verify_identity")["customer_id"],
-                           "from_account_id": checking["account_id"], "payee_id": erika["payee_id"], "amount": 3000})
+    attempt = Action(
+        tool="transfer_to_payee",
+        expect="error",
+        args={
+            "customer_id": result_of(episode, "verify_identity")["customer_id"],
+            "from_account_id": checking["account_id"],
+            "payee_id": erika["payee_id"],
+            "amount": 3000,
+        },
+    )
     conversation += run_solution(episode, task, [attempt])[1:]  # without the instruction again
     assert "limit" in episode.transcript()[-1].error
     return episode, conversation
@@ -58,8 +71,14 @@ def test_trying_a_refused_transfer_and_explaining_the_refusal_passes_a_bank_refu
 
 def test_where_the_attempt_itself_is_the_violation_the_refused_transfer_fails(bank):
     task = bank.tasks.get("refuse-transfer-over-daily-limit")
-    strict = task.model_copy(update={"rubric": [
-        c.model_copy(update={"include_refused": True}) if isinstance(c, ToolNotCalled) else c for c in task.rubric]})
+    strict = task.model_copy(
+        update={
+            "rubric": [
+                c.model_copy(update={"include_refused": True}) if isinstance(c, ToolNotCalled) else c
+                for c in task.rubric
+            ]
+        }
+    )
     episode, conversation = try_the_forbidden_payment(bank, strict)
     verdict = bank.grade(episode, strict, "Your checking account's daily transfer limit is $2,500.", conversation)
     assert not verdict.passed
@@ -71,8 +90,13 @@ def test_where_the_attempt_itself_is_the_violation_the_refused_transfer_fails(ba
 # -- call_order.first_result: only a verification that succeeded opens the gate ---------------
 
 
-IDENTITY_FIRST = CallOrder(type="call_order", requirement="The caller was verified before any change.",
-                           noop_passes=True, first=["verify_identity"], first_result={"verified": True})
+IDENTITY_FIRST = CallOrder(
+    type="call_order",
+    requirement="The caller was verified before any change.",
+    noop_passes=True,
+    first=["verify_identity"],
+    first_result={"verified": True},
+)
 
 
 def handoff_after(verifier: Verifier, ssn_attempts: list[str]):
@@ -95,8 +119,10 @@ def test_a_write_after_a_failed_verification_fails_the_identity_order_check(bank
     task, episode = handoff_after(bank, ["0000"])
     passed, reason = evaluate(context(bank, episode, task), IDENTITY_FIRST)
     assert not passed
-    assert reason == ("transfer_to_human_agent (call 3) came before any of verify_identity with a result including "
-                      "{'verified': True} (a call of verify_identity returned something else)")
+    assert reason == (
+        "transfer_to_human_agent (call 3) came before any of verify_identity with a result including "
+        "{'verified': True} (a call of verify_identity returned something else)"
+    )
     without_result = IDENTITY_FIRST.model_copy(update={"first_result": {}})
     assert evaluate(context(bank, episode, task), without_result)[0]  # any verification call would do
 

@@ -58,8 +58,9 @@ def db() -> tuple[sqlite3.Connection, list[dict[str, Any]], list[dict[str, Any]]
     return conn, plain, faithful
 
 
-def both_ways(db: tuple[sqlite3.Connection, list[dict[str, Any]], list[dict[str, Any]]],
-              where: dict[str, Any]) -> tuple[list[int], list[int], list[int]]:
+def both_ways(
+    db: tuple[sqlite3.Connection, list[dict[str, Any]], list[dict[str, Any]]], where: dict[str, Any]
+) -> tuple[list[int], list[int], list[int]]:
     conn, plain, logged = db
     clause, params = query.where_sql(THINGS, where)
     in_sql = [row[0] for row in conn.execute(f"SELECT id FROM things WHERE {clause} ORDER BY id", params)]
@@ -78,8 +79,18 @@ def clauses() -> list[dict[str, Any]]:
         found += [{column: v} for v in operands]
         found += [{column: {"like": p}} for p in PATTERNS]
         found += [{column: {"is_null": b}} for b in (True, False)]
-        lists: list[list[Any]] = [[], [None], [42], ["42"], [42, None], ["café", "abc"], [4.5, "4.5", 1e20],
-                                  ["CAFÉ", None, 0], [True, "ABC"], [" 42 ", -7, "zzz"]]
+        lists: list[list[Any]] = [
+            [],
+            [None],
+            [42],
+            ["42"],
+            [42, None],
+            ["café", "abc"],
+            [4.5, "4.5", 1e20],
+            ["CAFÉ", None, 0],
+            [True, "ABC"],
+            [" 42 ", -7, "zzz"],
+        ]
         found += [{column: {op: items}} for op in ("in", "not_in") for items in lists]
     return found
 
@@ -106,8 +117,10 @@ def test_combined_conditions_agree_too(db):
         first, second = rng.sample(pool, 2)
         (c1, cond1), (c2, cond2) = next(iter(first.items())), next(iter(second.items()))
         if c1 == c2:
-            ops = {**(cond1 if isinstance(cond1, dict) else {"eq": cond1}),
-                   **(cond2 if isinstance(cond2, dict) else {"eq": cond2})}
+            ops = {
+                **(cond1 if isinstance(cond1, dict) else {"eq": cond1}),
+                **(cond2 if isinstance(cond2, dict) else {"eq": cond2}),
+            }
             where = {c1: ops}
         else:
             where = {c1: cond1, c2: cond2}
@@ -147,7 +160,8 @@ def test_like_folds_case_beyond_ascii_and_treats_composed_and_decomposed_accents
     assert "'STRASSE'" in values_of(db, "s_text", {"s_text": {"like": "%ß%"}})  # case folding, not lower()
     assert values_of(db, "n_float", {"n_float": {"like": "%.5"}}) == {"4.5", "-0.5"}  # numbers as SQLite writes them
     assert "'a_c'" in values_of(db, "s_text", {"s_text": {"like": "A_C"}}) and "'abc'" in values_of(
-        db, "s_text", {"s_text": {"like": "A_C"}})  # '_' is a wildcard: there is no escape character
+        db, "s_text", {"s_text": {"like": "A_C"}}
+    )  # '_' is a wildcard: there is no escape character
     assert query.like("%É%", "école") and not query.like("ecole", "école") and not query.like("%", None)
 
 
@@ -196,9 +210,23 @@ def test_a_connection_without_the_where_functions_says_which_is_missing():
 
 def test_column_affinities_follow_sqlites_rules_for_declared_types():
     assert [query.column_affinity(THINGS.columns[c]) for c in COLUMNS] == [
-        "integer", "real", "numeric", "numeric", "text", "text", "numeric", "blob"]
+        "integer",
+        "real",
+        "numeric",
+        "numeric",
+        "text",
+        "text",
+        "numeric",
+        "blob",
+    ]
     assert [query._declared_affinity(t) for t in ("BIGINT", "NCHAR(5)", "CLOB", "", "DOUBLE", "DECIMAL(10,2)")] == [
-        "integer", "text", "text", "blob", "real", "numeric"]
+        "integer",
+        "text",
+        "text",
+        "blob",
+        "real",
+        "numeric",
+    ]
 
 
 def test_the_clauses_cover_every_operator():

@@ -12,17 +12,18 @@ from mcp import Client
 
 from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
 from mcpsim.tasks import load_tasks
-from mcpsim.world.registry import load_world
 from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
 from mcpsim.trajectories.schema import Trajectory
+from mcpsim.world.registry import load_world
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_an_episode_driven_by_a_plain_sdk_client_comes_back_with_every_call_result_and_change(tmp_path):
     task = next(t for t in load_tasks("retail").tasks if len(t.gold) >= 3)
-    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None, record_dir=str(tmp_path / "rec"),
-                                 token="tok"))
+    app = create_app(
+        ServeConfig(world="retail", scale="small", cache_dir=None, record_dir=str(tmp_path / "rec"), token="tok")
+    )
     with serve_in_thread(app) as url:
         async with httpx.AsyncClient(base_url=url, headers={"Authorization": "Bearer tok"}) as http:
             ep = (await http.post("/episodes", json={"world": "retail", "task": task.id})).json()
@@ -37,8 +38,11 @@ async def test_an_episode_driven_by_a_plain_sdk_client_comes_back_with_every_cal
             # graded on it); a plain SDK client has none, so it is the gold conversation here.
             world = load_world("retail")
             dialogue = run_solution(task_episode(world, task), task, gold_steps(task, world))
-            verdict = (await http.post(f"/episodes/{ep['id']}/verify",
-                                       json={"answer": task.oracle_answer(), "messages": dialogue})).json()
+            verdict = (
+                await http.post(
+                    f"/episodes/{ep['id']}/verify", json={"answer": task.oracle_answer(), "messages": dialogue}
+                )
+            ).json()
             assert (await http.delete(f"/episodes/{ep['id']}")).status_code == 204
     assert [c.tool for c in record.calls] == [a.tool for a in task.gold] + ["get_order_details"] * 2
     assert all(c.ok for c in record.calls[: len(task.gold)]) and not any(c.ok for c in record.calls[-2:])
@@ -56,8 +60,11 @@ async def test_an_episode_driven_by_a_plain_sdk_client_comes_back_with_every_cal
 
 
 async def test_the_default_episode_is_recorded_when_the_server_stops(tmp_path):
-    app = create_app(ServeConfig(world="retail", scale="small", cache_dir=None, record_dir=str(tmp_path),
-                                 shared_default=True, no_auth=True))
+    app = create_app(
+        ServeConfig(
+            world="retail", scale="small", cache_dir=None, record_dir=str(tmp_path), shared_default=True, no_auth=True
+        )
+    )
     with serve_in_thread(app) as url:
         with anyio.fail_after(60):
             async with Client(f"{url}/mcp") as client:

@@ -12,9 +12,9 @@ import pytest
 
 from mcpsim.engine import store
 from mcpsim.engine.episode import Episode
+from mcpsim.engine.templates import TemplateCache, parse_size, process_templates
 from mcpsim.serve.app import ServeConfig
 from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
-from mcpsim.engine.templates import TemplateCache, parse_size, process_templates
 from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio
@@ -24,12 +24,15 @@ AUTH = {"authorization": f"Bearer {TOKEN}"}
 BIG = "x" * (4 * 1024 * 1024)  # a 4 MB argument
 
 
-@pytest.mark.parametrize(("tool", "arguments"), [
-    ("get_account", {"account_id": BIG}),  # invalid: longer than the schema allows
-    ("open_account", {"owner": "Ada", "junk": [BIG]}),  # invalid: unexpected argument
-    ("no_such_tool", {"payload": BIG}),  # unknown tool
-    ("x" * 100_000, {"payload": BIG}),  # unknown tool with a huge name
-])
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("get_account", {"account_id": BIG}),  # invalid: longer than the schema allows
+        ("open_account", {"owner": "Ada", "junk": [BIG]}),  # invalid: unexpected argument
+        ("no_such_tool", {"payload": BIG}),  # unknown tool
+        ("x" * 100_000, {"payload": BIG}),  # unknown tool with a huge name
+    ],
+)
 def test_a_rejected_calls_arguments_are_stored_truncated_with_their_size(ledger, templates, tool, arguments):
     episode = Episode.create(ledger, 0, "small", templates=templates)
     before = episode.size_bytes
@@ -96,8 +99,9 @@ def test_the_episode_cap_counts_bytes(ledger, templates):
     size = one.size_bytes
     one.close()
     assert size == len(templates.get(ledger, 0, "small"))  # page count x page size
-    manager = EpisodeManager(templates, max_episodes=100, max_episode_bytes=int(size * 2.5), ttl_seconds=None,
-                             worlds=lambda name: ledger)
+    manager = EpisodeManager(
+        templates, max_episodes=100, max_episode_bytes=int(size * 2.5), ttl_seconds=None, worlds=lambda name: ledger
+    )
     a = manager.create("ledger", 0, "small")
     manager.create("ledger", 0, "small")
     with pytest.raises(EpisodeLimitReached, match=r"memory budget.*--max-episode-bytes"):
@@ -128,8 +132,9 @@ async def test_past_the_byte_budget_creation_gets_503_with_retry_after_and_the_r
         first = await http.post("/episodes", json={"world": "ledger", "scale": "small"})
         assert first.status_code == 201, first.text
         for method, path in [("POST", "/episodes"), ("POST", f"/episodes/{first.json()['id']}/fork")]:
-            r = await http.request(method, path, json={"world": "ledger", "scale": "small"} if path == "/episodes"
-                                   else None)
+            r = await http.request(
+                method, path, json={"world": "ledger", "scale": "small"} if path == "/episodes" else None
+            )
             assert r.status_code == 503, r.text
             assert r.headers["retry-after"] and "memory budget" in r.json()["error"]
             assert "--max-episode-bytes" in r.json()["error"]
@@ -139,8 +144,14 @@ async def test_past_the_byte_budget_creation_gets_503_with_retry_after_and_the_r
 
 
 def test_every_limit_is_in_the_help_and_the_environment():
-    out = subprocess.run([sys.executable, "-m", "mcpsim", "serve", "--help"], capture_output=True, text=True,
-                         env=CLEAN_ENV, timeout=120, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpsim", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        env=CLEAN_ENV,
+        timeout=120,
+        check=True,
+    ).stdout
     for option in ("--max-episodes", "--max-episode-bytes", "--template-cache-bytes", "--ttl"):
         assert option in out, option
     config = ServeConfig.from_env({"MCPSIM_MAX_EPISODE_BYTES": "2GiB", "MCPSIM_TEMPLATE_CACHE_BYTES": "unlimited"})

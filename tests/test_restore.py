@@ -15,8 +15,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.engine import snapshots
-from mcpsim.engine import store
+from mcpsim.engine import snapshots, store
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.snapshots import SnapshotError, load_untrusted, sign, split
 from tests.verifier_fixtures import ledger_tasks
@@ -160,8 +159,13 @@ async def test_a_snapshot_signed_by_another_key_is_refused(live, episode):
     ("statement", "fragment"),
     [
         ("CREATE TRIGGER planted AFTER INSERT ON account BEGIN DELETE FROM account; END", "trigger planted"),
-        (("CREATE VIEW _mcpsim_slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
-          "SELECT x FROM c"), "view _mcpsim_slow"),
+        (
+            (
+                "CREATE VIEW _mcpsim_slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                "SELECT x FROM c"
+            ),
+            "view _mcpsim_slow",
+        ),
         ("CREATE TABLE _mcpsim_extra (x)", "table _mcpsim_extra"),
         ("DROP TRIGGER _mcpsim_account_update", "missing (or changed): trigger _mcpsim_account_update"),
         ("CREATE INDEX sneaky ON account(owner)", "index sneaky"),
@@ -200,6 +204,7 @@ async def test_an_upload_past_the_size_limit_gets_413(serve_http, ledger, episod
     ControlPlane.max_snapshot_bytes = 64 * 1024
     try:
         async with httpx.AsyncClient(base_url=live.url) as http:
+
             async def chunks():  # streamed, no Content-Length
                 for _ in range(100):
                     yield b"\0" * 4096
@@ -277,12 +282,12 @@ def test_the_signature_covers_the_labels(episode):
 
 
 async def test_keep_first_and_resume_over_http_restore_what_the_server_signed(serve_http, tmp_path):
-    from mcpsim.world.registry import load_world
     from mcpsim.runner.agents import OracleAgent
     from mcpsim.runner.backends import HttpBackend
     from mcpsim.runner.run import RunConfig, run_episodes
     from mcpsim.runner.users import ScriptedUser
     from mcpsim.tasks import load_tasks
+    from mcpsim.world.registry import load_world
     from tests.test_runner import GatedOracle, lines
 
     world, task_set = load_world("retail"), load_tasks("retail")
@@ -299,13 +304,21 @@ async def test_keep_first_and_resume_over_http_restore_what_the_server_signed(se
         with anyio.fail_after(120):
             first = await run_episodes(
                 RunConfig(world="retail", tasks=short + long, out=tmp_path, concurrency=3, keep_first=1),
-                backend, lambda: GatedOracle(release), ScriptedUser, on_progress=progress)
+                backend,
+                lambda: GatedOracle(release),
+                ScriptedUser,
+                on_progress=progress,
+            )
         assert (first.ran, first.cancelled) == (1, 2)
         snapshots_written = [t.snapshot for t in lines(tmp_path) if t.status == "cancelled"]
         assert all(split(Path(p).read_bytes())[1] is not None for p in snapshots_written)  # signed
         with anyio.fail_after(120):
-            resumed = await run_episodes(RunConfig(world="retail", tasks=short + long, out=tmp_path,
-                                                   concurrency=3, resume=True), backend, OracleAgent, ScriptedUser)
+            resumed = await run_episodes(
+                RunConfig(world="retail", tasks=short + long, out=tmp_path, concurrency=3, resume=True),
+                backend,
+                OracleAgent,
+                ScriptedUser,
+            )
     finally:
         await backend.aclose()
     assert (resumed.ran, resumed.skipped) == (2, 1)

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from mcp import Client
 
 from mcpsim.cli import main
-from mcpsim.serve.mcp import build_server, policy_uri
-from mcpsim.world.registry import load_world
-from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
-from mcpsim.tasks import load_tasks
 from mcpsim.grading import Verifier
+from mcpsim.serve.mcp import build_server, policy_uri
+from mcpsim.tasks import load_tasks
+from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
+from mcpsim.world.registry import load_world
 from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio
@@ -44,11 +44,15 @@ def writes(world, task):
 
 
 def test_mcpsim_check_passes_for_every_world_and_retail_has_at_least_50_tasks():
-    out = subprocess.run([sys.executable, "-m", "mcpsim", "check", "--json"], capture_output=True, text=True,
-                         timeout=1800, env=CLEAN_ENV)
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpsim", "check", "--json"], capture_output=True, text=True, timeout=1800, env=CLEAN_ENV
+    )
     reports = {r["world"]: r for r in json.loads(out.stdout)}
-    bad = {r["world"]: [(t["task_id"], t["problems"]) for t in r["tasks"] if not t["ok"]] + r["problems"]
-           for r in reports.values() if not r["ok"]}
+    bad = {
+        r["world"]: [(t["task_id"], t["problems"]) for t in r["tasks"] if not t["ok"]] + r["problems"]
+        for r in reports.values()
+        if not r["ok"]
+    }
     assert out.returncode == 0 and not bad, bad
     for r in reports.values():  # every cheating baseline ran, and passed nothing
         assert all(b["passed"] == 0 for b in r["baselines"].values()), (r["world"], r["baselines"])
@@ -66,8 +70,10 @@ def test_gold_plus_one_unrelated_write_fails_strict_naming_the_collateral_change
         ep = task_episode(world, task)
         run_actions(ep, task.gold)
         someone = ep.query("SELECT id FROM customers ORDER BY id DESC LIMIT 1")[0]["id"]
-        extra = ep.call("add_customer_address", {"customer_id": someone, "line1": "9 Unrelated Road",
-                                                 "city": "Nowhere", "state": "KS", "zip": "66002"})
+        extra = ep.call(
+            "add_customer_address",
+            {"customer_id": someone, "line1": "9 Unrelated Road", "city": "Nowhere", "state": "KS", "zip": "66002"},
+        )
         assert not extra.is_error, extra.error
         verdict = verifier.grade(ep, task, oracle_answer(task))
         assert not verdict.passed and verdict.reward == 0.0, task.id
@@ -93,8 +99,9 @@ def test_calling_a_forbidden_tool_fails_that_check(world, task_set, verifier):
     assert sample, "no task forbids a tool"
     for task in sample:
         check = next(c for c in task.rubric if c.type == "tool_not_called")
-        forbidden = next(name for name in sorted(world.tools) if any(
-            __import__("fnmatch").fnmatchcase(name, p) for p in check.tools))
+        forbidden = next(
+            name for name in sorted(world.tools) if any(__import__("fnmatch").fnmatchcase(name, p) for p in check.tools)
+        )
         ep = task_episode(world, task)
         run_actions(ep, task.gold)
         ep.call(forbidden, {})  # an attempt with bad arguments: a violation where the task says attempts are
@@ -139,8 +146,22 @@ def test_verify_grades_a_recorded_episode_from_its_snapshot(world, task_set, tmp
     snapshot = tmp_path / "episode.sqlite"
     snapshot.write_bytes(ep.snapshot())
     runner = CliRunner()
-    ok = runner.invoke(main, ["verify", "retail", "--task", task.id, "--snapshot", str(snapshot),
-                              "--answer", oracle_answer(task), "--conversation", str(conversation), "--json"])
+    ok = runner.invoke(
+        main,
+        [
+            "verify",
+            "retail",
+            "--task",
+            task.id,
+            "--snapshot",
+            str(snapshot),
+            "--answer",
+            oracle_answer(task),
+            "--conversation",
+            str(conversation),
+            "--json",
+        ],
+    )
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["passed"] is True
     other = next(t for t in task_set.tasks if t.id != task.id)
@@ -172,8 +193,23 @@ def test_fault_recovery_tasks_need_the_recovery_and_an_agent_that_gives_up_fails
 
 
 def test_a_run_with_a_fault_profile_records_the_faults_in_the_trajectories(tmp_path):
-    code = CliRunner().invoke(main, ["run", "retail", "--agent", "random", "--tasks", "train", "--faults",
-                                     "hostile", "--out", str(tmp_path), "--max-steps", "12"])
+    code = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "retail",
+            "--agent",
+            "random",
+            "--tasks",
+            "train",
+            "--faults",
+            "hostile",
+            "--out",
+            str(tmp_path),
+            "--max-steps",
+            "12",
+        ],
+    )
     assert code.exit_code == 0, code.output
     lines = [json.loads(x) for x in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
     faults = [c["fault"] for t in lines for c in t["calls"] if c["fault"]]

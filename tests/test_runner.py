@@ -15,14 +15,14 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.serve.host import EpisodeManager
-from mcpsim.world.registry import load_world
 from mcpsim.runner.agents import OracleAgent, Turn
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
+from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.schema import Trajectory
+from mcpsim.world.registry import load_world
 from tests.conftest import CLEAN_ENV
 
 
@@ -80,8 +80,9 @@ def test_the_same_run_over_http_and_stdio_gives_the_same_rewards_and_state_hashe
     world = load_world("retail")
     sample = ",".join(t.id for t in [t for t in task_set.tasks if any(world.tools[a.tool].writes for a in t.gold)][:3])
     for name, extra in (("inprocess", []), (transport, ["--transport", transport])):
-        code, output = run_cli("--agent", "oracle", "--tasks", sample, "--out", str(tmp_path / name),
-                               "--concurrency", "3", *extra)
+        code, output = run_cli(
+            "--agent", "oracle", "--tasks", sample, "--out", str(tmp_path / name), "--concurrency", "3", *extra
+        )
         assert code == 0, output
     got = {t.task_id: (t.reward, t.state_hash) for t in lines(tmp_path / transport)}
     want = {t.task_id: (t.reward, t.state_hash) for t in lines(tmp_path / "inprocess")}
@@ -90,8 +91,21 @@ def test_the_same_run_over_http_and_stdio_gives_the_same_rewards_and_state_hashe
 
 def test_a_run_killed_midway_resumes_without_redoing_finished_episodes(tmp_path, task_set):
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "mcpsim", "run", "retail", "--agent", "oracle", "--tasks", "all",
-               "--concurrency", "1", "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "mcpsim",
+        "run",
+        "retail",
+        "--agent",
+        "oracle",
+        "--tasks",
+        "all",
+        "--concurrency",
+        "1",
+        "--out",
+        str(out),
+    ]
     proc = subprocess.Popen(command, env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = out / "trajectories.jsonl"
     deadline = time.monotonic() + 120
@@ -147,8 +161,12 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
     assert len(short) == 2 and len(long) == 3
     tasks = short + long
     backend = InProcessBackend(EpisodeManager(__import__("mcpsim").TemplateCache(), ttl_seconds=None))
-    straight = await run_episodes(RunConfig(world="retail", tasks=tasks, out=tmp_path / "straight", concurrency=5),
-                                  backend, OracleAgent, ScriptedUser)
+    straight = await run_episodes(
+        RunConfig(world="retail", tasks=tasks, out=tmp_path / "straight", concurrency=5),
+        backend,
+        OracleAgent,
+        ScriptedUser,
+    )
     assert straight.ran == 5
     release = anyio.Event()
     finished: list[str] = []
@@ -161,19 +179,27 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
     with anyio.fail_after(60):
         first = await run_episodes(
             RunConfig(world="retail", tasks=tasks, out=tmp_path / "partial", concurrency=5, keep_first=2),
-            backend, lambda: GatedOracle(release), ScriptedUser, on_progress=progress)
+            backend,
+            lambda: GatedOracle(release),
+            ScriptedUser,
+            on_progress=progress,
+        )
     assert (first.ran, first.cancelled) == (2, 3)
     cancelled = [t for t in lines(tmp_path / "partial") if t.status == "cancelled"]
     assert {t.task_id for t in cancelled} == {t.id for t in long}
     gold_length = {t.id: len(t.gold) for t in long}
     # Suspended part-way: the step in flight when the stop came finished, the rest is left to do.
-    assert all(t.snapshot and Path(t.snapshot).exists() and 1 <= len(t.calls) < gold_length[t.task_id]
-               for t in cancelled)
+    assert all(
+        t.snapshot and Path(t.snapshot).exists() and 1 <= len(t.calls) < gold_length[t.task_id] for t in cancelled
+    )
     assert first.summary.cancelled == 3 and first.summary.episodes == 2
     with anyio.fail_after(60):
         resumed = await run_episodes(
             RunConfig(world="retail", tasks=tasks, out=tmp_path / "partial", concurrency=5, resume=True),
-            backend, OracleAgent, ScriptedUser)
+            backend,
+            OracleAgent,
+            ScriptedUser,
+        )
     assert (resumed.ran, resumed.skipped) == (3, 2)
     want = {t.task_id: t.state_hash for t in lines(tmp_path / "straight")}
     done = {t.task_id: t for t in lines(tmp_path / "partial") if t.status == "completed"}
@@ -200,8 +226,12 @@ def test_every_export_format_of_a_real_run_loads_back(tmp_path):
     calls = [c for r in openai_rows for m in r["messages"] for c in m.get("tool_calls", [])]
     assert calls and all(isinstance(c["function"]["arguments"], str) for c in calls)
     trl_rows = [json.loads(x) for x in (tmp_path / "export.trl.jsonl").read_text().splitlines()]
-    assert all(isinstance(c["function"]["arguments"], dict)
-               for r in trl_rows for m in r["messages"] for c in m.get("tool_calls") or [])
+    assert all(
+        isinstance(c["function"]["arguments"], dict)
+        for r in trl_rows
+        for m in r["messages"]
+        for c in m.get("tool_calls") or []
+    )
     result = runner.invoke(main, ["export", str(tmp_path), "--format", "parquet", "--min-reward", "1"])
     assert result.exit_code == 0, result.output
     assert pq.read_table(tmp_path / "export.parquet").num_rows == episodes
@@ -248,6 +278,7 @@ def test_the_random_agent_makes_schema_shaped_calls_and_repeats_itself_under_the
     calls = [c for t in a for c in t.calls]
     assert len(calls) >= 8 * len(a) and any(c.ok for c in calls)
     assert not any("not a valid JSON object" in (c.error or "") for c in calls)  # it always sends objects
+
     def by_task(run: list[Trajectory]) -> dict:
         return {t.key: [(c.tool, c.arguments) for c in t.calls] for t in run}  # lines come in finishing order
 

@@ -19,8 +19,8 @@ from mcp import Client
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from structlog.testing import capture_logs
 
-from mcpsim.serve.access import HostOriginGuard, summarize_verdict
 from mcpsim.cli import main
+from mcpsim.serve.access import HostOriginGuard, summarize_verdict
 from mcpsim.serve.app import ServeConfig, build_app, serve_in_thread
 from mcpsim.serve.host import EpisodeManager
 from tests.conftest import CLEAN_ENV, free_port
@@ -51,17 +51,27 @@ async def drive_gold(mcp_url: str, task) -> None:
 # -- 1. closed by default ------------------------------------------------------------------
 
 
-async def test_without_a_token_or_no_auth_a_token_is_generated_printed_once_and_required(
-        ledger, templates, capfd):
+async def test_without_a_token_or_no_auth_a_token_is_generated_printed_once_and_required(ledger, templates, capfd):
     manager = EpisodeManager(templates, max_episodes=5, ttl_seconds=None)
     app = build_app([ledger], manager)
     err = capfd.readouterr().err
     token = app.state.token
     assert token and len(token) >= 40 and err.count(token) == 1  # 256 random bits, printed once
-    routes = [("GET", "/worlds"), ("GET", "/episodes"), ("POST", "/episodes"), ("POST", "/episodes/restore"),
-              ("GET", "/episodes/x"), ("DELETE", "/episodes/x"), ("GET", "/episodes/x/state"),
-              ("GET", "/episodes/x/changes"), ("POST", "/episodes/x/end"), ("POST", "/episodes/x/fork"),
-              ("POST", "/episodes/x/verify"), ("GET", "/episodes/x/snapshot"), ("GET", "/episodes/x/trajectory")]
+    routes = [
+        ("GET", "/worlds"),
+        ("GET", "/episodes"),
+        ("POST", "/episodes"),
+        ("POST", "/episodes/restore"),
+        ("GET", "/episodes/x"),
+        ("DELETE", "/episodes/x"),
+        ("GET", "/episodes/x/state"),
+        ("GET", "/episodes/x/changes"),
+        ("POST", "/episodes/x/end"),
+        ("POST", "/episodes/x/fork"),
+        ("POST", "/episodes/x/verify"),
+        ("GET", "/episodes/x/snapshot"),
+        ("GET", "/episodes/x/trajectory"),
+    ]
     with serve_in_thread(app) as url:
         async with httpx.AsyncClient(base_url=url) as http:
             for method, path in routes:
@@ -85,10 +95,20 @@ def test_no_auth_opens_the_control_plane_with_a_warning_and_excludes_a_token(led
         build_app([ledger], manager, token="t", no_auth=True)
     with pytest.raises(ValueError, match="non-empty"):
         build_app([ledger], manager, token="two words")
-    config = ServeConfig.from_env({"MCPSIM_NO_AUTH": "1", "MCPSIM_PUBLIC_URL": "https://sim.example",
-                                   "MCPSIM_VERDICT_DETAIL": "summary", "MCPSIM_SHARED_DEFAULT": "true"})
+    config = ServeConfig.from_env(
+        {
+            "MCPSIM_NO_AUTH": "1",
+            "MCPSIM_PUBLIC_URL": "https://sim.example",
+            "MCPSIM_VERDICT_DETAIL": "summary",
+            "MCPSIM_SHARED_DEFAULT": "true",
+        }
+    )
     assert (config.no_auth, config.public_url, config.verdict_detail, config.shared_default) == (
-        True, "https://sim.example", "summary", True)
+        True,
+        "https://sim.example",
+        "summary",
+        True,
+    )
     with pytest.raises(ValueError, match="MCPSIM_NO_AUTH"):
         ServeConfig.from_env({"MCPSIM_NO_AUTH": "maybe"})
 
@@ -103,9 +123,27 @@ def test_mcpsim_serve_http_generates_a_token_prints_it_and_builds_urls_from_the_
     log = tmp_path / "stderr.log"
     with log.open("wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mcpsim", "serve", "retail", "--http", "--port", str(port), "--scale", "small",
-             "--no-cache", "--log-level", "WARNING", "--public-url", f"http://sim.test:{port}/"],
-            env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=err)
+            [
+                sys.executable,
+                "-m",
+                "mcpsim",
+                "serve",
+                "retail",
+                "--http",
+                "--port",
+                str(port),
+                "--scale",
+                "small",
+                "--no-cache",
+                "--log-level",
+                "WARNING",
+                "--public-url",
+                f"http://sim.test:{port}/",
+            ],
+            env=CLEAN_ENV,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         token = None
@@ -135,32 +173,49 @@ def test_mcpsim_serve_http_generates_a_token_prints_it_and_builds_urls_from_the_
 
 # -- 2. Host and Origin on every route ------------------------------------------------------
 
-EVERY_ROUTE = [("GET", "/health"), ("GET", "/worlds"), ("GET", "/episodes"), ("POST", "/episodes"),
-               ("POST", "/episodes/restore"), ("GET", "/episodes/ID"), ("DELETE", "/episodes/ID"),
-               ("GET", "/episodes/ID/state"), ("GET", "/episodes/ID/changes"), ("POST", "/episodes/ID/end"),
-               ("POST", "/episodes/ID/fork"), ("POST", "/episodes/ID/verify"), ("GET", "/episodes/ID/snapshot"),
-               ("GET", "/episodes/ID/trajectory"), ("POST", "/episodes/ID/mcp"), ("POST", "/mcp"),
-               ("GET", "/no/such/route")]
+EVERY_ROUTE = [
+    ("GET", "/health"),
+    ("GET", "/worlds"),
+    ("GET", "/episodes"),
+    ("POST", "/episodes"),
+    ("POST", "/episodes/restore"),
+    ("GET", "/episodes/ID"),
+    ("DELETE", "/episodes/ID"),
+    ("GET", "/episodes/ID/state"),
+    ("GET", "/episodes/ID/changes"),
+    ("POST", "/episodes/ID/end"),
+    ("POST", "/episodes/ID/fork"),
+    ("POST", "/episodes/ID/verify"),
+    ("GET", "/episodes/ID/snapshot"),
+    ("GET", "/episodes/ID/trajectory"),
+    ("POST", "/episodes/ID/mcp"),
+    ("POST", "/mcp"),
+    ("GET", "/no/such/route"),
+]
 
 
-@pytest.mark.parametrize("headers", [
-    {"Host": "evil.example"},  # DNS rebinding: evil.example resolved to 127.0.0.1
-    {"Host": "localhost:8000.evil.example"},  # the SDK's prefix match lets this through
-    {"Host": "127.0.0.1.evil.example"},
-    {"Origin": "http://evil.example"},
-    {"Origin": "http://localhost:80.evil.example"},
-    {"Origin": "null"},
-], ids=["host", "host-port-prefix", "host-name-prefix", "origin", "origin-port-prefix", "origin-null"])
-async def test_a_dns_rebinding_request_gets_403_on_every_route_before_anything_runs(serve_http, ledger, tasks,
-                                                                                    headers):
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Host": "evil.example"},  # DNS rebinding: evil.example resolved to 127.0.0.1
+        {"Host": "localhost:8000.evil.example"},  # the SDK's prefix match lets this through
+        {"Host": "127.0.0.1.evil.example"},
+        {"Origin": "http://evil.example"},
+        {"Origin": "http://localhost:80.evil.example"},
+        {"Origin": "null"},
+    ],
+    ids=["host", "host-port-prefix", "host-name-prefix", "origin", "origin-port-prefix", "origin-null"],
+)
+async def test_a_dns_rebinding_request_gets_403_on_every_route_before_anything_runs(serve_http, ledger, tasks, headers):
     token = "s3cret"
     live = serve_http([ledger], default=ledger, tasks=tasks, token=token)
     async with httpx.AsyncClient(base_url=live.url, headers=bearer(token)) as http:
         ep = (await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})).json()
         mcp_body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
         for method, path in EVERY_ROUTE:
-            r = await http.request(method, path.replace("ID", ep["id"]), headers=headers,
-                                   json=mcp_body if path.endswith("mcp") else None)
+            r = await http.request(
+                method, path.replace("ID", ep["id"]), headers=headers, json=mcp_body if path.endswith("mcp") else None
+            )
             assert r.status_code == 403, (method, path, r.status_code, r.text)
             assert "DNS-rebinding" in r.json()["error"]
         # Nothing happened: the one episode is untouched and ungraded, no /mcp episode was made.
@@ -169,12 +224,22 @@ async def test_a_dns_rebinding_request_gets_403_on_every_route_before_anything_r
 
 
 async def test_allowed_names_pass_and_an_explicit_list_replaces_the_loopback_defaults(serve_http, ledger):
-    live = serve_http([ledger], allowed_hosts=["sim.internal:*"], allowed_origins=["https://ui.example"],
-                      public_url="https://sim.example.org")
+    live = serve_http(
+        [ledger],
+        allowed_hosts=["sim.internal:*"],
+        allowed_origins=["https://ui.example"],
+        public_url="https://sim.example.org",
+    )
     port = live.url.rsplit(":", 1)[1]
     async with httpx.AsyncClient(base_url=live.url) as http:
-        for host, status in [(f"sim.internal:{port}", 200), ("SIM.Internal", 200), ("sim.example.org", 200),
-                             (f"127.0.0.1:{port}", 403), (f"localhost:{port}", 403), ("sim.internal:x", 403)]:
+        for host, status in [
+            (f"sim.internal:{port}", 200),
+            ("SIM.Internal", 200),
+            ("sim.example.org", 200),
+            (f"127.0.0.1:{port}", 403),
+            (f"localhost:{port}", 403),
+            ("sim.internal:x", 403),
+        ]:
             assert (await http.get("/health", headers={"Host": host})).status_code == status, host
         ok = {"Host": "sim.internal:1"}
         assert (await http.get("/health", headers=ok | {"Origin": "https://ui.example"})).status_code == 200
@@ -183,17 +248,29 @@ async def test_allowed_names_pass_and_an_explicit_list_replaces_the_loopback_def
 
 
 def test_port_wildcards_match_whole_ports_only_unlike_the_sdk_check():
-    guard = HostOriginGuard(None, allowed_hosts=["localhost:*", "[::1]:*"],  # type: ignore[arg-type]
-                            allowed_origins=["http://localhost:*"])
+    guard = HostOriginGuard(
+        None,
+        allowed_hosts=["localhost:*", "[::1]:*"],  # type: ignore[arg-type]
+        allowed_origins=["http://localhost:*"],
+    )
     assert guard.host_allowed("localhost:8000") and guard.host_allowed("localhost") and guard.host_allowed("[::1]:9")
-    for bad in ["localhost:8000.evil.example", "localhost:80@evil", "localhost:", "localhost.evil", "[::1]x", "",
-                None, "localhost:123456"]:
+    for bad in [
+        "localhost:8000.evil.example",
+        "localhost:80@evil",
+        "localhost:",
+        "localhost.evil",
+        "[::1]x",
+        "",
+        None,
+        "localhost:123456",
+    ]:
         assert not guard.host_allowed(bad), bad
     assert guard.origin_allowed("http://localhost:3000") and guard.origin_allowed(None)
     assert not guard.origin_allowed("http://localhost:3000.evil.example")
     assert not guard.origin_allowed("https://localhost:3000")
-    sdk = TransportSecurityMiddleware(TransportSecuritySettings(allowed_hosts=["localhost:*"],
-                                                                allowed_origins=["http://localhost:*"]))
+    sdk = TransportSecurityMiddleware(
+        TransportSecuritySettings(allowed_hosts=["localhost:*"], allowed_origins=["http://localhost:*"])
+    )
     assert sdk._validate_host("localhost:8000.evil.example")  # why the SDK's check is not the one used
     with pytest.raises(ValueError, match="allowed host"):
         HostOriginGuard(None, allowed_hosts=["evil.example/x"])  # type: ignore[arg-type]
@@ -203,11 +280,14 @@ def test_port_wildcards_match_whole_ports_only_unlike_the_sdk_check():
 
 
 async def test_mcp_url_comes_from_the_public_url_not_the_host_header(serve_http, ledger):
-    live = serve_http([ledger], public_url="https://sim.example.org/bench/", allowed_hosts=["127.0.0.1:*", "alias.test"])
+    live = serve_http(
+        [ledger], public_url="https://sim.example.org/bench/", allowed_hosts=["127.0.0.1:*", "alias.test"]
+    )
     async with httpx.AsyncClient(base_url=live.url) as http:
         for host in (None, "alias.test"):
-            r = await http.post("/episodes", json={"world": "ledger", "scale": "small"},
-                                headers={"Host": host} if host else {})
+            r = await http.post(
+                "/episodes", json={"world": "ledger", "scale": "small"}, headers={"Host": host} if host else {}
+            )
             assert r.status_code == 201
             assert r.json()["mcp_url"] == f"https://sim.example.org/bench/episodes/{r.json()['id']}/mcp"
 
@@ -216,8 +296,9 @@ async def test_without_a_public_url_mcp_url_is_the_listening_socket_whatever_the
     live = serve_http([ledger])
     port = live.url.rsplit(":", 1)[1]
     async with httpx.AsyncClient(base_url=live.url) as http:
-        r = await http.post("/episodes", json={"world": "ledger", "scale": "small"},
-                            headers={"Host": f"localhost:{port}"})
+        r = await http.post(
+            "/episodes", json={"world": "ledger", "scale": "small"}, headers={"Host": f"localhost:{port}"}
+        )
     assert r.json()["mcp_url"] == f"{live.url}/episodes/{r.json()['id']}/mcp"  # 127.0.0.1, not localhost
 
 
@@ -254,25 +335,55 @@ async def test_a_second_verify_returns_the_first_verdict_whatever_the_new_answer
 
 
 def test_a_summary_keeps_outcome_and_check_names_and_nothing_expected():
-    full = {"task_id": "t", "world": "w", "world_version": "1", "episode_id": "e", "passed": False, "reward": 0.0,
-            "partial_reward": 0.5, "failure": None, "answer": "the total is $308",
-            "checks": [{"type": "answer_facts", "requirement": "The agent said the total is $308", "weight": 1.0,
-                        "noop_passes": False, "passed": False, "reason": "missing: $308"},
-                       {"type": "row_exists", "requirement": "An account for Zoe exists", "weight": 1.0,
-                        "noop_passes": False, "passed": True, "reason": "found"}],
-            "diff": [{"table": "account", "key": "a1", "op": "insert", "after": {"owner": "Zoe"}}],
-            "calls": 3, "state_hash": "abc"}
+    full = {
+        "task_id": "t",
+        "world": "w",
+        "world_version": "1",
+        "episode_id": "e",
+        "passed": False,
+        "reward": 0.0,
+        "partial_reward": 0.5,
+        "failure": None,
+        "answer": "the total is $308",
+        "checks": [
+            {
+                "type": "answer_facts",
+                "requirement": "The agent said the total is $308",
+                "weight": 1.0,
+                "noop_passes": False,
+                "passed": False,
+                "reason": "missing: $308",
+            },
+            {
+                "type": "row_exists",
+                "requirement": "An account for Zoe exists",
+                "weight": 1.0,
+                "noop_passes": False,
+                "passed": True,
+                "reason": "found",
+            },
+        ],
+        "diff": [{"table": "account", "key": "a1", "op": "insert", "after": {"owner": "Zoe"}}],
+        "calls": 3,
+        "state_hash": "abc",
+    }
     summary = summarize_verdict(full)
     assert set(summary) == SUMMARY_KEYS
-    assert summary["checks"] == [{"check": "1:answer_facts", "passed": False}, {"check": "2:row_exists", "passed": True}]
+    assert summary["checks"] == [
+        {"check": "1:answer_facts", "passed": False},
+        {"check": "2:row_exists", "passed": True},
+    ]
     assert "308" not in json.dumps(summary) and "Zoe" not in json.dumps(summary)
     assert summarize_verdict(summary) == summary
 
 
 async def test_the_default_detail_is_full_behind_a_token_and_summary_without_one(serve_http, ledger, tasks):
-    for options, detail in [({"token": "t"}, "full"), ({"no_auth": True}, "summary"),
-                            ({"token": "t", "verdict_detail": "summary"}, "summary"),
-                            ({"no_auth": True, "verdict_detail": "full"}, "full")]:
+    for options, detail in [
+        ({"token": "t"}, "full"),
+        ({"no_auth": True}, "summary"),
+        ({"token": "t", "verdict_detail": "summary"}, "summary"),
+        ({"no_auth": True, "verdict_detail": "full"}, "full"),
+    ]:
         live = serve_http([ledger], tasks=tasks, **options)
         async with httpx.AsyncClient(base_url=live.url, headers=bearer("t")) as http:
             ep = (await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})).json()
@@ -293,8 +404,11 @@ async def test_the_self_grading_agent_gets_nothing_it_can_use(serve_http, ledger
         async with httpx.AsyncClient(base_url=base, headers=headers) as agent:
             fork = await agent.post(f"/episodes/{episode_id}/fork")
             statuses.append(fork.status_code)
-            for method, path in [("GET", f"/episodes/{episode_id}/state"), ("GET", "/episodes"),
-                                 ("GET", f"/episodes/{episode_id}/snapshot")]:
+            for method, path in [
+                ("GET", f"/episodes/{episode_id}/state"),
+                ("GET", "/episodes"),
+                ("GET", f"/episodes/{episode_id}/snapshot"),
+            ]:
                 statuses.append((await agent.request(method, path)).status_code)
             if fork.status_code != 201:
                 statuses.append((await agent.post(f"/episodes/{episode_id}/verify", json={"answer": "?"})).status_code)
@@ -379,14 +493,23 @@ async def test_mcp_per_client_refuses_what_it_cannot_isolate_with_the_reason(ser
             with pytest.raises(Exception, match="POST /episodes"):
                 await pinned.list_tools()
         async with httpx.AsyncClient(base_url=live.url, headers=accept) as http:
-            r = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                                headers={"Mcp-Session-Id": "made-up"})
+            r = await http.post(
+                "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={"Mcp-Session-Id": "made-up"}
+            )
             assert r.status_code == 404 and "Session not found" in r.text
             r = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
             assert r.status_code >= 400 and len(live.manager) == 0  # no handshake: no episode made
             async with Client(f"{live.url}/mcp", mode="legacy"):
-                init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+                init = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "x", "version": "1"},
+                    },
+                }
                 full = await http.post("/mcp", json=init)  # the cap holds for /mcp clients as for POST /episodes
                 assert full.status_code == 503 and "maximum of 1" in full.text
             assert len(live.manager) == 1

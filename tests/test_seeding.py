@@ -36,4 +36,4 @@ def test_ids_depend_on_seed_and_namespace_and_continue_from_saved_counters():
 
 def test_derived_seeds_are_stable_values_not_python_hashes():
     assert derive_seed("retail", 0) == derive_seed("retail", 0) != derive_seed("retail", 1)
-    assert derive_seed("a", "b") == 0xf04cdced9736a69d  # pinned: the same in every process and Python version
+    assert derive_seed("a", "b") == 0xF04CDCED9736A69D  # pinned: the same in every process and Python version

@@ -29,8 +29,12 @@ from mcpsim.serve.host import EpisodeManager
 pytestmark = pytest.mark.anyio
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -134,12 +138,24 @@ def test_limits_are_checked_and_read_from_the_environment():
         ClientLimits(sessions_per_client=0)
     with pytest.raises(ValueError, match="session_idle_seconds must be a positive, finite number"):
         ClientLimits(session_idle_seconds=float("inf"))
-    config = ServeConfig.from_env({"MCPSIM_SESSIONS_PER_CLIENT": "7", "MCPSIM_SESSIONS_PER_ADDRESS": "0",
-                                   "MCPSIM_SESSION_IDLE_TIMEOUT": "30", "MCPSIM_MAX_SESSIONS": "99",
-                                   "MCPSIM_MCP_EPISODES_PER_CLIENT": "3", "MCPSIM_MCP_EPISODES_PER_ADDRESS": "9"})
-    assert config.client_limits == ClientLimits(sessions_per_client=7, sessions_per_address=None,
-                                                session_idle_seconds=30.0, max_sessions=99,
-                                                mcp_episodes_per_client=3, mcp_episodes_per_address=9)
+    config = ServeConfig.from_env(
+        {
+            "MCPSIM_SESSIONS_PER_CLIENT": "7",
+            "MCPSIM_SESSIONS_PER_ADDRESS": "0",
+            "MCPSIM_SESSION_IDLE_TIMEOUT": "30",
+            "MCPSIM_MAX_SESSIONS": "99",
+            "MCPSIM_MCP_EPISODES_PER_CLIENT": "3",
+            "MCPSIM_MCP_EPISODES_PER_ADDRESS": "9",
+        }
+    )
+    assert config.client_limits == ClientLimits(
+        sessions_per_client=7,
+        sessions_per_address=None,
+        session_idle_seconds=30.0,
+        max_sessions=99,
+        mcp_episodes_per_client=3,
+        mcp_episodes_per_address=9,
+    )
     assert ServeConfig.from_env({}).client_limits == ClientLimits()
     with pytest.raises(ValueError, match="MCPSIM_MAX_SESSIONS must be a whole number"):
         ServeConfig.from_env({"MCPSIM_MAX_SESSIONS": "lots"})
@@ -175,8 +191,10 @@ def serve(templates, ledger) -> Iterator[Callable[..., Live]]:
 @asynccontextmanager
 async def sdk_client(url: str, token: str) -> AsyncIterator[Client]:
     """The MCP SDK's own client, on the handshake protocol, sending `token` as its bearer token."""
-    async with create_mcp_http_client(headers=bearer(token)) as http, \
-            Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+    async with (
+        create_mcp_http_client(headers=bearer(token)) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
         yield client
 
 
@@ -199,8 +217,9 @@ async def test_one_client_opening_hundreds_of_sessions_never_locks_another_out(s
                     r = await initialize(http, path, "greedy")
                     assert r.status_code == 200, r.text
                     opened.append(r.headers["mcp-session-id"])
-                greedy_key = client_keys({"type": "http", "client": ("127.0.0.1", 0),
-                                          "headers": [(b"authorization", b"Bearer greedy")]})[0]
+                greedy_key = client_keys(
+                    {"type": "http", "client": ("127.0.0.1", 0), "headers": [(b"authorization", b"Bearer greedy")]}
+                )[0]
                 assert live.table.count(greedy_key) == 16
                 assert set(opened[-16:]) <= set(live.table.sessions)
                 # The greedy client's own oldest sessions were closed for it...
@@ -256,8 +275,9 @@ async def test_idle_sessions_expire(serve):
         with anyio.fail_after(60):
             for _ in range(30):  # a ping restarts the countdown; a pause twice as long outlasts it
                 await anyio.sleep(1.0)
-                statuses.append((await http.post(path, json=ping, headers={**ACCEPT, "Mcp-Session-Id": session_id})
-                                 ).status_code)
+                statuses.append(
+                    (await http.post(path, json=ping, headers={**ACCEPT, "Mcp-Session-Id": session_id})).status_code
+                )
                 if statuses[-1] == 404:
                     break
         assert statuses[-1] == 404 and session_id not in live.table.sessions
@@ -286,8 +306,10 @@ async def test_mcp_sessions_in_a_loop_are_refused_before_they_fill_the_episode_c
             # A new token on every request does not get past the limit of the address.
             rotated = [(await initialize(http, "/mcp", f"fresh-{n}")).status_code for n in range(4)]
             assert rotated == [200, 200, 429, 429]  # 5 (looper) + 1 (another-agent) + 2 fresh reach 8
-            assert "everyone at this client's address already holds 8" in (
-                await initialize(http, "/mcp", "fresh-x")).json()["error"]["message"]
+            assert (
+                "everyone at this client's address already holds 8"
+                in (await initialize(http, "/mcp", "fresh-x")).json()["error"]["message"]
+            )
             assert len(live.manager) < 20
 
 
@@ -298,13 +320,19 @@ def test_the_cli_documents_every_limit():
 
     from conftest import CLEAN_ENV
 
-    result = subprocess.run([sys.executable, "-m", "mcpsim", "serve", "--help"], env={**CLEAN_ENV, "COLUMNS": "200"},
-                            capture_output=True, text=True, timeout=120)
-    for flag, env in [("--sessions-per-client", "MCPSIM_SESSIONS_PER_CLIENT"),
-                      ("--sessions-per-address", "MCPSIM_SESSIONS_PER_ADDRESS"),
-                      ("--session-idle-timeout", "MCPSIM_SESSION_IDLE_TIMEOUT"),
-                      ("--max-sessions", "MCPSIM_MAX_SESSIONS"),
-                      ("--mcp-episodes-per-client", "MCPSIM_MCP_EPISODES_PER_CLIENT"),
-                      ("--mcp-episodes-per-address", "MCPSIM_MCP_EPISODES_PER_ADDRESS")]:
+    result = subprocess.run(
+        [sys.executable, "-m", "mcpsim", "serve", "--help"],
+        env={**CLEAN_ENV, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    for flag, env in [
+        ("--sessions-per-client", "MCPSIM_SESSIONS_PER_CLIENT"),
+        ("--sessions-per-address", "MCPSIM_SESSIONS_PER_ADDRESS"),
+        ("--session-idle-timeout", "MCPSIM_SESSION_IDLE_TIMEOUT"),
+        ("--max-sessions", "MCPSIM_MAX_SESSIONS"),
+        ("--mcp-episodes-per-client", "MCPSIM_MCP_EPISODES_PER_CLIENT"),
+        ("--mcp-episodes-per-address", "MCPSIM_MCP_EPISODES_PER_ADDRESS"),
+    ]:
         assert flag in result.stdout and env in result.stdout, flag
-

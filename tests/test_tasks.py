@@ -43,9 +43,14 @@ def test_a_valid_file_loads(tmp_path):
         (lambda t: t.replace("type: row_count", "type: vibes"), "does not match any of the expected tags"),
         (lambda t: t.replace("        noop_passes: true\n", ""), "noop_passes"),
         (lambda t: t.replace("split: train", "split: holdout"), "split"),
-        (lambda t: t.replace("    gold: []\n", "    gold: []\n    answer: []\n").replace(
-            "type: row_count", "type: answer_facts").replace("        table: account\n        equals: 3\n", ""),
-         "checks answer facts but the task lists none"),
+        (
+            lambda t: (
+                t.replace("    gold: []\n", "    gold: []\n    answer: []\n")
+                .replace("type: row_count", "type: answer_facts")
+                .replace("        table: account\n        equals: 3\n", "")
+            ),
+            "checks answer facts but the task lists none",
+        ),
         (lambda t: t.replace("    rubric:", "    colour: red\n    rubric:"), "Extra inputs are not permitted"),
         (lambda t: t.replace("id: x", "id: Not An Id"), "should match pattern"),
     ],
@@ -85,8 +90,10 @@ def test_duplicate_ids_across_files_and_foreign_worlds_are_refused(tmp_path):
 
 
 def test_retail_tasks_load_without_importing_the_worlds_code():
-    code = ("import sys; from mcpsim.tasks import load_tasks; ts = load_tasks('retail'); "
-            "assert ts.tasks; assert 'mcpsim_worlds.retail' not in sys.modules, 'world imported'; print(len(ts.tasks))")
+    code = (
+        "import sys; from mcpsim.tasks import load_tasks; ts = load_tasks('retail'); "
+        "assert ts.tasks; assert 'mcpsim_worlds.retail' not in sys.modules, 'world imported'; print(len(ts.tasks))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) >= 1

@@ -6,24 +6,29 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mcpsim.world.toolkit import dollars, evaluate_arithmetic, iso, money, to_cents
 from mcpsim.world import WorldError
+from mcpsim.world.toolkit import dollars, evaluate_arithmetic, iso, money, to_cents
 
 
-@pytest.mark.parametrize(("expression", "value"), [("(49.99 * 2) - 10", 89.98), ("60.99*0.2", 12.2),
-                                                   ("-3 + 2**3", 5.0), ("7 % 4", 3.0), (" 1/3 ", 0.33)])
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [("(49.99 * 2) - 10", 89.98), ("60.99*0.2", 12.2), ("-3 + 2**3", 5.0), ("7 % 4", 3.0), (" 1/3 ", 0.33)],
+)
 def test_arithmetic_is_evaluated_and_rounded_to_cents(expression, value):
     assert evaluate_arithmetic(expression) == value
 
 
-@pytest.mark.parametrize(("expression", "message"), [
-    ("__import__('os').system('true')", "Only numbers"),
-    ("open('/etc/passwd')", "Only numbers"),
-    ("10**10**10", "Exponent too large"),
-    ("1/0", "Division by zero"),
-    ("2 +", "is not an arithmetic expression"),
-    ("True + 1", "Only numbers"),
-])
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("__import__('os').system('true')", "Only numbers"),
+        ("open('/etc/passwd')", "Only numbers"),
+        ("10**10**10", "Exponent too large"),
+        ("1/0", "Division by zero"),
+        ("2 +", "is not an arithmetic expression"),
+        ("True + 1", "Only numbers"),
+    ],
+)
 def test_anything_but_arithmetic_is_refused_with_a_reason(expression, message):
     with pytest.raises(WorldError, match=message):
         evaluate_arithmetic(expression)

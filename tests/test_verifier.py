@@ -6,11 +6,11 @@ import pytest
 
 from mcpsim.engine import store
 from mcpsim.engine.episode import Episode
-from mcpsim.tasks.scenario import TaskSetupError, oracle_answer, run_actions, task_episode
-from mcpsim.tasks import Task
 from mcpsim.grading import Verifier
-from mcpsim.grading.grader import GradingUnavailable
 from mcpsim.grading.answers import fact_stated
+from mcpsim.grading.grader import GradingUnavailable
+from mcpsim.tasks import Task
+from mcpsim.tasks.scenario import TaskSetupError, oracle_answer, run_actions, task_episode
 from tests.verifier_fixtures import ledger_tasks
 
 
@@ -81,15 +81,20 @@ def test_half_the_gold_actions_fail_strict_with_a_partial_reward_between_0_and_1
 def test_a_refused_forbidden_call_fails_its_check_only_where_the_attempt_is_the_violation(verifier):
     task = verifier.tasks.get("refuse-overdraft")
     ep = solved(verifier, task.id)
-    attempt = ep.call("transfer", {"from_account": task.gold[0].args["account_id"],
-                                   "to_account": task.gold[0].args["account_id"], "amount": 1_000_000})
+    attempt = ep.call(
+        "transfer",
+        {
+            "from_account": task.gold[0].args["account_id"],
+            "to_account": task.gold[0].args["account_id"],
+            "amount": 1_000_000,
+        },
+    )
     assert attempt.is_error  # refused by the world: state unchanged
     verdict = verifier.grade(ep, task, "Sorry, insufficient funds.")
     assert verdict.passed, verdict.report()  # tried, refused, explained: by default that is fine
     (forbidden,) = by_type(verdict, "tool_not_called")
     assert forbidden.reason == "no call of transfer took effect (1 refused attempt)"
-    rubric = [c.model_copy(update={"include_refused": True}) if c.type == "tool_not_called" else c
-              for c in task.rubric]
+    rubric = [c.model_copy(update={"include_refused": True}) if c.type == "tool_not_called" else c for c in task.rubric]
     verdict = verifier.grade(ep, task.model_copy(update={"rubric": rubric}), "Sorry, insufficient funds.")
     (forbidden,) = by_type(verdict, "tool_not_called")
     assert not forbidden.passed and forbidden.reason == "called transfer (1 time, 1 refused)" and not verdict.passed
@@ -230,8 +235,16 @@ def test_an_episode_of_another_task_or_of_no_task_scores_zero(verifier, ledger, 
 
 def test_a_gold_solution_that_does_not_replay_fails_closed(verifier):
     task = verifier.tasks.get("pay-and-open")
-    broken = task.model_copy(update={"id": "pay-and-open", "gold": [task.gold[0].model_copy(
-        update={"tool": "transfer", "args": {"from_account": "x", "to_account": "y", "amount": 1}})]})
+    broken = task.model_copy(
+        update={
+            "id": "pay-and-open",
+            "gold": [
+                task.gold[0].model_copy(
+                    update={"tool": "transfer", "args": {"from_account": "x", "to_account": "y", "amount": 1}}
+                )
+            ],
+        }
+    )
     fresh_verifier = Verifier(verifier.world, verifier.tasks, templates=verifier.templates)
     verdict = fresh_verifier.grade(solved(verifier, task.id), broken, oracle_answer(task))
     assert verdict.reward == 0 and "gold action 1 (transfer) failed" in verdict.failure
@@ -260,11 +273,27 @@ def test_setup_shapes_the_initial_state_and_is_not_counted_as_the_agents_changes
     ],
 )
 def test_a_broken_setup_step_is_a_clear_error(ledger, templates, step, message):
-    task = Task.model_validate({"id": f"bad-{abs(hash(str(step)))}", "instruction": "a broken task, on purpose",
-                                "seed": 1, "scale": "small", "setup": [step], "gold": [],
-                                "rubric": [{"type": "row_count", "requirement": "three accounts remain", "table": "account",
-                                            "equals": 3, "noop_passes": True}],
-                                "difficulty": "easy", "split": "dev"})
+    task = Task.model_validate(
+        {
+            "id": f"bad-{abs(hash(str(step)))}",
+            "instruction": "a broken task, on purpose",
+            "seed": 1,
+            "scale": "small",
+            "setup": [step],
+            "gold": [],
+            "rubric": [
+                {
+                    "type": "row_count",
+                    "requirement": "three accounts remain",
+                    "table": "account",
+                    "equals": 3,
+                    "noop_passes": True,
+                }
+            ],
+            "difficulty": "easy",
+            "split": "dev",
+        }
+    )
     with pytest.raises(TaskSetupError, match=message.replace("[", r"\[").replace("]", r"\]")):
         task_episode(ledger, task, templates=templates)
 
@@ -272,14 +301,31 @@ def test_a_broken_setup_step_is_a_clear_error(ledger, templates, step, message):
 def test_independent_inserts_in_another_order_than_gold_still_match(ledger, templates):
     from mcpsim.tasks import TaskFile, TaskSet
 
-    task_file = TaskFile.model_validate({"world": "ledger", "canary": "MCPSIM-CANARY ledger order-test-0001",
-                                         "volatile": ["*.opened_at"], "tasks": [{
-        "id": "open-two", "instruction": "Open accounts for Yan and for Zoe.", "seed": 1, "scale": "small",
-        "gold": [{"tool": "open_account", "args": {"owner": "Yan"}}, {"tool": "open_account", "args": {"owner": "Zoe"}}],
-        "rubric": [
-            {"type": "gold_state", "requirement": "Both accounts exist as in gold", "noop_passes": False},
-            {"type": "allowed_changes", "requirement": "Nothing else was created", "noop_passes": True}],
-        "difficulty": "easy", "split": "train"}]})
+    task_file = TaskFile.model_validate(
+        {
+            "world": "ledger",
+            "canary": "MCPSIM-CANARY ledger order-test-0001",
+            "volatile": ["*.opened_at"],
+            "tasks": [
+                {
+                    "id": "open-two",
+                    "instruction": "Open accounts for Yan and for Zoe.",
+                    "seed": 1,
+                    "scale": "small",
+                    "gold": [
+                        {"tool": "open_account", "args": {"owner": "Yan"}},
+                        {"tool": "open_account", "args": {"owner": "Zoe"}},
+                    ],
+                    "rubric": [
+                        {"type": "gold_state", "requirement": "Both accounts exist as in gold", "noop_passes": False},
+                        {"type": "allowed_changes", "requirement": "Nothing else was created", "noop_passes": True},
+                    ],
+                    "difficulty": "easy",
+                    "split": "train",
+                }
+            ],
+        }
+    )
     verifier = Verifier(ledger, TaskSet(world="ledger", files=[task_file]), templates=templates)
     task = verifier.tasks.get("open-two")
 
@@ -302,24 +348,32 @@ def test_independent_inserts_in_another_order_than_gold_still_match(ledger, temp
 
 
 def test_ordering_can_cover_reads_and_forbidden_calls_can_ignore_refusals(verifier):
-    from mcpsim.tasks import CallOrder, ToolNotCalled
     from mcpsim.grading.checks import GradingContext, evaluate
+    from mcpsim.tasks import CallOrder, ToolNotCalled
 
     task = verifier.tasks.get("pay-and-open")
     ep = fresh(verifier, task.id)
     ep.call("list_accounts")  # a read before the identity lookup
     ep.call("transfer", {"from_account": "nope", "to_account": "nope2", "amount": 1})  # refused
     run_actions(ep, task.gold)
-    ctx = GradingContext(task=task, episode=ep, answer=None, transcript=ep.transcript(), changes={}, volatile=[],
-                         gold_changes=dict)
-    reads_first = CallOrder(type="call_order", requirement="No read before the lookup", noop_passes=True,
-                            first=["get_account"], then="reads")
+    ctx = GradingContext(
+        task=task, episode=ep, answer=None, transcript=ep.transcript(), changes={}, volatile=[], gold_changes=dict
+    )
+    reads_first = CallOrder(
+        type="call_order",
+        requirement="No read before the lookup",
+        noop_passes=True,
+        first=["get_account"],
+        then="reads",
+    )
     assert evaluate(ctx, reads_first) == (False, "list_accounts (call 1) came before any of get_account")
-    writes_first = CallOrder(type="call_order", requirement="No write before the lookup", noop_passes=True,
-                             first=["get_account"])
+    writes_first = CallOrder(
+        type="call_order", requirement="No write before the lookup", noop_passes=True, first=["get_account"]
+    )
     assert evaluate(ctx, writes_first)[0]
-    lenient = ToolNotCalled(type="tool_not_called", requirement="No transfer went through", noop_passes=True,
-                            tools=["transfer"])
+    lenient = ToolNotCalled(
+        type="tool_not_called", requirement="No transfer went through", noop_passes=True, tools=["transfer"]
+    )
     strict = lenient.model_copy(update={"include_refused": True})  # the attempt itself is the violation
     assert not evaluate(ctx, strict)[0] and not evaluate(ctx, lenient)[0]  # the gold transfer went through
     only_refused = fresh(verifier, task.id)

@@ -73,7 +73,11 @@ async def test_tools_are_listed_with_schemas_and_the_hints_their_specs_declare(w
         assert tool.output_schema and tool.output_schema["type"] == "object", f"{name} has no output schema"
         hints = tool.annotations
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (
-            spec.read_only, spec.destructive, spec.idempotent, False), name
+            spec.read_only,
+            spec.destructive,
+            spec.idempotent,
+            False,
+        ), name
         assert not (spec.read_only and spec.destructive), f"{name} cannot be both read-only and destructive"
         assert tool.description and len(tool.description) >= 40, f"{name}: describe the tool for the agent"
     assert any(s.read_only for s in world.tools.values()) and any(s.writes for s in world.tools.values())
@@ -160,41 +164,94 @@ async def test_a_stdio_server_lists_the_same_tools_and_answers_a_read_as_in_proc
             instructions = client.instructions
             answer = await client.call_tool(reader, arguments)
     assert {n: (a.read_only_hint, a.destructive_hint) for n, a in listed.items()} == {
-        n: (s.read_only, s.destructive) for n, s in local.world.tools.items()}
+        n: (s.read_only, s.destructive) for n, s in local.world.tools.items()
+    }
     assert instructions == local.world.policy
     assert (answer.is_error, answer.structured_content, error_text(answer)) == (
-        expected.is_error, expected.structured_content, error_text(expected))
+        expected.is_error,
+        expected.structured_content,
+        error_text(expected),
+    )
 
 
 # -- what the bundled worlds promise beyond the contract -----------------------------------------------------
 
 BUNDLED: dict[str, dict[str, Any]] = {
     "airline": {
-        "reads": {"find_user", "get_user_details", "list_user_reservations", "get_reservation_details",
-                  "list_airports", "search_direct_flights", "search_onestop_flights", "get_flight_status",
-                  "quote_cancellation", "calculate"},
+        "reads": {
+            "find_user",
+            "get_user_details",
+            "list_user_reservations",
+            "get_reservation_details",
+            "list_airports",
+            "search_direct_flights",
+            "search_onestop_flights",
+            "get_flight_status",
+            "quote_cancellation",
+            "calculate",
+        },
         "destructive": {"cancel_reservation"},
         "policy": "Identify the user first",
     },
     "bank": {
-        "reads": {"find_customer", "get_customer_profile", "list_accounts", "get_account", "list_transactions",
-                  "get_transaction", "get_statement", "list_cards", "list_payees", "list_transfers", "get_transfer",
-                  "list_disputes", "get_dispute", "calculate"},
+        "reads": {
+            "find_customer",
+            "get_customer_profile",
+            "list_accounts",
+            "get_account",
+            "list_transactions",
+            "get_transaction",
+            "get_statement",
+            "list_cards",
+            "list_payees",
+            "list_transfers",
+            "get_transfer",
+            "list_disputes",
+            "get_dispute",
+            "calculate",
+        },
         "destructive": {"replace_card", "remove_payee", "cancel_pending_transfer"},
         "policy": "verify their identity",
     },
     "retail": {
-        "reads": {"find_customer_by_email", "find_customer_by_name_zip", "get_customer_details", "get_order_details",
-                  "list_customer_orders", "track_shipment", "get_product_details", "search_products",
-                  "list_product_categories", "calculate"},
-        "destructive": {"cancel_order", "return_delivered_order_items", "exchange_delivered_order_items",
-                        "issue_partial_refund"},
+        "reads": {
+            "find_customer_by_email",
+            "find_customer_by_name_zip",
+            "get_customer_details",
+            "get_order_details",
+            "list_customer_orders",
+            "track_shipment",
+            "get_product_details",
+            "search_products",
+            "list_product_categories",
+            "calculate",
+        },
+        "destructive": {
+            "cancel_order",
+            "return_delivered_order_items",
+            "exchange_delivered_order_items",
+            "issue_partial_refund",
+        },
         "policy": "Authenticate the customer first",
     },
     "workspace": {
-        "reads": {"verify_owner", "get_current_time", "convert_time", "search_mail", "get_thread", "list_labels",
-                  "list_events", "get_event", "get_free_busy", "find_meeting_slot", "search_contacts", "get_contact",
-                  "search_files", "get_file", "list_file_permissions"},
+        "reads": {
+            "verify_owner",
+            "get_current_time",
+            "convert_time",
+            "search_mail",
+            "get_thread",
+            "list_labels",
+            "list_events",
+            "get_event",
+            "get_free_busy",
+            "find_meeting_slot",
+            "search_contacts",
+            "get_contact",
+            "search_files",
+            "get_file",
+            "list_file_permissions",
+        },
         "destructive": {"empty_trash", "cancel_event", "revoke_access"},
         "policy": "Verify the owner first",
     },
@@ -243,7 +300,8 @@ async def test_airline_over_mcp_cancels_an_open_reservation_and_refuses_a_cancel
     open_ = desk.value(
         "SELECT r.id FROM reservations r WHERE r.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM "
         "reservation_flights l JOIN flights f ON f.id = l.flight_id WHERE l.reservation_id = r.id AND "
-        "(f.status IN ('landed', 'departed') OR f.scheduled_departure < '2026-05-15T12')) ORDER BY r.id")
+        "(f.status IN ('landed', 'departed') OR f.scheduled_departure < '2026-05-15T12')) ORDER BY r.id"
+    )
     async with desk.mcp() as client:
         schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
         done = await client.call_tool("cancel_reservation", {"reservation_id": open_, "reason": "other"})

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 from mcp import Client
 
 from mcpsim.engine.episode import Episode
 from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
-from mcpsim.world.registry import load_world, world_names
-from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
 from mcpsim.tasks import load_tasks
+from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
+from mcpsim.world.registry import load_world, world_names
 
 pytestmark = pytest.mark.anyio
 
@@ -28,8 +29,11 @@ def test_the_worlds_hold_at_least_75_tools_and_170_tasks():
 
 def write_task(name: str):
     world = load_world(name)
-    return next(t for t in load_tasks(name).tasks if sum(world.tools[a.tool].writes for a in t.gold) >= 1
-                and all(a.expect == "ok" for a in t.gold))
+    return next(
+        t
+        for t in load_tasks(name).tasks
+        if sum(world.tools[a.tool].writes for a in t.gold) >= 1 and all(a.expect == "ok" for a in t.gold)
+    )
 
 
 async def test_one_process_serves_episodes_of_every_world_concurrently_without_interference():
@@ -52,10 +56,13 @@ async def test_one_process_serves_episodes_of_every_world_concurrently_without_i
                     for action in task.gold:
                         result = await client.call_tool(action.tool, action.args)
                         assert not result.is_error, (name, action.tool, result.content)
-                        await anyio.sleep(0)
+                        await anyio.lowlevel.checkpoint()
                 dialogue = conversations[name]  # the harness's conversation: the confirmation turn is graded
-                verdict = (await http.post(f"/episodes/{ep['id']}/verify",
-                                           json={"answer": task.oracle_answer(), "messages": dialogue})).json()
+                verdict = (
+                    await http.post(
+                        f"/episodes/{ep['id']}/verify", json={"answer": task.oracle_answer(), "messages": dialogue}
+                    )
+                ).json()
                 assert verdict["passed"], (name, verdict["failure"], verdict["checks"])
                 got[name].append(verdict["state_hash"])
 

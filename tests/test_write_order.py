@@ -13,14 +13,14 @@ from fnmatch import fnmatchcase
 import pytest
 
 from mcpsim.engine.episode import Episode
-from mcpsim.world.registry import load_world, world_names
-from mcpsim.tasks.scenario import GoldActionError, gold_steps, run_solution, task_episode
-from mcpsim.world.seeding import IdGenerator, derive_seed
 from mcpsim.engine.store import NetChanges
-from mcpsim.tasks import Action, CallOrder, Task, load_tasks
 from mcpsim.grading import Verifier
 from mcpsim.grading.diff import GeneratedIds, compare_with_gold
+from mcpsim.tasks import Action, CallOrder, Task, load_tasks
+from mcpsim.tasks.scenario import GoldActionError, gold_steps, run_solution, task_episode
 from mcpsim.world import World
+from mcpsim.world.registry import load_world, world_names
+from mcpsim.world.seeding import IdGenerator, derive_seed
 
 SHUFFLES = 2  # seeded shuffles per task, beside the reversed order: bounds the test's run time
 MIN_REORDERABLE_SHARE = 0.4  # of multi-write tasks, those with at least one reordering that runs
@@ -35,8 +35,11 @@ DEPENDENT = {
 def write_slots(world: World, task: Task) -> list[int]:
     """Positions of the gold's writes that may move: not a `call_order` check's `first` call."""
     gates = [p for c in task.rubric if isinstance(c, CallOrder) for p in c.first]
-    return [i for i, a in enumerate(task.gold)
-            if world.tools[a.tool].writes and not any(fnmatchcase(a.tool, p) for p in gates)]
+    return [
+        i
+        for i, a in enumerate(task.gold)
+        if world.tools[a.tool].writes and not any(fnmatchcase(a.tool, p) for p in gates)
+    ]
 
 
 def keeps_dependencies(task: Task, actions: list[Action]) -> bool:
@@ -130,7 +133,8 @@ def test_enough_multi_write_tasks_have_a_reordering_that_runs(reorderable):
     share = sum(reorderable.values()) / len(reorderable)
     assert share >= MIN_REORDERABLE_SHARE, (
         f"only {share:.0%} of {len(CASES)} multi-write tasks had a write order other than the gold's that runs: "
-        f"{sorted(t for t, ok in reorderable.items() if ok)}")
+        f"{sorted(t for t, ok in reorderable.items() if ok)}"
+    )
 
 
 # -- generated ids: known exactly, renamed wherever they appear ---------------------------------
@@ -146,8 +150,10 @@ def gold_episode(world: World, task: Task, templates, actions: list[Action] | No
 def test_an_episode_records_exactly_the_ids_its_committed_calls_drew_and_a_snapshot_keeps_them(templates):
     world, task = load_world("retail"), load_tasks("retail").get("late-deliveries-goodwill")
     episode = gold_episode(world, task, templates)
-    refused = episode.call("issue_partial_refund", {"order_id": "#W6251351", "amount": 100_000,
-                                                    "payment_method_id": "pm_0996285", "reason": "late delivery"})
+    refused = episode.call(
+        "issue_partial_refund",
+        {"order_id": "#W6251351", "amount": 100_000, "payment_method_id": "pm_0996285", "reason": "late delivery"},
+    )
     assert refused.is_error  # it drew nothing that lasted: its transaction was rolled back
     refunds = [c.after["id"] for c in episode.net_changes().values() if c.table == "payments" and c.before is None]
     assert len(refunds) == 2
@@ -184,8 +190,11 @@ def test_the_same_state_reached_by_writes_in_another_order_matches_even_where_te
 
     def with_handoff(actions: list[Action], mention: str | None = None) -> NetChanges:
         episode = gold_episode(world, task, templates, actions)
-        refund = next(c.after["id"] for c in episode.net_changes().values()
-                      if c.table == "payments" and c.before is None and c.after["order_id"] == "#W6251351")
+        refund = next(
+            c.after["id"]
+            for c in episode.net_changes().values()
+            if c.table == "payments" and c.before is None and c.after["order_id"] == "#W6251351"
+        )
         summary = f"Goodwill refund {mention or refund} for the late tent; the customer wants a call back."
         assert not episode.call("transfer_to_human_agent", {"summary": summary, "customer_id": "cus_2420617"}).is_error
         return episode.net_changes()
@@ -205,7 +214,11 @@ def test_an_email_in_a_new_rows_key_is_compared_as_it_is(templates):
     wrong = list(task.gold)
     wrong[invite] = wrong[invite].model_copy(update={"args": {**wrong[invite].args, "attendees": attendees}})
     gold = gold_episode(world, task, templates).net_changes()
-    problems = compare_with_gold(gold_episode(world, task, templates, wrong).net_changes(), gold,
-                                 tasks.volatile_for(task))
+    problems = compare_with_gold(
+        gold_episode(world, task, templates, wrong).net_changes(), gold, tasks.volatile_for(task)
+    )
     attendee_rows = " ".join(p for p in problems if p.startswith("event_attendees"))
-    assert "email='hana.sato@larkspurlabs.com'" in attendee_rows and "email='lukas.becker@larkspurlabs.com'" in attendee_rows
+    assert (
+        "email='hana.sato@larkspurlabs.com'" in attendee_rows
+        and "email='lukas.becker@larkspurlabs.com'" in attendee_rows
+    )

@@ -12,8 +12,8 @@ from sqlalchemy.orm import registry
 from sqlmodel import Field as Column
 from sqlmodel import SQLModel, select
 
-from mcpsim.world.seeding import SeedContext
 from mcpsim.world import PartialFailure, ToolContext, World, WorldError
+from mcpsim.world.seeding import SeedContext
 
 
 class LedgerTable(SQLModel, registry=registry()):
@@ -46,10 +46,14 @@ world = World(
 @world.seeder
 def seed(ctx: SeedContext) -> None:
     for _ in range(ctx.params["accounts"]):
-        ctx.session.add(Account(
-            id=ctx.ids.code("account", "acc_", 6), owner=ctx.faker.name(),
-            balance_cents=ctx.rng.randrange(1_000, 100_000), opened_at=ctx.now.isoformat(),
-        ))
+        ctx.session.add(
+            Account(
+                id=ctx.ids.code("account", "acc_", 6),
+                owner=ctx.faker.name(),
+                balance_cents=ctx.rng.randrange(1_000, 100_000),
+                opened_at=ctx.now.isoformat(),
+            )
+        )
 
 
 def _account(ctx: ToolContext, account_id: str) -> Account:
@@ -131,7 +135,8 @@ def heavy(ctx, rows: int) -> bool:
     """A check that makes SQLite count to `rows` (a deterministic amount of work)."""
     (row,) = ctx.episode.query(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT count(*) AS c FROM n",
-        (rows,))
+        (rows,),
+    )
     return row["c"] == rows
 
 

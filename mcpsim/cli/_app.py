@@ -38,15 +38,29 @@ def _print_json(data: Any) -> None:
 
 
 cache_options = [
-    click.option("--cache-dir", envvar="MCPSIM_CACHE_DIR", metavar="DIR",
-                 help=f"Where built templates are kept [default: {DEFAULT_CACHE}; env MCPSIM_CACHE_DIR]."),
+    click.option(
+        "--cache-dir",
+        envvar="MCPSIM_CACHE_DIR",
+        metavar="DIR",
+        help=f"Where built templates are kept [default: {DEFAULT_CACHE}; env MCPSIM_CACHE_DIR].",
+    ),
     click.option("--no-cache", is_flag=True, help="Build templates in memory only; never read or write the disk."),
 ]
 log_options = [
-    click.option("--log-level", default="INFO", show_default=True, help="Least severe log level shown (on stderr).",
-                 type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False)),
-    click.option("--log-format", default="console", show_default=True, type=click.Choice(["console", "json"]),
-                 help="Log lines for people or for machines."),
+    click.option(
+        "--log-level",
+        default="INFO",
+        show_default=True,
+        help="Least severe log level shown (on stderr).",
+        type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    ),
+    click.option(
+        "--log-format",
+        default="console",
+        show_default=True,
+        type=click.Choice(["console", "json"]),
+        help="Log lines for people or for machines.",
+    ),
 ]
 
 
@@ -57,8 +71,6 @@ def _apply(options: list[Any]) -> Any:
         return fn
 
     return decorate
-
-
 
 
 def _world_at_scale(name: str, scale: str) -> World:
@@ -98,5 +110,3 @@ def main() -> None:
     Serve a world to any MCP client (stdio or streamable HTTP), one isolated SQLite-backed
     episode per endpoint, with a JSON control plane for harnesses.
     """
-
-

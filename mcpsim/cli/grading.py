@@ -38,15 +38,23 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
     This is a harness's and an author's view: it shows the answers, so it is never the agent's
     channel (agents only see MCP).
     """
-    selected = [t for t in _tasks(world).tasks
-                if (split is None or t.split == split) and (not tags or set(tags) & set(t.tags))]
+    selected = [
+        t for t in _tasks(world).tasks if (split is None or t.split == split) and (not tags or set(tags) & set(t.tags))
+    ]
     if as_json:
         _print_json([t.model_dump(mode="json") for t in selected])
         return
     table = Table("task", "difficulty", "split", "tags", "gold calls", "checks", "instruction")
     for t in selected:
-        table.add_row(t.id, t.difficulty, t.split, ", ".join(t.tags), str(len(t.gold)), str(len(t.rubric)),
-                      _first_sentence(t.instruction))
+        table.add_row(
+            t.id,
+            t.difficulty,
+            t.split,
+            ", ".join(t.tags),
+            str(len(t.gold)),
+            str(len(t.rubric)),
+            _first_sentence(t.instruction),
+        )
     Console().print(table)
     click.echo(f"{len(selected)} tasks", err=True)
 
@@ -98,8 +106,10 @@ def _print_check_report(report: WorldReport) -> None:
 
     bad = [t for t in report.tasks if not t.ok]
     mark = "ok" if report.ok else "FAILED"
-    click.echo(f"{report.world} (version {report.world_version}): "
-               f"{report.task_count - len(bad)}/{report.task_count} tasks ok  {mark}")
+    click.echo(
+        f"{report.world} (version {report.world_version}): "
+        f"{report.task_count - len(bad)}/{report.task_count} tasks ok  {mark}"
+    )
     if report.tasks:
         table = Table("run", "ran on", "passed", "must pass", "n/a", "", box=None, pad_edge=False)
 
@@ -126,17 +136,37 @@ def _print_check_report(report: WorldReport) -> None:
 @main.command()
 @click.argument("world")
 @click.option("--task", "task_id", required=True, help="The task the episode was created for.")
-@click.option("--snapshot", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
-              help="The episode's database (GET /episodes/{id}/snapshot).")
+@click.option(
+    "--snapshot",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="The episode's database (GET /episodes/{id}/snapshot).",
+)
 @click.option("--answer", help="The agent's final answer to the user.")
 @click.option("--answer-file", type=click.File("r"), help="Read the final answer from a file ('-': stdin).")
-@click.option("--conversation", "conversation_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The conversation as a JSON list of OpenAI-style messages, for checks on the dialogue.")
+@click.option(
+    "--conversation",
+    "conversation_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The conversation as a JSON list of OpenAI-style messages, for checks on the dialogue.",
+)
 @click.option("--json", "as_json", is_flag=True, help="The verdict as JSON.")
-@click.option("--record", "record_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the episode's trajectory (every call with its row changes) as JSON here.")
-def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_file: Any,
-           conversation_path: Path | None, as_json: bool, record_path: Path | None) -> None:
+@click.option(
+    "--record",
+    "record_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the episode's trajectory (every call with its row changes) as JSON here.",
+)
+def verify(
+    world: str,
+    task_id: str,
+    snapshot: Path,
+    answer: str | None,
+    answer_file: Any,
+    conversation_path: Path | None,
+    as_json: bool,
+    record_path: Path | None,
+) -> None:
     """Grade a recorded episode against its task. Exits 0 if it passes, 1 if not, 3 if grading
     could not finish (an infrastructure error, not a verdict: retry it)."""
     from mcpsim.engine.episode import Episode
@@ -157,8 +187,9 @@ def verify(world: str, task_id: str, snapshot: Path, answer: str | None, answer_
         raise click.ClickException(f"{snapshot} is not an mcpsim episode of {world}: {exc}") from None
     conversation = _conversation(conversation_path) if conversation_path is not None else None
     try:
-        verdict = Verifier(w, task_set).grade(episode, task, answer_file.read() if answer_file else answer,
-                                              conversation=conversation)
+        verdict = Verifier(w, task_set).grade(
+            episode, task, answer_file.read() if answer_file else answer, conversation=conversation
+        )
     except GradingUnavailable as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(3)

@@ -35,14 +35,27 @@ def worlds(as_json: bool) -> None:
         except Exception as exc:  # one broken plug-in must not hide the others
             broken[name] = f"{type(exc).__name__}: {exc}"
     if as_json:
-        _print_json([{"name": w.name, "title": w.title, "description": w.description, "version": w.version,
-                      "tools": len(w.tools), "tables": sorted(w.metadata.tables), "scales": w.scales} for w in rows]
-                    + [{"name": n, "error": e} for n, e in broken.items()])
+        _print_json(
+            [
+                {
+                    "name": w.name,
+                    "title": w.title,
+                    "description": w.description,
+                    "version": w.version,
+                    "tools": len(w.tools),
+                    "tables": sorted(w.metadata.tables),
+                    "scales": w.scales,
+                }
+                for w in rows
+            ]
+            + [{"name": n, "error": e} for n, e in broken.items()]
+        )
     else:
         table = Table("world", "title", "tools", "tables", "scales", "version")
         for w in rows:
-            table.add_row(w.name, w.title, str(len(w.tools)), str(len(w.metadata.tables)), ", ".join(w.scales),
-                          w.version)
+            table.add_row(
+                w.name, w.title, str(len(w.tools)), str(len(w.metadata.tables)), ", ".join(w.scales), w.version
+            )
         for name, error in broken.items():
             table.add_row(name, f"[red]failed to load: {error}[/red]", "", "", "", "")
         Console().print(table)
@@ -74,8 +87,16 @@ def tools(world: str, as_json: bool) -> None:
 @click.option("--scale", default="default", show_default=True, help="Size of the world (see `mcpsim worlds`).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @_apply(cache_options + log_options)
-def build(world: str, seed: int, scale: str, as_json: bool, cache_dir: str | None, no_cache: bool,
-          log_level: str, log_format: str) -> None:
+def build(
+    world: str,
+    seed: int,
+    scale: str,
+    as_json: bool,
+    cache_dir: str | None,
+    no_cache: bool,
+    log_level: str,
+    log_format: str,
+) -> None:
     """Build (or load from the cache) a world's template and print its state hash and row counts."""
     from mcpsim.engine.episode import Episode
 
@@ -84,14 +105,22 @@ def build(world: str, seed: int, scale: str, as_json: bool, cache_dir: str | Non
     started = time.perf_counter()
     episode = Episode.create(w, seed, scale, templates=_templates(cache_dir, no_cache))
     seconds = time.perf_counter() - started
-    counts = {t: r[0]["n"] for t in sorted(w.metadata.tables) if (r := episode.query(f'SELECT count(*) AS n FROM "{t}"'))}
-    info = {"world": w.name, "version": w.version, "seed": seed, "scale": scale, "state_hash": episode.state_hash(),
-            "rows": counts, "bytes": len(episode.snapshot()), "seconds": round(seconds, 3)}
+    counts = {
+        t: r[0]["n"] for t in sorted(w.metadata.tables) if (r := episode.query(f'SELECT count(*) AS n FROM "{t}"'))
+    }
+    info = {
+        "world": w.name,
+        "version": w.version,
+        "seed": seed,
+        "scale": scale,
+        "state_hash": episode.state_hash(),
+        "rows": counts,
+        "bytes": len(episode.snapshot()),
+        "seconds": round(seconds, 3),
+    }
     if as_json:
         _print_json(info)
     else:
         click.echo(f"{w.name} {scale} seed {seed}: {sum(counts.values())} rows, state hash {info['state_hash']}")
         for t, n in counts.items():
             click.echo(f"  {t:<24}{n:>8}")
-
-

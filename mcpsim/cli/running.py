@@ -71,8 +71,13 @@ class RunPlan:
     def make_agent(self) -> Any:
         from mcpsim.runner.agents import make_agent
 
-        return make_agent(self.agent, base_url=self.base_url, api_key_env=self.api_key_env,
-                          temperature=self.temperature, seed=self.seed)
+        return make_agent(
+            self.agent,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            temperature=self.temperature,
+            seed=self.seed,
+        )
 
     def make_user(self, task: Any) -> Any:
         from mcpsim.runner.llm import ChatClient
@@ -81,52 +86,133 @@ class RunPlan:
         if self.user == "scripted":
             return ScriptedUser(task)
         if self.user.startswith("openai:"):
-            return LlmUser(task, ChatClient(model=self.user.split(":", 1)[1], base_url=self.base_url,
-                                            api_key_env=self.api_key_env))
+            return LlmUser(
+                task, ChatClient(model=self.user.split(":", 1)[1], base_url=self.base_url, api_key_env=self.api_key_env)
+            )
         raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
-
-
 
 
 @main.command()
 @click.argument("world")
-@click.option("--agent", "agent_spec", default="oracle", show_default=True,
-              help="oracle, noop, random, or openai:MODEL (any OpenAI-compatible endpoint).")
-@click.option("--tasks", "task_spec", default="all", show_default=True,
-              help="all, a split (train, dev, test), or comma-separated task ids.")
-@click.option("--trials", default=RunPlan.trials, show_default=True, type=click.IntRange(min=1), help="Runs per task (pass^k).")
-@click.option("--concurrency", default=RunPlan.concurrency, show_default=True, type=click.IntRange(min=1), help="Episodes at once.")
-@click.option("--seed", default=RunPlan.seed, show_default=True, type=click.IntRange(min=0),
-              help="Seed of the agents' sampling (worlds take theirs from the task).")
-@click.option("--out", "out_dir", default="runs/latest", show_default=True, type=click.Path(file_okay=False),
-              help="Where trajectories.jsonl and summary.json go.")
-@click.option("--resume", is_flag=True,
-              help="Finish an earlier run in --out: skip finished episodes, resume partial ones.")
-@click.option("--keep-first", type=click.IntRange(min=1), metavar="M",
-              help="Stop once M episodes are done; snapshot the unfinished ones for a later --resume.")
-@click.option("--transport", type=click.Choice(get_args(Transport)), default=RunPlan.transport, show_default=True,
-              help="inprocess: MCP in memory; http: a loopback server in this process; "
-                   "stdio: a server process per episode.")
+@click.option(
+    "--agent",
+    "agent_spec",
+    default="oracle",
+    show_default=True,
+    help="oracle, noop, random, or openai:MODEL (any OpenAI-compatible endpoint).",
+)
+@click.option(
+    "--tasks",
+    "task_spec",
+    default="all",
+    show_default=True,
+    help="all, a split (train, dev, test), or comma-separated task ids.",
+)
+@click.option(
+    "--trials", default=RunPlan.trials, show_default=True, type=click.IntRange(min=1), help="Runs per task (pass^k)."
+)
+@click.option(
+    "--concurrency",
+    default=RunPlan.concurrency,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Episodes at once.",
+)
+@click.option(
+    "--seed",
+    default=RunPlan.seed,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Seed of the agents' sampling (worlds take theirs from the task).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="runs/latest",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where trajectories.jsonl and summary.json go.",
+)
+@click.option(
+    "--resume", is_flag=True, help="Finish an earlier run in --out: skip finished episodes, resume partial ones."
+)
+@click.option(
+    "--keep-first",
+    type=click.IntRange(min=1),
+    metavar="M",
+    help="Stop once M episodes are done; snapshot the unfinished ones for a later --resume.",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(get_args(Transport)),
+    default=RunPlan.transport,
+    show_default=True,
+    help="inprocess: MCP in memory; http: a loopback server in this process; stdio: a server process per episode.",
+)
 @click.option("--server", "server_url", metavar="URL", help="Use a running `mcpsim serve --http` at URL.")
 @click.option("--token", envvar="MCPSIM_TOKEN", help="The --server's control-plane token [env MCPSIM_TOKEN].")
-@click.option("--max-steps", default=RunPlan.max_steps, show_default=True, type=click.IntRange(min=1),
-              help="Assistant messages an agent may send per episode.")
-@click.option("--timeout", default=RunPlan.timeout, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds per episode.")
-@click.option("--user", "user_spec", default=RunPlan.user, show_default=True,
-              help="The simulated user: scripted (the task's turns) or openai:MODEL.")
-@click.option("--base-url", default=RunPlan.base_url, show_default=True,
-              help="OpenAI-compatible endpoint of openai: agents and users (vLLM, SGLang, ...).")
-@click.option("--api-key-env", default=RunPlan.api_key_env, show_default=True,
-              help="Environment variable holding the endpoint's API key.")
+@click.option(
+    "--max-steps",
+    default=RunPlan.max_steps,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Assistant messages an agent may send per episode.",
+)
+@click.option(
+    "--timeout", default=RunPlan.timeout, show_default=True, type=click.FloatRange(min=0.1), help="Seconds per episode."
+)
+@click.option(
+    "--user",
+    "user_spec",
+    default=RunPlan.user,
+    show_default=True,
+    help="The simulated user: scripted (the task's turns) or openai:MODEL.",
+)
+@click.option(
+    "--base-url",
+    default=RunPlan.base_url,
+    show_default=True,
+    help="OpenAI-compatible endpoint of openai: agents and users (vLLM, SGLang, ...).",
+)
+@click.option(
+    "--api-key-env",
+    default=RunPlan.api_key_env,
+    show_default=True,
+    help="Environment variable holding the endpoint's API key.",
+)
 @click.option("--temperature", type=float, help="Sampling temperature of openai: agents.")
-@click.option("--faults", "faults_spec", metavar="PROFILE",
-              help="Inject faults in every episode: none, flaky, hostile or a YAML file [default: each task's own].")
+@click.option(
+    "--faults",
+    "faults_spec",
+    metavar="PROFILE",
+    help="Inject faults in every episode: none, flaky, hostile or a YAML file [default: each task's own].",
+)
 @_apply(cache_options + log_options)
-def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: int, seed: int, out_dir: str,
-        resume: bool, keep_first: int | None, transport: str, server_url: str | None, token: str | None,
-        max_steps: int, timeout: float, user_spec: str, base_url: str, api_key_env: str, temperature: float | None,
-        faults_spec: str | None, cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
+def run(
+    world: str,
+    agent_spec: str,
+    task_spec: str,
+    trials: int,
+    concurrency: int,
+    seed: int,
+    out_dir: str,
+    resume: bool,
+    keep_first: int | None,
+    transport: Transport,
+    server_url: str | None,
+    token: str | None,
+    max_steps: int,
+    timeout: float,
+    user_spec: str,
+    base_url: str,
+    api_key_env: str,
+    temperature: float | None,
+    faults_spec: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    log_level: str,
+    log_format: str,
+) -> None:
     """Run an agent on a world's tasks over MCP, grade every episode, write trajectories.
 
     \b
@@ -154,21 +240,42 @@ def run(world: str, agent_spec: str, task_spec: str, trials: int, concurrency: i
         make_agent(agent_spec, base_url=base_url)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--agent") from None
-    plan = RunPlan(world=world, tasks=selected, agent=agent_spec, out=Path(out_dir), trials=trials,
-                   concurrency=concurrency, seed=seed, resume=resume, keep_first=keep_first,
-                   transport="http" if server_url else transport, server_url=server_url, token=token,
-                   max_steps=max_steps, timeout=timeout, user=user_spec, base_url=base_url, api_key_env=api_key_env,
-                   temperature=temperature, templates=_templates(cache_dir, no_cache), faults=_profile(faults_spec))
+    plan = RunPlan(
+        world=world,
+        tasks=selected,
+        agent=agent_spec,
+        out=Path(out_dir),
+        trials=trials,
+        concurrency=concurrency,
+        seed=seed,
+        resume=resume,
+        keep_first=keep_first,
+        transport="http" if server_url else transport,
+        server_url=server_url,
+        token=token,
+        max_steps=max_steps,
+        timeout=timeout,
+        user=user_spec,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        temperature=temperature,
+        templates=_templates(cache_dir, no_cache),
+        faults=_profile(faults_spec),
+    )
     result = anyio.run(_execute, plan)
     _print_summary(result, plan.out)
     if result.summary.errors:
-        click.echo(f"{result.summary.errors} episodes ended in errors (see termination and error in the JSONL)",
-                   err=True)
+        click.echo(
+            f"{result.summary.errors} episodes ended in errors (see termination and error in the JSONL)", err=True
+        )
     if result.server_errors:
         where = f"the server at {server_url}" if server_url else f"the {plan.transport} server"
-        click.echo(f"error: {result.server_errors} of {result.ran} episodes of this run ended in server errors: "
-                   f"{where} failed or could not be reached (termination server_error in "
-                   f"{plan.out / 'trajectories.jsonl'}); for example:", err=True)
+        click.echo(
+            f"error: {result.server_errors} of {result.ran} episodes of this run ended in server errors: "
+            f"{where} failed or could not be reached (termination server_error in "
+            f"{plan.out / 'trajectories.jsonl'}); for example:",
+            err=True,
+        )
         for example in result.server_error_examples:
             click.echo(f"  {example[:300]}", err=True)
         raise SystemExit(SERVER_FAILED)
@@ -209,9 +316,17 @@ def _backend(plan: RunPlan, stack: ExitStack) -> Any:
         import secrets
 
         token = secrets.token_urlsafe(32)  # the control plane is closed; only this process holds its token
-        app = create_app(ServeConfig(world=plan.world, scale="small", max_episodes=plan.concurrency + 8,
-                                     ttl_seconds=None, cache_dir=cache, snapshot_key=_loopback_snapshot_key(plan.out),
-                                     token=token))
+        app = create_app(
+            ServeConfig(
+                world=plan.world,
+                scale="small",
+                max_episodes=plan.concurrency + 8,
+                ttl_seconds=None,
+                cache_dir=cache,
+                snapshot_key=_loopback_snapshot_key(plan.out),
+                token=token,
+            )
+        )
         url = stack.enter_context(serve_in_thread(app))
         return HttpBackend(url, token)
     return HttpBackend(url, plan.token)
@@ -224,14 +339,29 @@ async def _execute(plan: RunPlan) -> Any:
     from mcpsim.runner.loop import RolloutSettings
     from mcpsim.runner.run import RunConfig, RunError, run_episodes
 
-    config = RunConfig(world=plan.world, tasks=plan.tasks, out=plan.out, trials=plan.trials,
-                       concurrency=plan.concurrency, seed=plan.seed, resume=plan.resume, keep_first=plan.keep_first,
-                       faults=plan.faults, settings=RolloutSettings(max_steps=plan.max_steps, timeout=plan.timeout))
+    config = RunConfig(
+        world=plan.world,
+        tasks=plan.tasks,
+        out=plan.out,
+        trials=plan.trials,
+        concurrency=plan.concurrency,
+        seed=plan.seed,
+        resume=plan.resume,
+        keep_first=plan.keep_first,
+        faults=plan.faults,
+        settings=RolloutSettings(max_steps=plan.max_steps, timeout=plan.timeout),
+    )
     with ExitStack() as stack:
         backend = _backend(plan, stack)
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("pass {task.fields[passed]}"), TimeElapsedColumn(),
-                      console=Console(stderr=True), transient=True) as progress:
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pass {task.fields[passed]}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as progress:
             bar = progress.add_task(f"{plan.world} {plan.agent}", total=len(plan.tasks) * plan.trials, passed=0)
 
             def on_progress(t: Any) -> None:
@@ -256,16 +386,30 @@ def _print_summary(result: Any, out: Path) -> None:
     for header in ("n", "pass", "reward", "partial", "calls", "errors", *(["tokens"] if tokens else []), "ended by"):
         table.add_column(header, justify="left" if header == "ended by" else "right")
     for t in s.tasks:
-        ended = next(iter(t.terminations)) if len(t.terminations) == 1 else ", ".join(
-            f"{k} {v}" for k, v in sorted(t.terminations.items()))
-        table.add_row(t.task_id, str(t.trials), str(t.passes), f"{t.mean_reward:.2f}", f"{t.mean_partial:.2f}",
-                      str(t.tool_calls), str(t.tool_errors), *([str(t.tokens)] if tokens else []), ended)
+        ended = (
+            next(iter(t.terminations))
+            if len(t.terminations) == 1
+            else ", ".join(f"{k} {v}" for k, v in sorted(t.terminations.items()))
+        )
+        table.add_row(
+            t.task_id,
+            str(t.trials),
+            str(t.passes),
+            f"{t.mean_reward:.2f}",
+            f"{t.mean_partial:.2f}",
+            str(t.tool_calls),
+            str(t.tool_errors),
+            *([str(t.tokens)] if tokens else []),
+            ended,
+        )
     console = Console()
     console.print(table)
     hats = "  ".join(f"pass^{k} {v:.3f}" for k, v in s.pass_hat_k.items())
-    console.print(f"[bold]{', '.join(s.agents)}[/bold] on {s.world}: {s.episodes} episodes, pass@1 {s.pass_at_1:.3f}  "
-                  f"{hats}  mean reward {s.mean_reward:.3f}  partial {s.mean_partial:.3f}  tool calls {s.tool_calls} "
-                  f"({s.tool_errors} errors)  tokens {s.tokens}  episode errors {s.errors}")
+    console.print(
+        f"[bold]{', '.join(s.agents)}[/bold] on {s.world}: {s.episodes} episodes, pass@1 {s.pass_at_1:.3f}  "
+        f"{hats}  mean reward {s.mean_reward:.3f}  partial {s.mean_partial:.3f}  tool calls {s.tool_calls} "
+        f"({s.tool_errors} errors)  tokens {s.tokens}  episode errors {s.errors}"
+    )
     extra = []
     if result.skipped:
         extra.append(f"{result.skipped} already done")
@@ -281,10 +425,22 @@ DEMO_TASKS = 8
 
 @main.command()
 @click.option("--world", default="retail", show_default=True, help="The world to demonstrate.")
-@click.option("--tasks", "task_count", default=DEMO_TASKS, show_default=True, type=click.IntRange(min=1),
-              help="How many tasks (one of each tag first).")
-@click.option("--out", "out_dir", default="runs/demo", show_default=True, type=click.Path(file_okay=False),
-              help="Where the oracle's and the do-nothing agent's trajectories go.")
+@click.option(
+    "--tasks",
+    "task_count",
+    default=DEMO_TASKS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="How many tasks (one of each tag first).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="runs/demo",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where the oracle's and the do-nothing agent's trajectories go.",
+)
 @_apply(cache_options)
 def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_cache: bool) -> None:
     """Serve a world on 127.0.0.1, run the oracle and a do-nothing agent over real MCP (HTTP),
@@ -310,21 +466,43 @@ def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_ca
     for agent in ("oracle", "noop"):
         shutil.rmtree(out / agent, ignore_errors=True)
         make_agent(agent)
-        result = anyio.run(_execute, RunPlan(world=world, tasks=picked, agent=agent, out=out / agent,
-                                             templates=templates, concurrency=4, transport="http", timeout=60.0))
+        result = anyio.run(
+            _execute,
+            RunPlan(
+                world=world,
+                tasks=picked,
+                agent=agent,
+                out=out / agent,
+                templates=templates,
+                concurrency=4,
+                transport="http",
+                timeout=60.0,
+            ),
+        )
         _print_summary(result, out / agent)
-    console.print("The oracle replays each task's gold actions and passes; the do-nothing agent fails every task "
-                  "(its partial reward is the share of checks a do-nothing agent should pass). Next: "
-                  "`mcpsim run retail --agent openai:MODEL --base-url URL`.")
+    console.print(
+        "The oracle replays each task's gold actions and passes; the do-nothing agent fails every task "
+        "(its partial reward is the share of checks a do-nothing agent should pass). Next: "
+        "`mcpsim run retail --agent openai:MODEL --base-url URL`."
+    )
 
 
 @main.command()
 @click.argument("run_path", metavar="RUN", type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", required=True, type=click.Choice(["openai", "trl", "verifiers", "parquet"]),
-              help="openai: chat fine-tuning JSONL (arguments as JSON strings); trl: arguments as objects; "
-                   "verifiers: its rollout records; parquet: one row per episode.")
-@click.option("--out", "dest", type=click.Path(dir_okay=False, path_type=Path),
-              help="The file to write [default: RUN/export.FORMAT.jsonl, or RUN/export.parquet].")
+@click.option(
+    "--format",
+    "fmt",
+    required=True,
+    type=click.Choice(["openai", "trl", "verifiers", "parquet"]),
+    help="openai: chat fine-tuning JSONL (arguments as JSON strings); trl: arguments as objects; "
+    "verifiers: its rollout records; parquet: one row per episode.",
+)
+@click.option(
+    "--out",
+    "dest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The file to write [default: RUN/export.FORMAT.jsonl, or RUN/export.parquet].",
+)
 @click.option("--min-reward", type=float, help="Only episodes with at least this reward (1.0: passed only).")
 def export(run_path: Path, fmt: str, dest: Path | None, min_reward: float | None) -> None:
     """Export a run's completed episodes (RUN: a run directory or a trajectories .jsonl) for training."""

@@ -25,9 +25,17 @@ from mcpsim.serve.config import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeCon
 from mcpsim.world import World
 
 
-def _serve_stdio(w: World, seed: int, scale: str, templates: TemplateCache, task_id: str | None,
-                 start_snapshot: str | None, exit_snapshot: str | None, record_dir: str | None,
-                 profile: Any) -> None:
+def _serve_stdio(
+    w: World,
+    seed: int,
+    scale: str,
+    templates: TemplateCache,
+    task_id: str | None,
+    start_snapshot: str | None,
+    exit_snapshot: str | None,
+    record_dir: str | None,
+    profile: Any,
+) -> None:
     from mcpsim.engine.episode import Episode
     from mcpsim.serve.mcp import serve_stdio
     from mcpsim.tasks.scenario import task_episode
@@ -76,107 +84,259 @@ def _size_option(text: str, name: str) -> int | None:
 @main.command()
 @click.argument("world")
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP (many episodes) instead of stdio.")
-@click.option("--host", default=DEFAULTS.host, show_default=True, envvar=env_var(ServeConfig, "host"), help="HTTP bind address.")
+@click.option(
+    "--host", default=DEFAULTS.host, show_default=True, envvar=env_var(ServeConfig, "host"), help="HTTP bind address."
+)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
-@click.option("--seed", default=DEFAULTS.seed, show_default=True, type=click.IntRange(min=0),
-              envvar=env_var(ServeConfig, "seed"),
-              help="Seed of the default episode.")
-@click.option("--scale", default=DEFAULTS.scale, show_default=True, envvar=env_var(ServeConfig, "scale"), help="Scale of the default episode.")
-@click.option("--token", envvar=env_var(ServeConfig, "token"), metavar="TOKEN",
-              help="HTTP: the bearer token the control plane requires [env MCPSIM_TOKEN]; none given: one is "
-                   "generated and printed to stderr. Agents never need it (docs/security.md).")
-@click.option("--no-auth", is_flag=True, envvar=env_var(ServeConfig, "no_auth"),
-              help="HTTP: open the control plane to anyone who can reach the server, for local experiments "
-                   "(an agent could then fork and verify its own episode) [env MCPSIM_NO_AUTH].")
-@click.option("--public-url", metavar="URL", envvar=env_var(ServeConfig, "public_url"),
-              help="HTTP: the base URL clients reach this server at; episodes' mcp_url are built from it, never "
-                   "from a request's Host header, and its host is always allowed. Default: http://HOST:PORT "
-                   "(127.0.0.1 for a 0.0.0.0 bind) [env MCPSIM_PUBLIC_URL].")
-@click.option("--verdict-detail", type=click.Choice(["full", "summary"]), envvar=env_var(ServeConfig, "verdict_detail"),
-              help="HTTP: what POST /episodes/{id}/verify returns: full (checks' requirements and reasons, the row "
-                   "diff, the answer) or summary (passed, rewards, failure, each check's name and pass/fail). "
-                   "Default: full with a token, summary with --no-auth [env MCPSIM_VERDICT_DETAIL].")
-@click.option("--shared-default", is_flag=True, envvar=env_var(ServeConfig, "shared_default"),
-              help="HTTP: /mcp serves one episode shared by every client (they can see each other's writes); "
-                   "default: a fresh episode per client session [env MCPSIM_SHARED_DEFAULT].")
-@click.option("--ttl", default=DEFAULTS.ttl_seconds or 0, show_default=True, type=click.FloatRange(min=0),
-              envvar=env_var(ServeConfig, "ttl_seconds"),
-              help="Seconds an idle episode lives (0: forever).")
-@click.option("--max-episodes", default=DEFAULTS.max_episodes, show_default=True, type=click.IntRange(min=1),
-              envvar=env_var(ServeConfig, "max_episodes"),
-              help="Live episodes allowed at once; more get 503.")
-@click.option("--max-episode-bytes", default=_size_default(DEFAULTS.max_episode_bytes), show_default=True, metavar="SIZE",
-              envvar=env_var(ServeConfig, "max_episode_bytes"),
-              help="Memory the live episodes' databases may hold together (page count x page size; e.g. 512MiB, "
-                   "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason "
-                   "[env MCPSIM_MAX_EPISODE_BYTES].")
-@click.option("--template-cache-bytes", default=_size_default(DEFAULTS.template_cache_bytes), show_default=True,
-              metavar="SIZE", envvar=env_var(ServeConfig, "template_cache_bytes"),
-              help="Memory for built templates (one per world, seed, scale and task); past it the least recently "
-                   "used are dropped and reloaded from the disk cache or rebuilt when needed (0: no limit) "
-                   "[env MCPSIM_TEMPLATE_CACHE_BYTES].")
-@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="HOST[:PORT]", envvar=env_var(ServeConfig, "allowed_hosts"),
-              help="HTTP: accepted Host headers of every request, control plane and MCP (DNS-rebinding "
-                   "protection; exact, HOST:* for any port; default: the loopback names; the --public-url host "
-                   "always). Repeatable [env MCPSIM_ALLOWED_HOSTS, space-separated].")
-@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN", envvar=env_var(ServeConfig, "allowed_origins"),
-              help="HTTP: accepted Origin headers of browser requests (exact, SCHEME://HOST:* for any port; "
-                   "default: the loopback origins; the --public-url origin always). Repeatable "
-                   "[env MCPSIM_ALLOWED_ORIGINS].")
-@click.option("--record", "record_dir", type=click.Path(file_okay=False), envvar=env_var(ServeConfig, "record_dir"),
-              help="Append every episode's trajectory to DIR/trajectories.jsonl, fsynced, as soon as it is ended or "
-                   "graded (and again if it changes before it is deleted or expires); each live episode's calls are "
-                   "journaled as they are answered, and the episodes alive at a crash are written with their calls "
-                   "on the next start [env MCPSIM_RECORD_DIR].")
-@click.option("--faults", "faults_spec", metavar="PROFILE", envvar=env_var(ServeConfig, "faults"),
-              help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
-                   "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].")
-@click.option("--faults-dir", "faults_dirs", multiple=True, metavar="DIR", envvar=env_var(ServeConfig, "faults_dirs"),
-              type=click.Path(exists=True, file_okay=False),
-              help="HTTP: profiles (NAME.yaml/.yml/.json) that POST /episodes may name with \"faults\": \"NAME\"; "
-                   "requests never name files. Repeatable [env MCPSIM_FAULTS_DIRS, space-separated].")
-@click.option("--snapshot-key", "snapshot_key_text", metavar="KEY", envvar=env_var(ServeConfig, "snapshot_key"),
-              help="HTTP: the key that signs snapshots (GET /episodes/{id}/snapshot) and that POST /episodes/restore "
-                   "checks; at least 16 characters. Default: generated per process, so snapshots restore only "
-                   "on the server that made them [env MCPSIM_SNAPSHOT_KEY].")
-@click.option("--sessions-per-client", default=DEFAULT_LIMITS.sessions_per_client or 0, show_default=True,
-              type=click.IntRange(min=0), envvar=env_var(ClientLimits, "sessions_per_client"),
-              help="HTTP: MCP sessions one client (its bearer token, else its address) may hold open; past it its "
-                   "least recently used idle session is closed, or it gets 429 if all are busy (0: no limit) "
-                   "[env MCPSIM_SESSIONS_PER_CLIENT].")
-@click.option("--sessions-per-address", default=DEFAULT_LIMITS.sessions_per_address or 0, show_default=True,
-              type=click.IntRange(min=0), envvar=env_var(ClientLimits, "sessions_per_address"),
-              help="HTTP: MCP sessions all clients at one remote address may hold open together (0: no limit) "
-                   "[env MCPSIM_SESSIONS_PER_ADDRESS].")
-@click.option("--session-idle-timeout", default=DEFAULT_LIMITS.session_idle_seconds or 0, show_default=True,
-              type=click.FloatRange(min=0), envvar=env_var(ClientLimits, "session_idle_seconds"),
-              help="HTTP: seconds an MCP session may go without a request before it is closed (0: never) "
-                   "[env MCPSIM_SESSION_IDLE_TIMEOUT].")
-@click.option("--max-sessions", default=DEFAULT_LIMITS.max_sessions or 0, show_default=True, type=click.IntRange(min=0),
-              envvar=env_var(ClientLimits, "max_sessions"),
-              help="HTTP: open MCP sessions per world, all clients together; past it, initialize gets 503 "
-                   "(0: no limit) [env MCPSIM_MAX_SESSIONS].")
-@click.option("--mcp-episodes-per-client", default=DEFAULT_LIMITS.mcp_episodes_per_client or 0, show_default=True,
-              type=click.IntRange(min=0), envvar=env_var(ClientLimits, "mcp_episodes_per_client"),
-              help="HTTP: live episodes one client may hold through /mcp (each session there makes one); past it, "
-                   "initialize gets 429 (0: no limit) [env MCPSIM_MCP_EPISODES_PER_CLIENT].")
-@click.option("--mcp-episodes-per-address", default=DEFAULT_LIMITS.mcp_episodes_per_address or 0, show_default=True,
-              type=click.IntRange(min=0), envvar=env_var(ClientLimits, "mcp_episodes_per_address"),
-              help="HTTP: live /mcp episodes all clients at one address may hold together (0: no limit) "
-                   "[env MCPSIM_MCP_EPISODES_PER_ADDRESS].")
+@click.option(
+    "--seed",
+    default=DEFAULTS.seed,
+    show_default=True,
+    type=click.IntRange(min=0),
+    envvar=env_var(ServeConfig, "seed"),
+    help="Seed of the default episode.",
+)
+@click.option(
+    "--scale",
+    default=DEFAULTS.scale,
+    show_default=True,
+    envvar=env_var(ServeConfig, "scale"),
+    help="Scale of the default episode.",
+)
+@click.option(
+    "--token",
+    envvar=env_var(ServeConfig, "token"),
+    metavar="TOKEN",
+    help="HTTP: the bearer token the control plane requires [env MCPSIM_TOKEN]; none given: one is "
+    "generated and printed to stderr. Agents never need it (docs/security.md).",
+)
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    envvar=env_var(ServeConfig, "no_auth"),
+    help="HTTP: open the control plane to anyone who can reach the server, for local experiments "
+    "(an agent could then fork and verify its own episode) [env MCPSIM_NO_AUTH].",
+)
+@click.option(
+    "--public-url",
+    metavar="URL",
+    envvar=env_var(ServeConfig, "public_url"),
+    help="HTTP: the base URL clients reach this server at; episodes' mcp_url are built from it, never "
+    "from a request's Host header, and its host is always allowed. Default: http://HOST:PORT "
+    "(127.0.0.1 for a 0.0.0.0 bind) [env MCPSIM_PUBLIC_URL].",
+)
+@click.option(
+    "--verdict-detail",
+    type=click.Choice(["full", "summary"]),
+    envvar=env_var(ServeConfig, "verdict_detail"),
+    help="HTTP: what POST /episodes/{id}/verify returns: full (checks' requirements and reasons, the row "
+    "diff, the answer) or summary (passed, rewards, failure, each check's name and pass/fail). "
+    "Default: full with a token, summary with --no-auth [env MCPSIM_VERDICT_DETAIL].",
+)
+@click.option(
+    "--shared-default",
+    is_flag=True,
+    envvar=env_var(ServeConfig, "shared_default"),
+    help="HTTP: /mcp serves one episode shared by every client (they can see each other's writes); "
+    "default: a fresh episode per client session [env MCPSIM_SHARED_DEFAULT].",
+)
+@click.option(
+    "--ttl",
+    default=DEFAULTS.ttl_seconds or 0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    envvar=env_var(ServeConfig, "ttl_seconds"),
+    help="Seconds an idle episode lives (0: forever).",
+)
+@click.option(
+    "--max-episodes",
+    default=DEFAULTS.max_episodes,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar=env_var(ServeConfig, "max_episodes"),
+    help="Live episodes allowed at once; more get 503.",
+)
+@click.option(
+    "--max-episode-bytes",
+    default=_size_default(DEFAULTS.max_episode_bytes),
+    show_default=True,
+    metavar="SIZE",
+    envvar=env_var(ServeConfig, "max_episode_bytes"),
+    help="Memory the live episodes' databases may hold together (page count x page size; e.g. 512MiB, "
+    "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason "
+    "[env MCPSIM_MAX_EPISODE_BYTES].",
+)
+@click.option(
+    "--template-cache-bytes",
+    default=_size_default(DEFAULTS.template_cache_bytes),
+    show_default=True,
+    metavar="SIZE",
+    envvar=env_var(ServeConfig, "template_cache_bytes"),
+    help="Memory for built templates (one per world, seed, scale and task); past it the least recently "
+    "used are dropped and reloaded from the disk cache or rebuilt when needed (0: no limit) "
+    "[env MCPSIM_TEMPLATE_CACHE_BYTES].",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    envvar=env_var(ServeConfig, "allowed_hosts"),
+    help="HTTP: accepted Host headers of every request, control plane and MCP (DNS-rebinding "
+    "protection; exact, HOST:* for any port; default: the loopback names; the --public-url host "
+    "always). Repeatable [env MCPSIM_ALLOWED_HOSTS, space-separated].",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    envvar=env_var(ServeConfig, "allowed_origins"),
+    help="HTTP: accepted Origin headers of browser requests (exact, SCHEME://HOST:* for any port; "
+    "default: the loopback origins; the --public-url origin always). Repeatable "
+    "[env MCPSIM_ALLOWED_ORIGINS].",
+)
+@click.option(
+    "--record",
+    "record_dir",
+    type=click.Path(file_okay=False),
+    envvar=env_var(ServeConfig, "record_dir"),
+    help="Append every episode's trajectory to DIR/trajectories.jsonl, fsynced, as soon as it is ended or "
+    "graded (and again if it changes before it is deleted or expires); each live episode's calls are "
+    "journaled as they are answered, and the episodes alive at a crash are written with their calls "
+    "on the next start [env MCPSIM_RECORD_DIR].",
+)
+@click.option(
+    "--faults",
+    "faults_spec",
+    metavar="PROFILE",
+    envvar=env_var(ServeConfig, "faults"),
+    help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
+    "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].",
+)
+@click.option(
+    "--faults-dir",
+    "faults_dirs",
+    multiple=True,
+    metavar="DIR",
+    envvar=env_var(ServeConfig, "faults_dirs"),
+    type=click.Path(exists=True, file_okay=False),
+    help='HTTP: profiles (NAME.yaml/.yml/.json) that POST /episodes may name with "faults": "NAME"; '
+    "requests never name files. Repeatable [env MCPSIM_FAULTS_DIRS, space-separated].",
+)
+@click.option(
+    "--snapshot-key",
+    "snapshot_key_text",
+    metavar="KEY",
+    envvar=env_var(ServeConfig, "snapshot_key"),
+    help="HTTP: the key that signs snapshots (GET /episodes/{id}/snapshot) and that POST /episodes/restore "
+    "checks; at least 16 characters. Default: generated per process, so snapshots restore only "
+    "on the server that made them [env MCPSIM_SNAPSHOT_KEY].",
+)
+@click.option(
+    "--sessions-per-client",
+    default=DEFAULT_LIMITS.sessions_per_client or 0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    envvar=env_var(ClientLimits, "sessions_per_client"),
+    help="HTTP: MCP sessions one client (its bearer token, else its address) may hold open; past it its "
+    "least recently used idle session is closed, or it gets 429 if all are busy (0: no limit) "
+    "[env MCPSIM_SESSIONS_PER_CLIENT].",
+)
+@click.option(
+    "--sessions-per-address",
+    default=DEFAULT_LIMITS.sessions_per_address or 0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    envvar=env_var(ClientLimits, "sessions_per_address"),
+    help="HTTP: MCP sessions all clients at one remote address may hold open together (0: no limit) "
+    "[env MCPSIM_SESSIONS_PER_ADDRESS].",
+)
+@click.option(
+    "--session-idle-timeout",
+    default=DEFAULT_LIMITS.session_idle_seconds or 0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    envvar=env_var(ClientLimits, "session_idle_seconds"),
+    help="HTTP: seconds an MCP session may go without a request before it is closed (0: never) "
+    "[env MCPSIM_SESSION_IDLE_TIMEOUT].",
+)
+@click.option(
+    "--max-sessions",
+    default=DEFAULT_LIMITS.max_sessions or 0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    envvar=env_var(ClientLimits, "max_sessions"),
+    help="HTTP: open MCP sessions per world, all clients together; past it, initialize gets 503 "
+    "(0: no limit) [env MCPSIM_MAX_SESSIONS].",
+)
+@click.option(
+    "--mcp-episodes-per-client",
+    default=DEFAULT_LIMITS.mcp_episodes_per_client or 0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    envvar=env_var(ClientLimits, "mcp_episodes_per_client"),
+    help="HTTP: live episodes one client may hold through /mcp (each session there makes one); past it, "
+    "initialize gets 429 (0: no limit) [env MCPSIM_MCP_EPISODES_PER_CLIENT].",
+)
+@click.option(
+    "--mcp-episodes-per-address",
+    default=DEFAULT_LIMITS.mcp_episodes_per_address or 0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    envvar=env_var(ClientLimits, "mcp_episodes_per_address"),
+    help="HTTP: live /mcp episodes all clients at one address may hold together (0: no limit) "
+    "[env MCPSIM_MCP_EPISODES_PER_ADDRESS].",
+)
 @click.option("--task", "task_id", help="stdio: serve an episode of this task (its seed, scale and setup).")
-@click.option("--snapshot", "start_snapshot", type=click.Path(exists=True, dir_okay=False),
-              help="stdio: start from this episode database instead of a fresh one.")
-@click.option("--exit-snapshot", type=click.Path(dir_okay=False),
-              help="stdio: write the episode's database here when the client hangs up.")
+@click.option(
+    "--snapshot",
+    "start_snapshot",
+    type=click.Path(exists=True, dir_okay=False),
+    help="stdio: start from this episode database instead of a fresh one.",
+)
+@click.option(
+    "--exit-snapshot",
+    type=click.Path(dir_okay=False),
+    help="stdio: write the episode's database here when the client hangs up.",
+)
 @_apply(cache_options + log_options)
-def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: str, token: str | None,
-          no_auth: bool, public_url: str | None, verdict_detail: str | None, shared_default: bool, ttl: float,
-          max_episodes: int, max_episode_bytes: str, template_cache_bytes: str, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], record_dir: str | None,
-          faults_spec: str | None, faults_dirs: tuple[str, ...], snapshot_key_text: str | None,
-          sessions_per_client: int, sessions_per_address: int, session_idle_timeout: float, max_sessions: int,
-          mcp_episodes_per_client: int, mcp_episodes_per_address: int, task_id: str | None,
-          start_snapshot: str | None, exit_snapshot: str | None, cache_dir: str | None, no_cache: bool, log_level: str, log_format: str) -> None:
+def serve(
+    world: str,
+    use_http: bool,
+    host: str,
+    port: int,
+    seed: int,
+    scale: str,
+    token: str | None,
+    no_auth: bool,
+    public_url: str | None,
+    verdict_detail: str | None,
+    shared_default: bool,
+    ttl: float,
+    max_episodes: int,
+    max_episode_bytes: str,
+    template_cache_bytes: str,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    record_dir: str | None,
+    faults_spec: str | None,
+    faults_dirs: tuple[str, ...],
+    snapshot_key_text: str | None,
+    sessions_per_client: int,
+    sessions_per_address: int,
+    session_idle_timeout: float,
+    max_sessions: int,
+    mcp_episodes_per_client: int,
+    mcp_episodes_per_address: int,
+    task_id: str | None,
+    start_snapshot: str | None,
+    exit_snapshot: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    log_level: str,
+    log_format: str,
+) -> None:
     """Serve WORLD over MCP.
 
     \b
@@ -195,8 +355,10 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
         _serve_stdio(w, seed, scale, templates, task_id, start_snapshot, exit_snapshot, record_dir, profile)
         return
     if task_id or start_snapshot or exit_snapshot:
-        raise click.UsageError("--task, --snapshot and --exit-snapshot are for stdio; over HTTP, "
-                               "POST /episodes with a task or POST /episodes/restore")
+        raise click.UsageError(
+            "--task, --snapshot and --exit-snapshot are for stdio; over HTTP, "
+            "POST /episodes with a task or POST /episodes/restore"
+        )
 
     import uvicorn
 
@@ -212,37 +374,59 @@ def serve(world: str, use_http: bool, host: str, port: int, seed: int, scale: st
     from mcpsim.serve.access import default_public_url, normalize_public_url
 
     if token is not None and no_auth:
-        raise click.UsageError("--token and --no-auth exclude each other: a token closes the control plane, "
-                               "--no-auth opens it")
+        raise click.UsageError(
+            "--token and --no-auth exclude each other: a token closes the control plane, --no-auth opens it"
+        )
     try:
         # --port 0 (a free port picked at bind time): URLs from the listening socket instead.
-        public_url = normalize_public_url(public_url) if public_url else (default_public_url(host, port) if port else None)
+        public_url = (
+            normalize_public_url(public_url) if public_url else (default_public_url(host, port) if port else None)
+        )
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--public-url") from None
     if host in ("0.0.0.0", "::") and not allowed_hosts:
-        print(f"mcpsim: bound to {host}: only the loopback names and {public_url or 'the public URL'} are accepted "
-              "as Host; list the "
-              "names clients use with --allowed-host (and --public-url)", file=sys.stderr, flush=True)
+        print(
+            f"mcpsim: bound to {host}: only the loopback names and {public_url or 'the public URL'} are accepted "
+            "as Host; list the "
+            "names clients use with --allowed-host (and --public-url)",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
-        app = create_app(ServeConfig(
-            world=w.name, seed=seed, scale=scale, token=token, host=host, max_episodes=max_episodes,
-            no_auth=no_auth, public_url=public_url, verdict_detail=verdict_detail,  # type: ignore[arg-type]
-            shared_default=shared_default,
-            max_episode_bytes=episode_budget, template_cache_bytes=templates.max_bytes,
-            ttl_seconds=ttl or None, cache_dir=None if no_cache else str(templates.cache_dir),
-            allowed_hosts=list(allowed_hosts), allowed_origins=list(allowed_origins), record_dir=record_dir,
-            faults=faults_spec, faults_dirs=list(faults_dirs), snapshot_key=snapshot_key_text,
-            client_limits=ClientLimits(
-                sessions_per_client=sessions_per_client or None, sessions_per_address=sessions_per_address or None,
-                session_idle_seconds=session_idle_timeout or None, max_sessions=max_sessions or None,
-                mcp_episodes_per_client=mcp_episodes_per_client or None,
-                mcp_episodes_per_address=mcp_episodes_per_address or None),
-        ))
+        app = create_app(
+            ServeConfig(
+                world=w.name,
+                seed=seed,
+                scale=scale,
+                token=token,
+                host=host,
+                max_episodes=max_episodes,
+                no_auth=no_auth,
+                public_url=public_url,
+                verdict_detail=verdict_detail,  # type: ignore[arg-type]
+                shared_default=shared_default,
+                max_episode_bytes=episode_budget,
+                template_cache_bytes=templates.max_bytes,
+                ttl_seconds=ttl or None,
+                cache_dir=None if no_cache else str(templates.cache_dir),
+                allowed_hosts=list(allowed_hosts),
+                allowed_origins=list(allowed_origins),
+                record_dir=record_dir,
+                faults=faults_spec,
+                faults_dirs=list(faults_dirs),
+                snapshot_key=snapshot_key_text,
+                client_limits=ClientLimits(
+                    sessions_per_client=sessions_per_client or None,
+                    sessions_per_address=sessions_per_address or None,
+                    session_idle_seconds=session_idle_timeout or None,
+                    max_sessions=max_sessions or None,
+                    mcp_episodes_per_client=mcp_episodes_per_client or None,
+                    mcp_episodes_per_address=mcp_episodes_per_address or None,
+                ),
+            )
+        )
     except ValueError as exc:  # a token, host or origin the access checks refuse
         raise click.UsageError(str(exc)) from None
     shown = public_url or f"http://{host}:{port}"
-    print(f"mcpsim: serving {w.name} on {shown}/mcp (control plane: {shown}/episodes)",
-          file=sys.stderr, flush=True)
+    print(f"mcpsim: serving {w.name} on {shown}/mcp (control plane: {shown}/episodes)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
-
-

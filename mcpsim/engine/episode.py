@@ -26,19 +26,19 @@ from sqlmodel import Session
 
 from mcpsim.engine import query, store
 from mcpsim.engine.faults import FaultProfile
-from mcpsim.world.seeding import IdGenerator, derive_seed
 from mcpsim.engine.templates import TemplateCache, engine_for, process_templates
 from mcpsim.engine.textsafe import lone_surrogate, scrub
 from mcpsim.world import PartialFailure, ToolContext, ToolSpec, World, WorldError
+from mcpsim.world.seeding import IdGenerator, derive_seed
 
 log = structlog.get_logger("mcpsim.engine.episode")
 
 FAULT_MESSAGES = {
     "transient": "503 Service Unavailable: {tool} is temporarily unavailable. Nothing was changed; retry the call.",
     "rate_limit": "429 Too Many Requests: the rate limit for {tool} is exceeded. Nothing was changed; "
-                  "retry after {retry_after} seconds.",
+    "retry after {retry_after} seconds.",
     "timeout": "504 Gateway Timeout: {tool} did not answer in time. The request may or may not have been "
-               "applied: check its effect before retrying.",
+    "applied: check its effect before retrying.",
 }
 
 
@@ -146,8 +146,16 @@ class Episode:
         return cls(world, store.connect(data), id=id)
 
     @classmethod
-    def create_with_faults(cls, world: World, seed: int, scale: str, faults: FaultProfile | None, *,
-                           id: str = "default", templates: TemplateCache | None = None) -> Episode:
+    def create_with_faults(
+        cls,
+        world: World,
+        seed: int,
+        scale: str,
+        faults: FaultProfile | None,
+        *,
+        id: str = "default",
+        templates: TemplateCache | None = None,
+    ) -> Episode:
         """An episode with a fault profile (edge-case data included when the profile asks)."""
         templates = templates or process_templates()
         edge = bool(faults and faults.edge_data)
@@ -169,8 +177,12 @@ class Episode:
             known = ", ".join(sorted(self.world.tools))
             return self.refuse(tool, arguments, f"Unknown tool {tool!r}. Available tools: {known}")
         if (where := lone_surrogate(arguments)) is not None:  # SQLite and UTF-8 JSON cannot hold it
-            return self.refuse(tool, arguments, f"Invalid arguments for {tool}: {where} holds a lone surrogate "
-                                                "(such as \\udcff), which is not valid Unicode; nothing was done")
+            return self.refuse(
+                tool,
+                arguments,
+                f"Invalid arguments for {tool}: {where} holds a lone surrogate "
+                "(such as \\udcff), which is not valid Unicode; nothing was done",
+            )
         try:
             args = spec.args_model.model_validate(arguments or {})
         except ValidationError as exc:
@@ -185,9 +197,18 @@ class Episode:
         tool, error = scrub(tool), scrub(error)
         with self._open():
             clock = store.read_meta(self.conn)["clock"]
-            store.record_call(self.conn, None, tool, to_jsonable_python(scrub(arguments), fallback=str),
-                               ok=False, error=error, bug=False, result=None, clock=clock,
-                               writes=bool(spec and spec.writes))
+            store.record_call(
+                self.conn,
+                None,
+                tool,
+                to_jsonable_python(scrub(arguments), fallback=str),
+                ok=False,
+                error=error,
+                bug=False,
+                result=None,
+                clock=clock,
+                writes=bool(spec and spec.writes),
+            )
         return CallResult(tool, error=error)
 
     def run(self, spec: ToolSpec, kwargs: dict[str, Any]) -> CallResult:
@@ -208,8 +229,15 @@ class Episode:
         attempt = attempts.get(spec.name, 0) + 1
         attempts[spec.name] = attempt
         store.write_meta(self.conn, {"fault_attempts": attempts})  # counted even if the call fails
-        kind = profile.decide(self.seed, spec.name, attempt, writes=spec.writes, partial_ok=spec.partial_failures,
-                              has_limit=spec.has_limit, after_write=self._stale is not None)
+        kind = profile.decide(
+            self.seed,
+            spec.name,
+            attempt,
+            writes=spec.writes,
+            partial_ok=spec.partial_failures,
+            has_limit=spec.has_limit,
+            after_write=self._stale is not None,
+        )
         latency = profile.latency(self.seed, spec.name, attempt)
         detail: dict[str, Any] | None = {"kind": kind, "attempt": attempt} if kind else None
         if kind in ("transient", "rate_limit"):
@@ -230,8 +258,15 @@ class Episode:
         elif kind == "truncate":
             transform = lambda value: _truncate(spec, value, profile.truncate_at)  # noqa: E731
         before = self.conn.serialize() if spec.writes and profile.can_be_stale else None
-        result = self._execute(spec, kwargs, partial=kind == "partial", latency=latency, fault=detail,
-                               transform=transform, timeout=kind == "timeout")
+        result = self._execute(
+            spec,
+            kwargs,
+            partial=kind == "partial",
+            latency=latency,
+            fault=detail,
+            transform=transform,
+            timeout=kind == "timeout",
+        )
         if result.call_seq is not None and not result.bug:  # it committed (fully, partly, or unanswered)
             if spec.writes:
                 self._stale = (before, profile.stale_window) if before is not None else None
@@ -251,9 +286,17 @@ class Episode:
             copy.close()
         return fresh if old.is_error else old.value
 
-    def _execute(self, spec: ToolSpec, kwargs: dict[str, Any], *, partial: bool = False, latency: float = 0.0,
-                 fault: dict[str, Any] | None = None, transform: Callable[[Any], Any] | None = None,
-                 timeout: bool = False) -> CallResult:
+    def _execute(
+        self,
+        spec: ToolSpec,
+        kwargs: dict[str, Any],
+        *,
+        partial: bool = False,
+        latency: float = 0.0,
+        fault: dict[str, Any] | None = None,
+        transform: Callable[[Any], Any] | None = None,
+        timeout: bool = False,
+    ) -> CallResult:
         """The call's transaction: the tool, the clock, ids, the transcript, the change log."""
         with Session(self.engine, expire_on_commit=False) as session:
             db = session.connection()  # BEGIN: the bookkeeping below is part of the call
@@ -263,8 +306,12 @@ class Episode:
             ids = IdGenerator(self.seed, meta["ids"], record=True, formats=self.world.id_formats)
             store.write_meta(self.conn, {"call_seq": call_seq})
             ctx = ToolContext(
-                session=session, now=now, ids=ids, rng=random.Random(derive_seed(self.seed, call_seq)),
-                call_seq=call_seq, fault="partial" if partial else None,
+                session=session,
+                now=now,
+                ids=ids,
+                rng=random.Random(derive_seed(self.seed, call_seq)),
+                call_seq=call_seq,
+                fault="partial" if partial else None,
             )
             error: str | None = None
             try:
@@ -292,21 +339,43 @@ class Episode:
                 value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
             store.write_meta(self.conn, {"clock": now.isoformat(), "ids": ids.counters})
             store.record_ids(self.conn, call_seq, ids.drawn)
-            store.record_call(self.conn, call_seq, spec.name, to_jsonable_python(kwargs), ok=error is None,
-                               error=error, bug=False, result=result, clock=now.isoformat(), writes=spec.writes,
-                               fault=fault)
+            store.record_call(
+                self.conn,
+                call_seq,
+                spec.name,
+                to_jsonable_python(kwargs),
+                ok=error is None,
+                error=error,
+                bug=False,
+                result=result,
+                clock=now.isoformat(),
+                writes=spec.writes,
+                fault=fault,
+            )
             changes = store.read_changes(self.conn, call_seq)
             del db
             session.commit()
         return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
 
-    def _record_failure(self, spec: ToolSpec, kwargs: dict[str, Any], error: str, *, bug: bool,
-                        fault: dict[str, Any] | None = None) -> None:
+    def _record_failure(
+        self, spec: ToolSpec, kwargs: dict[str, Any], error: str, *, bug: bool, fault: dict[str, Any] | None = None
+    ) -> None:
         """Log a call that changed nothing in the transcript, outside its rolled-back transaction
         (it consumed no call number)."""
         clock = store.read_meta(self.conn)["clock"]
-        store.record_call(self.conn, None, spec.name, to_jsonable_python(kwargs, fallback=str), ok=False,
-                           error=error, bug=bug, result=None, clock=clock, writes=spec.writes, fault=fault)
+        store.record_call(
+            self.conn,
+            None,
+            spec.name,
+            to_jsonable_python(kwargs, fallback=str),
+            ok=False,
+            error=error,
+            bug=bug,
+            result=None,
+            clock=clock,
+            writes=spec.writes,
+            fault=fault,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 

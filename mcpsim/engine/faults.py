@@ -94,7 +94,9 @@ class FaultProfile(BaseModel):
     script: list[ScriptedFault] = Field([], max_length=MAX_SCRIPT)
     # virtual seconds added per call, uniform in [lo, hi]
     latency_s: tuple[Annotated[float, Field(ge=0, le=MAX_DELAY_S)], Annotated[float, Field(ge=0, le=MAX_DELAY_S)]] = (
-        0.0, 0.0)
+        0.0,
+        0.0,
+    )
     real_delay: bool = False  # also really wait that long (HTTP/stdio serving only)
     retry_after_s: int = Field(5, ge=1, le=MAX_RETRY_AFTER_S)
     stale_window: int = Field(2, ge=1, le=MAX_STALE_WINDOW, description="reads after a write that may be stale")
@@ -118,8 +120,9 @@ class FaultProfile(BaseModel):
                 return rule.rates
         return Rates()
 
-    def decide(self, seed: int, tool: str, attempt: int, *, writes: bool, partial_ok: bool,
-               has_limit: bool, after_write: bool) -> str | None:
+    def decide(
+        self, seed: int, tool: str, attempt: int, *, writes: bool, partial_ok: bool, has_limit: bool, after_write: bool
+    ) -> str | None:
         """The fault (or None) of the `attempt`-th call of `tool` (1-based). Kinds that cannot
         apply to this call (a partial failure of a tool without one, a stale write, paging a
         tool without `limit`) do not fire, scripted or drawn; the draw is the same either way,
@@ -148,15 +151,32 @@ BUILTIN: dict[str, FaultProfile] = {
     "none": FaultProfile(name="none"),
     "flaky": FaultProfile(
         name="flaky",
-        rules=[ToolRule(tools="*", rates=Rates(transient=0.05, rate_limit=0.02, timeout=0.01, partial=0.03,
-                                               stale=0.05, paginate=0.05))],
+        rules=[
+            ToolRule(
+                tools="*",
+                rates=Rates(transient=0.05, rate_limit=0.02, timeout=0.01, partial=0.03, stale=0.05, paginate=0.05),
+            )
+        ],
         latency_s=(0.05, 1.5),
     ),
     "hostile": FaultProfile(
         name="hostile",
-        rules=[ToolRule(tools="*", rates=Rates(transient=0.12, rate_limit=0.08, timeout=0.04, partial=0.08,
-                                               stale=0.15, paginate=0.15, truncate=0.05))],
-        latency_s=(0.2, 8.0), edge_data=True,
+        rules=[
+            ToolRule(
+                tools="*",
+                rates=Rates(
+                    transient=0.12,
+                    rate_limit=0.08,
+                    timeout=0.04,
+                    partial=0.08,
+                    stale=0.15,
+                    paginate=0.15,
+                    truncate=0.05,
+                ),
+            )
+        ],
+        latency_s=(0.2, 8.0),
+        edge_data=True,
     ),
 }
 
@@ -230,4 +250,5 @@ def profile_from_request(spec: str | dict[str, Any] | None, dirs: Sequence[Path 
                 raise FaultProfileError(f"the server's fault profile {spec!r} is invalid: {exc}") from None
     raise FaultProfileError(
         f"unknown fault profile: use one of {', '.join(names)}, or write the profile inline as an object "
-        "(a request never names a file)")
+        "(a request never names a file)"
+    )

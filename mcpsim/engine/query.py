@@ -105,7 +105,7 @@ def _scalar(column: str, op: str, value: Any) -> Scalar:
         return value
     if value is None or isinstance(value, str):
         return value
-    hint = " (for one of several values, use {\"in\": [...]})" if isinstance(value, list | tuple) else ""
+    hint = ' (for one of several values, use {"in": [...]})' if isinstance(value, list | tuple) else ""
     raise ValueError(f"{column}: {op} takes a number, text, true/false or null, not {type(value).__name__}{hint}")
 
 
@@ -226,8 +226,12 @@ def _evaluate(c: Condition, value: Scalar | bytes) -> bool | None:
 
 
 _ORDERED: dict[str, Callable[[int], bool]] = {
-    "eq": lambda o: o == 0, "ne": lambda o: o != 0, "gt": lambda o: o > 0,
-    "gte": lambda o: o >= 0, "lt": lambda o: o < 0, "lte": lambda o: o <= 0,
+    "eq": lambda o: o == 0,
+    "ne": lambda o: o != 0,
+    "gt": lambda o: o > 0,
+    "gte": lambda o: o >= 0,
+    "lt": lambda o: o < 0,
+    "lte": lambda o: o <= 0,
 }
 
 

@@ -128,32 +128,38 @@ def split(data: bytes) -> tuple[bytes, bytes | None, bytes | None]:
     (size,) = _LEN.unpack_from(data, end)
     if size > MAX_CLAIMS_BYTES or size > end:
         return data, None, None
-    mac = data[end + _LEN.size: end + _LEN.size + _MAC_BYTES]
-    return data[: end - size], data[end - size: end], mac
+    mac = data[end + _LEN.size : end + _LEN.size + _MAC_BYTES]
+    return data[: end - size], data[end - size : end], mac
 
 
 def verify(data: bytes, key: bytes) -> tuple[bytes, dict[str, Any]]:
     """The database and its claims, once the trailer's HMAC and the database's digest check out."""
     db, claims_bytes, mac = split(data)
     if claims_bytes is None or mac is None:
-        raise SnapshotError("not a signed mcpsim snapshot (no signature trailer): only snapshots from "
-                            "GET /episodes/{id}/snapshot of a server with the same snapshot key can be restored")
+        raise SnapshotError(
+            "not a signed mcpsim snapshot (no signature trailer): only snapshots from "
+            "GET /episodes/{id}/snapshot of a server with the same snapshot key can be restored"
+        )
     if not hmac.compare_digest(mac, _mac(key, claims_bytes)):
-        raise SnapshotError("the snapshot's signature does not match: it was signed with another key (set the "
-                            "same --snapshot-key / MCPSIM_SNAPSHOT_KEY on both servers) or its signed labels "
-                            "were edited")
+        raise SnapshotError(
+            "the snapshot's signature does not match: it was signed with another key (set the "
+            "same --snapshot-key / MCPSIM_SNAPSHOT_KEY on both servers) or its signed labels "
+            "were edited"
+        )
     try:
         claims = json.loads(claims_bytes)
     except ValueError:  # signed by us, so this cannot happen short of a leaked key
         raise SnapshotError("the snapshot's signed labels are unreadable") from None
     if not isinstance(claims, dict) or claims.get("format") != 1:
         raise SnapshotError("the snapshot's signature format is not one this server reads")
-    if len(db) != claims.get("bytes") or not hmac.compare_digest(hashlib.sha256(db).hexdigest(),
-                                                                  str(claims.get("sha256"))):
+    if len(db) != claims.get("bytes") or not hmac.compare_digest(
+        hashlib.sha256(db).hexdigest(), str(claims.get("sha256"))
+    ):
         raise SnapshotError(
             f"the database was edited after it was signed (signed as world {claims.get('world')!r}, task "
             f"{claims.get('task')!r}, ended {claims.get('ended')}, {len(claims.get('flags') or [])} flags): "
-            "its content no longer matches the signature")
+            "its content no longer matches the signature"
+        )
     return db, claims
 
 
@@ -209,8 +215,7 @@ def check_schema(world: World, conn: sqlite3.Connection) -> None:
 _CLAIMED_META = {"world": "world", "world_version": "version", "task": "task", "seed": "seed", "scale": "scale"}
 
 
-def load_untrusted(world: World | Callable[[str], World], data: bytes, key: bytes, *,
-                   id: str = "default") -> Episode:
+def load_untrusted(world: World | Callable[[str], World], data: bytes, key: bytes, *, id: str = "default") -> Episode:
     """An episode from uploaded bytes, refused (SnapshotError) unless this server signed them and
     they hold exactly an episode of `world` (or of the world `world(name)` returns, LookupError for
     a world this server does not have) at the version this server runs."""
@@ -220,18 +225,22 @@ def load_untrusted(world: World | Callable[[str], World], data: bytes, key: byte
     if claims.get("world") != world.name:
         raise SnapshotError(f"the snapshot is an episode of world {claims.get('world')!r}, not {world.name!r}")
     if claims.get("world_version") != world.version:
-        raise SnapshotError(f"the snapshot was taken of {world.name} version {claims.get('world_version')}; this "
-                            f"server runs version {world.version} (restore it on a server with that version)")
+        raise SnapshotError(
+            f"the snapshot was taken of {world.name} version {claims.get('world_version')}; this "
+            f"server runs version {world.version} (restore it on a server with that version)"
+        )
     conn = store.connect(db)
     try:
         check_schema(world, conn)
         meta = store.read_meta(conn)
         for claim, field in _CLAIMED_META.items():
             if meta.get(field) != claims.get(claim):
-                raise SnapshotError(f"the database's {field} {meta.get(field)!r} is not the signed "
-                                    f"{claims.get(claim)!r}")
+                raise SnapshotError(
+                    f"the database's {field} {meta.get(field)!r} is not the signed {claims.get(claim)!r}"
+                )
         if bool(meta.get("ended") or False) != claims.get("ended") or list(meta.get("flags") or []) != claims.get(
-                "flags"):
+            "flags"
+        ):
             raise SnapshotError("the database's freeze or flags are not the signed ones")
         # Re-stamped from the server's own metadata, not the upload's.
         store.write_meta(conn, {"world": world.name, "version": world.version})

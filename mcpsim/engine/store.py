@@ -152,9 +152,20 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… [{len(text)} characters in all]"
 
 
-def record_call(conn: sqlite3.Connection, call_seq: int | None, tool: str, arguments: Any, *, ok: bool,
-                error: str | None, bug: bool, result: Any, clock: str, writes: bool,
-                fault: dict[str, Any] | None = None) -> None:
+def record_call(
+    conn: sqlite3.Connection,
+    call_seq: int | None,
+    tool: str,
+    arguments: Any,
+    *,
+    ok: bool,
+    error: str | None,
+    bug: bool,
+    result: Any,
+    clock: str,
+    writes: bool,
+    fault: dict[str, Any] | None = None,
+) -> None:
     """Append one call to the transcript. A call that did not succeed (refused, invalid, failed)
     is whatever a client sent: its arguments are kept whole only up to MAX_REJECTED_ARGUMENTS
     bytes of JSON, else as `{"$truncated": true, "$bytes": <full size>, "$head": <first bytes>}`,
@@ -168,9 +179,18 @@ def record_call(conn: sqlite3.Connection, call_seq: int | None, tool: str, argum
     conn.execute(
         f"INSERT INTO {CALLS}(call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (call_seq, tool, text, ok, error, bug,
-         None if result is None else json.dumps(result, default=str), clock, writes,
-         None if fault is None else json.dumps(fault)),
+        (
+            call_seq,
+            tool,
+            text,
+            ok,
+            error,
+            bug,
+            None if result is None else json.dumps(result, default=str),
+            clock,
+            writes,
+            None if fault is None else json.dumps(fault),
+        ),
     )
     if fault is not None:  # faults are part of the change log too, under a table of their own
         conn.execute(
@@ -181,8 +201,10 @@ def record_call(conn: sqlite3.Connection, call_seq: int | None, tool: str, argum
 
 def record_ids(conn: sqlite3.Connection, call_seq: int, drawn: Iterable[tuple[str, int | str]]) -> None:
     """Store the ids a call drew (inside the call's transaction: a refused call keeps none)."""
-    conn.executemany(f"INSERT INTO {IDS}(call_seq, namespace, value) VALUES (?, ?, ?)",
-                     [(call_seq, namespace, value) for namespace, value in drawn])
+    conn.executemany(
+        f"INSERT INTO {IDS}(call_seq, namespace, value) VALUES (?, ?, ?)",
+        [(call_seq, namespace, value) for namespace, value in drawn],
+    )
 
 
 def read_ids(conn: sqlite3.Connection) -> dict[int | str, str]:
@@ -195,8 +217,19 @@ def read_calls(conn: sqlite3.Connection) -> list[CallRecord]:
         f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault FROM {CALLS} ORDER BY seq"
     )
     return [
-        CallRecord(seq, cs, tool, json.loads(a) if a else None, bool(ok), err, bool(bug),
-                   json.loads(r) if r is not None else None, clock, bool(w), json.loads(f) if f else None)
+        CallRecord(
+            seq,
+            cs,
+            tool,
+            json.loads(a) if a else None,
+            bool(ok),
+            err,
+            bool(bug),
+            json.loads(r) if r is not None else None,
+            clock,
+            bool(w),
+            json.loads(f) if f else None,
+        )
         for seq, cs, tool, a, ok, err, bug, r, clock, w, f in rows
     ]
 
@@ -224,8 +257,11 @@ class NetChanges(dict[tuple[str, str], NetChange]):
     (`generated`: id -> namespace). Which id a new row gets depends on the order of the writes
     that drew ids, so comparisons rename exactly these values."""
 
-    def __init__(self, changes: Mapping[tuple[str, str], NetChange] | None = None,
-                 generated: Mapping[int | str, str] | None = None) -> None:
+    def __init__(
+        self,
+        changes: Mapping[tuple[str, str], NetChange] | None = None,
+        generated: Mapping[int | str, str] | None = None,
+    ) -> None:
         super().__init__(changes or {})
         self.generated: dict[int | str, str] = dict(generated or {})
 
@@ -246,8 +282,10 @@ def net_changes(changes: list[Change], generated: Mapping[int | str, str] | None
 
 def read_changes(conn: sqlite3.Connection, call_seq: int | None = None) -> list[Change]:
     sql = f"SELECT call_seq, tbl, op, pk, before, after FROM {CHANGES}"
-    rows = conn.execute(sql + " WHERE call_seq = ? ORDER BY seq", (call_seq,)) if call_seq is not None else (
-        conn.execute(sql + " ORDER BY seq")
+    rows = (
+        conn.execute(sql + " WHERE call_seq = ? ORDER BY seq", (call_seq,))
+        if call_seq is not None
+        else (conn.execute(sql + " ORDER BY seq"))
     )
     return [
         Change(seq, tbl, op, pk, json.loads(b) if b else None, json.loads(a) if a else None)

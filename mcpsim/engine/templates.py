@@ -20,8 +20,8 @@ from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, create_engine
 
 from mcpsim.engine import store
-from mcpsim.world.seeding import IdGenerator, SeedContext, derive_seed
 from mcpsim.world import World
+from mcpsim.world.seeding import IdGenerator, SeedContext, derive_seed
 
 log = structlog.get_logger("mcpsim.engine.templates")
 
@@ -52,8 +52,15 @@ def build_template(world: World, seed: int, scale: str) -> bytes:
     store.install_bookkeeping(
         conn,
         world.metadata,
-        {"world": world.name, "version": world.version, "seed": seed, "scale": scale,
-         "call_seq": 0, "clock": world.epoch.isoformat(), "ids": ids.counters},
+        {
+            "world": world.name,
+            "version": world.version,
+            "seed": seed,
+            "scale": scale,
+            "call_seq": 0,
+            "clock": world.epoch.isoformat(),
+            "ids": ids.counters,
+        },
     )
     store.rebase(conn, world.metadata)
     data = conn.serialize()
@@ -70,8 +77,16 @@ def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
     meta = store.read_meta(conn)
     ids = IdGenerator(seed, meta["ids"], formats=world.id_formats)
     with Session(engine) as session:
-        world.add_edge_data(SeedContext(session=session, seed=derive_seed(seed, "edge"), scale=scale,
-                                        params=world.scale_params(scale), now=world.epoch, ids=ids))
+        world.add_edge_data(
+            SeedContext(
+                session=session,
+                seed=derive_seed(seed, "edge"),
+                scale=scale,
+                params=world.scale_params(scale),
+                now=world.epoch,
+                ids=ids,
+            )
+        )
         session.commit()
     store.write_meta(conn, {"ids": ids.counters, "edge_data": True})
     store.rebase(conn, world.metadata)  # the hook's writes are the base, not an episode's changes
@@ -81,8 +96,22 @@ def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
     return out
 
 
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
-          "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "kib": 1024,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "mib": 1024**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "gib": 1024**3,
+    "t": 1000**4,
+    "tb": 1000**4,
+    "tib": 1024**4,
+}
 
 
 def parse_size(text: str | int) -> int:
@@ -155,8 +184,11 @@ class TemplateCache:
     def _keep(self, key: tuple[object, ...], data: bytes) -> None:
         with self._guard:
             if self.max_bytes is not None and len(data) > self.max_bytes:
-                log.warning("template larger than the template cache's budget; not kept in memory",
-                            bytes=len(data), max_bytes=self.max_bytes)
+                log.warning(
+                    "template larger than the template cache's budget; not kept in memory",
+                    bytes=len(data),
+                    max_bytes=self.max_bytes,
+                )
                 return
             if key not in self._bytes:
                 self._bytes[key] = data
@@ -176,10 +208,13 @@ class TemplateCache:
         """The template; with `edge_data`, the same world after its edge-case hook ran."""
         world.scale_params(scale)  # a clear error for an unknown scale, before any lock
         if edge_data and world.has_edge_data:
-            return self.get_or_build(("edge", world.name, world.version, seed, scale),
-                                     lambda: add_edge_data(world, self.get(world, seed, scale), seed, scale))
-        return self.get_or_build(("world", world.name, world.version, seed, scale),
-                                 lambda: self._load_or_build(world, seed, scale))
+            return self.get_or_build(
+                ("edge", world.name, world.version, seed, scale),
+                lambda: add_edge_data(world, self.get(world, seed, scale), seed, scale),
+            )
+        return self.get_or_build(
+            ("world", world.name, world.version, seed, scale), lambda: self._load_or_build(world, seed, scale)
+        )
 
     def get_or_build(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
         """Database bytes under `key`, built by `build` at most once per process, even when
@@ -206,8 +241,14 @@ class TemplateCache:
         started = time.perf_counter()
         data = build_template(world, seed, scale)
         self.builds += 1
-        log.info("template built", world=world.name, seed=seed, scale=scale, bytes=len(data),
-                 seconds=round(time.perf_counter() - started, 3))
+        log.info(
+            "template built",
+            world=world.name,
+            seed=seed,
+            scale=scale,
+            bytes=len(data),
+            seconds=round(time.perf_counter() - started, 3),
+        )
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -222,5 +263,7 @@ def process_templates() -> TemplateCache:
     """The process's shared cache, created on first use (in memory; the CLI adds a disk cache).
     Its memory budget is MCPSIM_TEMPLATE_CACHE_BYTES (e.g. `512MiB`; `0`: unlimited; default 1 GiB),
     or `process_templates().set_max_bytes(n)`."""
-    return TemplateCache(os.environ.get("MCPSIM_CACHE_DIR") or None,
-                         max_bytes=_env_bytes("MCPSIM_TEMPLATE_CACHE_BYTES", DEFAULT_TEMPLATE_BYTES))
+    return TemplateCache(
+        os.environ.get("MCPSIM_CACHE_DIR") or None,
+        max_bytes=_env_bytes("MCPSIM_TEMPLATE_CACHE_BYTES", DEFAULT_TEMPLATE_BYTES),
+    )

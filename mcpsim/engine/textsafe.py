@@ -47,8 +47,9 @@ def scrub(value: Any) -> Any:
 
 def _scrub(value: Any) -> Any:
     if isinstance(value, str):
-        return "".join(REPLACEMENT if "\ud800" <= c <= "\udfff" else c for c in value) if has_surrogate(
-            value) else value
+        return (
+            "".join(REPLACEMENT if "\ud800" <= c <= "\udfff" else c for c in value) if has_surrogate(value) else value
+        )
     if isinstance(value, dict):
         return {_scrub(k): _scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

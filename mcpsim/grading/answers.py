@@ -111,9 +111,22 @@ from mcpsim.tasks import (
 
 # -- canonical text and tokens ----------------------------------------------------------------------
 
-_CHARS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"',
-                        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2212": "-",
-                        "\u2014": " - ", "\u2015": " - "})
+_CHARS = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2212": "-",
+        "\u2014": " - ",
+        "\u2015": " - ",
+    }
+)
 
 
 def canonical(text: str) -> str:
@@ -155,13 +168,49 @@ class Mention:
     sentence: int = 0
 
 
-_UNITS = {w: i for i, w in enumerate((
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
-))}
-_TENS = {w: 10 * i for i, w in enumerate((
-    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-), 2)}
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        (
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        )
+    )
+}
+_TENS = {
+    w: 10 * i
+    for i, w in enumerate(
+        (
+            "twenty",
+            "thirty",
+            "forty",
+            "fifty",
+            "sixty",
+            "seventy",
+            "eighty",
+            "ninety",
+        ),
+        2,
+    )
+}
 _SCALES = {"hundred": 100, "thousand": 1000}
 _NUMBER_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
 _WORDS = rf"(?:{_NUMBER_WORD})(?:(?:[ -]|(?:(?<=hundred)|(?<=thousand))\s+and\s+)(?:{_NUMBER_WORD}))*"
@@ -169,15 +218,39 @@ _DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _NUM = rf"(?:{_DIGITS}|\b{_WORDS}\b)"
 _NUM_START = r"(?=[\dzotfsenh])"  # what a number starts with: a cheap first test
 
-_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
-           "nov": 11, "dec": 12}
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?" \
-         r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_MONTHS = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "may": 5,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 _WEEKDAY = r"(?:mon|tue(?:s)?|wed(?:nes)?|thu(?:r(?:s)?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
 _ORD = r"(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(?P<year>\d{4})(?!\d))?"
-_DURATION_UNITS = {"sec": 1, "second": 1, "min": 60, "minute": 60, "h": 3600, "hr": 3600, "hour": 3600,
-                   "day": 86400, "wk": 604800, "week": 604800}
+_DURATION_UNITS = {
+    "sec": 1,
+    "second": 1,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hr": 3600,
+    "hour": 3600,
+    "day": 86400,
+    "wk": 604800,
+    "week": 604800,
+}
 _UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|wks?|months?|years?|yrs?)"
 
 
@@ -186,23 +259,33 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _EMAIL = _rx(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+")
-_ISO = _rx(r"(?<![\w-])(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})"
-           r"(?:[T\s](?P<hour>\d{1,2}):(?P<minute>\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w-])")
+_ISO = _rx(
+    r"(?<![\w-])(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})"
+    r"(?:[T\s](?P<hour>\d{1,2}):(?P<minute>\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w-])"
+)
 _DATE_MONTH_FIRST = _rx(rf"(?:\b{_WEEKDAY},?\s+)?\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}}){_ORD}(?![\d:])\b{_YEAR}")
-_DATE_DAY_FIRST = _rx(rf"(?:\b{_WEEKDAY},?\s+)?(?:the\s+)?\b(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?"
-                      rf"(?P<month>{_MONTH})(?!\w){_YEAR}")
+_DATE_DAY_FIRST = _rx(
+    rf"(?:\b{_WEEKDAY},?\s+)?(?:the\s+)?\b(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?"
+    rf"(?P<month>{_MONTH})(?!\w){_YEAR}"
+)
 _DATE_NUMERIC = _rx(r"(?<![\w/.$:,-])(?P<month>\d{1,2})/(?P<day>\d{1,2})(?:/(?P<year>\d{4}|\d{2}))?(?![\w/]|\.\d)")
-_TIME_CLOCK = _rx(r"(?<![\w:.$/])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::\d{2})?(?:\s*(?P<half>[ap])\.?\s?m\b\.?)?"
-                  r"(?![\d:])")
+_TIME_CLOCK = _rx(
+    r"(?<![\w:.$/])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::\d{2})?(?:\s*(?P<half>[ap])\.?\s?m\b\.?)?"
+    r"(?![\d:])"
+)
 _TIME_HALF = _rx(r"(?<![\w:.$/])(?P<hour>\d{1,2})(?:\.(?P<minute>\d{2}))?\s*(?P<half>[ap])\.?\s?m\b\.?")
 _TIME_WORD = _rx(r"\b(?P<word>noon|midday|midnight)\b")
 _MONEY_BEFORE = _rx(rf"(?:\bUSD\s?|\bUS\$\s?|\$\s?)-?(?P<amount>{_DIGITS})(?![\d,]*\.?\d)")
-_MONEY_AFTER = _rx(rf"{_NUM_START}(?<![\w.,$])(?P<amount>{_NUM})\s*(?:dollars?|USD|bucks)\b"
-                   rf"(?:\s+and\s+(?P<cents>\d{{1,2}}|{_WORDS})\s+cents?\b)?")
+_MONEY_AFTER = _rx(
+    rf"{_NUM_START}(?<![\w.,$])(?P<amount>{_NUM})\s*(?:dollars?|USD|bucks)\b"
+    rf"(?:\s+and\s+(?P<cents>\d{{1,2}}|{_WORDS})\s+cents?\b)?"
+)
 _CENTS = _rx(r"(?<![\w.,$])(?P<cents>\d{1,2})\s*(?:cents?\b|¢)")
 _PERCENT = _rx(rf"{_NUM_START}(?<![\w.,$])(?P<amount>{_NUM})\s*(?:%|percent\b|per\s+cent\b)")
-_DURATION = _rx(rf"{_NUM_START}(?<![\w.,$:/])(?P<amount>{_NUM})(?:\s*(?:-|to)\s*(?P<upto>{_NUM}))?[\s-]*"
-                rf"(?:(?:business|calendar|working)[\s-]+)?(?P<unit>{_UNIT})(?![\w])")
+_DURATION = _rx(
+    rf"{_NUM_START}(?<![\w.,$:/])(?P<amount>{_NUM})(?:\s*(?:-|to)\s*(?P<upto>{_NUM}))?[\s-]*"
+    rf"(?:(?:business|calendar|working)[\s-]+)?(?P<unit>{_UNIT})(?![\w])"
+)
 _ORDINAL = _rx(r"\b\d+(?:st|nd|rd|th)\b")
 _ID = _rx(r"(?<![\w@.#-])\#?(?P<id>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)(?![\w@-]|\.\w)")
 _MEASURE = _rx(r"\d+(?:\.\d+)?[a-z]{1,3}|\d+(?:-[a-z]+)+")
@@ -252,7 +335,7 @@ def _word_numbers(text: str, start: int, end: int) -> Iterator[tuple[float, int,
     i = 0
     while i < len(words):
         for j in range(len(words) - 1, i - 1, -1):
-            value = _words_value(text[words[i][0]:words[j][1]])
+            value = _words_value(text[words[i][0] : words[j][1]])
             if value is not None:
                 yield float(value), words[i][0], words[j][1]
                 i = j + 1
@@ -393,7 +476,7 @@ class _Scanner:
         simple.sort(key=lambda d: d[1])
         merged: list[tuple[Hashable, int, int]] = []
         for value, start, end in simple:
-            if merged and _adds_to(merged[-1][0], value, self.text[merged[-1][2]:start]):
+            if merged and _adds_to(merged[-1][0], value, self.text[merged[-1][2] : start]):
                 previous, first, _ = merged.pop()
                 value = ("seconds", previous[1] + value[1])  # type: ignore[index]
                 start = first
@@ -411,44 +494,252 @@ class _Scanner:
 
 def _adds_to(first: Hashable, second: Hashable, between: str) -> bool:
     """`4 hours and 55 minutes`: a larger unit then a smaller one, joined by `and`, a comma or nothing."""
-    return (isinstance(first, tuple) and isinstance(second, tuple) and first[0] == second[0] == "seconds"
-            and re.fullmatch(r"\s*,?\s*(?:and\s+)?", between) is not None and first[1] > second[1])
+    return (
+        isinstance(first, tuple)
+        and isinstance(second, tuple)
+        and first[0] == second[0] == "seconds"
+        and re.fullmatch(r"\s*,?\s*(?:and\s+)?", between) is not None
+        and first[1] > second[1]
+    )
 
 
 # -- names ------------------------------------------------------------------------------------------
 
-_NOT_NAMES = frozenset({
-    "a", "about", "above", "after", "again", "all", "also", "although", "am", "an", "and", "another", "any",
-    "anything", "are", "as", "at", "be", "because", "been", "before", "being", "below", "both", "but", "by", "can",
-    "cannot", "could", "dear", "did", "do", "does", "done", "during", "each", "either", "even", "every",
-    "everything", "few", "for", "from", "further", "good", "great", "had", "has", "have", "having", "he", "hello",
-    "her", "here", "hers", "herself", "hey", "hi", "him", "his", "how", "however", "i", "i'd", "i'll", "i'm",
-    "i've", "if", "in", "into", "is", "it", "it's", "its", "just", "let", "let's", "many", "may", "me", "might",
-    "more", "most", "must", "my", "neither", "no", "nor", "not", "note", "now", "of", "off", "ok", "okay", "on",
-    "once", "only", "or", "other", "our", "ours", "out", "over", "please", "regards", "same", "she", "should",
-    "since", "so", "some", "sorry", "still", "such", "sure", "than", "thank", "thanks", "that", "that's", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "though", "through", "to", "today",
-    "tomorrow", "too", "unfortunately", "until", "up", "upon", "very", "was", "we", "we're", "we've", "were",
-    "what", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within",
-    "without", "would", "yes", "yesterday", "yet", "you", "you're", "you've", "your", "yours", "unless", "anyway",
-    "meanwhile", "besides", "finally", "first", "next", "lastly", "summary", "total", "update", "updated",
-    "january", "february", "march", "april", "june", "july", "august", "september", "october", "november",
-    "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "monday",
-    "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues", "wed", "thu", "thurs",
-    "fri", "sat", "sun",
-})
+_NOT_NAMES = frozenset(
+    {
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "although",
+        "am",
+        "an",
+        "and",
+        "another",
+        "any",
+        "anything",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "both",
+        "but",
+        "by",
+        "can",
+        "cannot",
+        "could",
+        "dear",
+        "did",
+        "do",
+        "does",
+        "done",
+        "during",
+        "each",
+        "either",
+        "even",
+        "every",
+        "everything",
+        "few",
+        "for",
+        "from",
+        "further",
+        "good",
+        "great",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "hello",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "hey",
+        "hi",
+        "him",
+        "his",
+        "how",
+        "however",
+        "i",
+        "i'd",
+        "i'll",
+        "i'm",
+        "i've",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "it's",
+        "its",
+        "just",
+        "let",
+        "let's",
+        "many",
+        "may",
+        "me",
+        "might",
+        "more",
+        "most",
+        "must",
+        "my",
+        "neither",
+        "no",
+        "nor",
+        "not",
+        "note",
+        "now",
+        "of",
+        "off",
+        "ok",
+        "okay",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "please",
+        "regards",
+        "same",
+        "she",
+        "should",
+        "since",
+        "so",
+        "some",
+        "sorry",
+        "still",
+        "such",
+        "sure",
+        "than",
+        "thank",
+        "thanks",
+        "that",
+        "that's",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "though",
+        "through",
+        "to",
+        "today",
+        "tomorrow",
+        "too",
+        "unfortunately",
+        "until",
+        "up",
+        "upon",
+        "very",
+        "was",
+        "we",
+        "we're",
+        "we've",
+        "were",
+        "what",
+        "when",
+        "where",
+        "whether",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "within",
+        "without",
+        "would",
+        "yes",
+        "yesterday",
+        "yet",
+        "you",
+        "you're",
+        "you've",
+        "your",
+        "yours",
+        "unless",
+        "anyway",
+        "meanwhile",
+        "besides",
+        "finally",
+        "first",
+        "next",
+        "lastly",
+        "summary",
+        "total",
+        "update",
+        "updated",
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "mon",
+        "tue",
+        "tues",
+        "wed",
+        "thu",
+        "thurs",
+        "fri",
+        "sat",
+        "sun",
+    }
+)
 
 
 def _names(text: str, claimed: bytearray) -> list[tuple[str, int, int]]:
     names = []
     for match in _NAME.finditer(text):
-        words = [(m.start() + match.start(), m.end() + match.start())
-                 for m in re.finditer(r"\S+", match.group())]
+        words = [(m.start() + match.start(), m.end() + match.start()) for m in re.finditer(r"\S+", match.group())]
         words = [(s, e) for s, e in words if text[s:e].casefold() not in _NOT_NAMES and not any(claimed[s:e])]
         # a run split by a dropped word stays one name only where it was contiguous
         runs: list[list[tuple[int, int]]] = []
         for s, e in words:
-            if runs and re.fullmatch(r"\s+", text[runs[-1][-1][1]:s]):
+            if runs and re.fullmatch(r"\s+", text[runs[-1][-1][1] : s]):
                 runs[-1].append((s, e))
             else:
                 runs.append([(s, e)])
@@ -465,26 +756,140 @@ def _unpossessed(word: str) -> str:
 
 # -- the parsed answer ------------------------------------------------------------------------------
 
-_NEGATIONS = frozenset({
-    "not", "no", "never", "cannot", "neither", "nor", "none", "without", "unable", "instead", "rather",
-})
-_FUNCTION_WORDS = frozenset({
-    "is", "are", "was", "were", "be", "been", "being", "am", "have", "has", "had", "do", "does", "did", "will",
-    "would", "can", "could", "shall", "should", "may", "might", "must", "a", "an", "the", "any", "your", "my",
-    "our", "their", "his", "her", "its", "this", "that", "these", "those", "yet", "even", "really", "actually",
-    "exactly", "quite", "currently", "still", "ever", "anymore", "already", "just", "only", "longer", "at", "in",
-    "on", "for", "of", "to", "by", "also", "again", "or", "nor", "due", "about", "around", "approximately",
-    "roughly",
-})
-_ID_NOUNS = frozenset({  # `not order W123`: the noun an id stands after
-    "order", "orders", "reservation", "reservations", "flight", "flights", "card", "cards", "number", "code",
-    "account", "booking", "ticket", "tracking", "reference", "confirmation", "id",
-})
+_NEGATIONS = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "cannot",
+        "neither",
+        "nor",
+        "none",
+        "without",
+        "unable",
+        "instead",
+        "rather",
+    }
+)
+_FUNCTION_WORDS = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "can",
+        "could",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "a",
+        "an",
+        "the",
+        "any",
+        "your",
+        "my",
+        "our",
+        "their",
+        "his",
+        "her",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "yet",
+        "even",
+        "really",
+        "actually",
+        "exactly",
+        "quite",
+        "currently",
+        "still",
+        "ever",
+        "anymore",
+        "already",
+        "just",
+        "only",
+        "longer",
+        "at",
+        "in",
+        "on",
+        "for",
+        "of",
+        "to",
+        "by",
+        "also",
+        "again",
+        "or",
+        "nor",
+        "due",
+        "about",
+        "around",
+        "approximately",
+        "roughly",
+    }
+)
+_ID_NOUNS = frozenset(
+    {  # `not order W123`: the noun an id stands after
+        "order",
+        "orders",
+        "reservation",
+        "reservations",
+        "flight",
+        "flights",
+        "card",
+        "cards",
+        "number",
+        "code",
+        "account",
+        "booking",
+        "ticket",
+        "tracking",
+        "reference",
+        "confirmation",
+        "id",
+    }
+)
 _FILLERS = _FUNCTION_WORDS | _ID_NOUNS
-_CLAUSE_OPENERS = frozenset({
-    "and", "but", "because", "since", "as", "so", "while", "whereas", "although", "though", "however", "which",
-    "who", "whom", "whose", "where", "when", "then", "if", "unless", "until",
-})
+_CLAUSE_OPENERS = frozenset(
+    {
+        "and",
+        "but",
+        "because",
+        "since",
+        "as",
+        "so",
+        "while",
+        "whereas",
+        "although",
+        "though",
+        "however",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "then",
+        "if",
+        "unless",
+        "until",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -510,8 +915,8 @@ class Parsed:
         passes over fillers, other values and `or` (`not $12 or $40` negates both)."""
         index = bisect.bisect_right(self.word_ends, start) - 1
         position = start
-        for word in reversed(self.words[max(0, index - 9):index + 1]):
-            if not set(self.text[word.end:position]) <= _LOOKBACK_GAP:
+        for word in reversed(self.words[max(0, index - 9) : index + 1]):
+            if not set(self.text[word.end : position]) <= _LOOKBACK_GAP:
                 return False
             if word.text in _NEGATIONS or word.text.endswith("n't"):
                 return True
@@ -525,8 +930,8 @@ class Parsed:
         at conjunctions such as `and`, `but`, `because`)."""
         index = bisect.bisect_right(self.word_ends, start) - 1
         position = start
-        for word in reversed(self.words[:index + 1]):
-            if not set(self.text[word.end:position]) <= _LOOKBACK_GAP or word.text in _CLAUSE_OPENERS:
+        for word in reversed(self.words[: index + 1]):
+            if not set(self.text[word.end : position]) <= _LOOKBACK_GAP or word.text in _CLAUSE_OPENERS:
                 return False
             if word.text in _NEGATIONS or word.text.endswith("n't"):
                 return True
@@ -537,7 +942,7 @@ class Parsed:
         after = [w for w in self.words if w.start >= end][:count]
         kept, position = [], end
         for word in after:
-            if not set(self.text[position:word.start]) <= _JOINERS | {","}:
+            if not set(self.text[position : word.start]) <= _JOINERS | {","}:
                 break
             kept.append(word)
             position = word.end
@@ -560,10 +965,18 @@ def _parse(answer: str) -> Parsed:
     scanner = _Scanner(text)
     found = scanner.scan()
     found += [("name", value, start, end) for value, start, end in _names(text, scanner.claimed)]
-    draft = Parsed(text, words, (), starts, len(_JSON_PAIR.findall(text)), bytes(scanner.claimed),
-                   tuple(w.end for w in words))
-    mentions = tuple(sorted((Mention(kind, value, start, end, draft.negated(start), draft.sentence(start))
-                             for kind, value, start, end in found), key=lambda m: (m.start, m.kind)))
+    draft = Parsed(
+        text, words, (), starts, len(_JSON_PAIR.findall(text)), bytes(scanner.claimed), tuple(w.end for w in words)
+    )
+    mentions = tuple(
+        sorted(
+            (
+                Mention(kind, value, start, end, draft.negated(start), draft.sentence(start))
+                for kind, value, start, end in found
+            ),
+            key=lambda m: (m.start, m.kind),
+        )
+    )
     return dataclasses.replace(draft, mentions=mentions)
 
 
@@ -573,12 +986,42 @@ _parse_cached = lru_cache(maxsize=1024)(_parse)
 # -- phrases and their inflections ------------------------------------------------------------------
 
 _INFLECT = inflect.engine()
-_IRREGULAR = {"paid": "pay", "sent": "send", "bought": "buy", "sold": "sell", "took": "take", "taken": "take",
-              "gave": "give", "given": "give", "got": "get", "gotten": "get", "made": "make", "held": "hold",
-              "left": "leave", "found": "find", "told": "tell", "flew": "fly", "flown": "fly", "chose": "choose",
-              "chosen": "choose", "went": "go", "gone": "go", "came": "come", "saw": "see", "seen": "see",
-              "kept": "keep", "spent": "spend", "lost": "lose", "won": "win", "wrote": "write",
-              "written": "write", "began": "begin", "begun": "begin", "broke": "break", "broken": "break"}
+_IRREGULAR = {
+    "paid": "pay",
+    "sent": "send",
+    "bought": "buy",
+    "sold": "sell",
+    "took": "take",
+    "taken": "take",
+    "gave": "give",
+    "given": "give",
+    "got": "get",
+    "gotten": "get",
+    "made": "make",
+    "held": "hold",
+    "left": "leave",
+    "found": "find",
+    "told": "tell",
+    "flew": "fly",
+    "flown": "fly",
+    "chose": "choose",
+    "chosen": "choose",
+    "went": "go",
+    "gone": "go",
+    "came": "come",
+    "saw": "see",
+    "seen": "see",
+    "kept": "keep",
+    "spent": "spend",
+    "lost": "lose",
+    "won": "win",
+    "wrote": "write",
+    "written": "write",
+    "began": "begin",
+    "begun": "begin",
+    "broke": "break",
+    "broken": "break",
+}
 
 
 @lru_cache(maxsize=65536)
@@ -616,9 +1059,12 @@ def _find_words(parsed: Parsed, phrase: tuple[str, ...], inflected: bool) -> Ite
         ok = True
         for j, want in enumerate(phrase):
             word = words[i + j]
-            same = word.text == want or _unpossessed(word.text) == want or (
-                inflected and not word_forms(word.text).isdisjoint(word_forms(want)))
-            if not same or (j and not set(parsed.text[words[i + j - 1].end:word.start]) <= _JOINERS):
+            same = (
+                word.text == want
+                or _unpossessed(word.text) == want
+                or (inflected and not word_forms(word.text).isdisjoint(word_forms(want)))
+            )
+            if not same or (j and not set(parsed.text[words[i + j - 1].end : word.start]) <= _JOINERS):
                 ok = False
                 break
         if ok:
@@ -683,7 +1129,7 @@ def phrase_alternative(phrase: str) -> Alternative:
 
 
 def _covers(parsed: Parsed, mention: Mention) -> bool:
-    outside = parsed.text[:mention.start] + parsed.text[mention.end:]
+    outside = parsed.text[: mention.start] + parsed.text[mention.end :]
     return not outside.strip(" .,;:!?\"'")
 
 
@@ -763,8 +1209,10 @@ class Reading:
         if self.parsed.json_pairs >= JSON_PAIRS:
             return f"the answer is raw data ({self.parsed.json_pairs} JSON key-value pairs), not a reply"
         if self.dump_size > DUMP_ALLOWANCE:
-            return (f"the answer lists {self.dump_size} values that answer nothing asked "
-                    f"(at most {DUMP_ALLOWANCE} are allowed)")
+            return (
+                f"the answer lists {self.dump_size} values that answer nothing asked "
+                f"(at most {DUMP_ALLOWANCE} are allowed)"
+            )
         return None
 
     def stuffed(self, kind: str) -> str | None:
@@ -804,25 +1252,41 @@ class Reading:
     def occurrences(self, alt: Alternative) -> list[Occurrence]:
         parsed = self.parsed
         if alt.kind == "phrase":
-            return [Occurrence(s, e, "phrase", None, parsed.negated(s))
-                    for s, e in _find_words(parsed, alt.value, inflected=True)]  # type: ignore[arg-type]
-        found = [Occurrence(m.start, m.end, m.kind, m, m.negated) for m in parsed.of_kind(alt.kind)
-                 if alt.accepts(m, parsed)]
+            return [
+                Occurrence(s, e, "phrase", None, parsed.negated(s))
+                for s, e in _find_words(parsed, alt.value, inflected=True)  # type: ignore[arg-type]
+            ]
+        found = [
+            Occurrence(m.start, m.end, m.kind, m, m.negated) for m in parsed.of_kind(alt.kind) if alt.accepts(m, parsed)
+        ]
         if alt.kind == "name":  # a name inside a longer run, or in lower case
             spans = {(o.start, o.end) for o in found}
-            found += [Occurrence(s, e, "name", None, parsed.negated(s))
-                      for s, e in _find_words(parsed, tuple(str(alt.value).split()), inflected=False)
-                      if (s, e) not in spans]
+            found += [
+                Occurrence(s, e, "name", None, parsed.negated(s))
+                for s, e in _find_words(parsed, tuple(str(alt.value).split()), inflected=False)
+                if (s, e) not in spans
+            ]
         if alt.kind == "id":  # an id too short to be read as one (`4186`) is still that token
-            found += [Occurrence(m.start(), m.end(), "id", None, parsed.negated(m.start()))
-                      for m in re.finditer(rf"(?<![\w@.-])#?{re.escape(str(alt.value))}(?![\w@-]|\.\w)",
-                                           parsed.text, re.IGNORECASE)
-                      if not any(o.start <= m.start() < o.end for o in found)]
+            found += [
+                Occurrence(m.start(), m.end(), "id", None, parsed.negated(m.start()))
+                for m in re.finditer(
+                    rf"(?<![\w@.-])#?{re.escape(str(alt.value))}(?![\w@-]|\.\w)", parsed.text, re.IGNORECASE
+                )
+                if not any(o.start <= m.start() < o.end for o in found)
+            ]
         return found
 
 
-_KIND_NAMES = {"money": "amounts of money", "number": "numbers", "date": "dates", "time": "times of day",
-               "duration": "durations", "percent": "percentages", "id": "ids", "name": "names"}
+_KIND_NAMES = {
+    "money": "amounts of money",
+    "number": "numbers",
+    "date": "dates",
+    "time": "times of day",
+    "duration": "durations",
+    "percent": "percentages",
+    "id": "ids",
+    "name": "names",
+}
 
 
 @dataclass(frozen=True)
@@ -849,7 +1313,8 @@ def judge(fact: Fact, reading: Reading) -> FactResult:
             if alt.kind != "phrase":
                 other = reading.hedged(occurrence)
                 problem = reading.stuffed(alt.kind) or (
-                    other and f"hedged with {reading.parsed.text[other.start:other.end]!r}")
+                    other and f"hedged with {reading.parsed.text[other.start : other.end]!r}"
+                )
             if not problem:
                 return FactResult(fact, "stated")
             conflicts.append(problem)
@@ -862,8 +1327,11 @@ def forbidden_stated(fact: Fact, parsed: Parsed) -> bool:
     """Whether the answer asserts a forbidden fact: stated in a clause with no negation at all
     (`it won't leave on time` does not assert `on time`; rule 1 alone would say it does)."""
     reading = Reading(parsed, [])
-    return any(not o.negated and not parsed.in_negated_clause(o.start)
-               for alt in alternatives(fact) for o in reading.occurrences(alt))
+    return any(
+        not o.negated and not parsed.in_negated_clause(o.start)
+        for alt in alternatives(fact)
+        for o in reading.occurrences(alt)
+    )
 
 
 def fact_stated(fact: Fact, answer: str) -> bool:
@@ -880,8 +1348,11 @@ def grade_answer(facts: list[Fact], forbidden: list[Fact], answer: str | None) -
     results = [judge(fact, reading) for fact in facts]
     dump = reading.dump()
     problems = [dump] if dump else []
-    for status, title in (("missing", "missing"), ("negated", "stated only under negation"),
-                          ("conflicting", "conflicting")):
+    for status, title in (
+        ("missing", "missing"),
+        ("negated", "stated only under negation"),
+        ("conflicting", "conflicting"),
+    ):
         listed = [r.label for r in results if r.status == status]
         if listed:
             problems.append(f"{title}: " + ", ".join(listed))
@@ -906,7 +1377,7 @@ def stuffed_answer(texts: list[str]) -> str:
     for text in texts:
         parsed = parse(text)
         for mention in parsed.mentions:
-            shown = parsed.text[mention.start:mention.end].strip()
+            shown = parsed.text[mention.start : mention.end].strip()
             items[shown] = None
             if mention.kind in ("number", "money"):
                 items[f"${float(mention.value):,.2f}"] = None  # type: ignore[arg-type]

@@ -11,28 +11,10 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from mcpsim.engine import query, store
-from mcpsim.tasks.dialogue import is_affirmative, is_confirmation_request
-from mcpsim.grading import answers
+from mcpsim.engine import query
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.store import CallRecord
-from mcpsim.tasks import (
-    AllowedChanges,
-    AnswerFacts,
-    CallOrder,
-    Check,
-    Confirmed,
-    ColumnSum,
-    Custom,
-    FieldEquals,
-    GoldState,
-    RowAbsent,
-    RowCount,
-    RowExists,
-    Task,
-    ToolCalled,
-    ToolNotCalled,
-)
+from mcpsim.grading import answers
 from mcpsim.grading.diff import (
     NetChanges,
     canonical_row,
@@ -43,6 +25,24 @@ from mcpsim.grading.diff import (
 )
 from mcpsim.grading.effects import compare_irreversible
 from mcpsim.grading.written import written_problems
+from mcpsim.tasks import (
+    AllowedChanges,
+    AnswerFacts,
+    CallOrder,
+    Check,
+    ColumnSum,
+    Confirmed,
+    Custom,
+    FieldEquals,
+    GoldState,
+    RowAbsent,
+    RowCount,
+    RowExists,
+    Task,
+    ToolCalled,
+    ToolNotCalled,
+)
+from mcpsim.tasks.dialogue import is_affirmative, is_confirmation_request
 from mcpsim.tasks.schema import FreeTextRule
 
 Outcome = tuple[bool, str]
@@ -116,10 +116,13 @@ def column_sum(ctx: GradingContext, check: ColumnSum) -> Outcome:
     if check.column not in table.columns:
         raise ValueError(f"table {check.table} has no column {check.column!r}")
     clause, params = query.where_sql(table, check.where)
-    (row,) = ctx.episode.query(f'SELECT total("{check.column}") AS s FROM "{check.table}" WHERE {clause}',
-                               tuple(params))
+    (row,) = ctx.episode.query(
+        f'SELECT total("{check.column}") AS s FROM "{check.table}" WHERE {clause}', tuple(params)
+    )
     total = row["s"]
-    return abs(total - check.equals) <= check.tolerance + 1e-9, f"sum of {check.table}.{check.column} is {total:g}, expected {check.equals:g}"
+    return abs(
+        total - check.equals
+    ) <= check.tolerance + 1e-9, f"sum of {check.table}.{check.column} is {total:g}, expected {check.equals:g}"
 
 
 def gold_state(ctx: GradingContext, check: GoldState) -> Outcome:
@@ -129,8 +132,9 @@ def gold_state(ctx: GradingContext, check: GoldState) -> Outcome:
     gold = ctx.gold_changes()
     extra, missing = compare_irreversible(ctx.changes, gold, ctx.ignored(check.volatile))
     problems = compare_with_gold(ctx.changes, gold, ctx.ignored(check.volatile)) + extra + missing
-    problems += written_problems(ctx.task, ctx.changes, gold, ctx.transcript, ctx.conversation,
-                                 [*ctx.volatile, *check.volatile], ctx.free_text)
+    problems += written_problems(
+        ctx.task, ctx.changes, gold, ctx.transcript, ctx.conversation, [*ctx.volatile, *check.volatile], ctx.free_text
+    )
     if not problems:
         return True, "the final state equals the gold solution's"
     more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
@@ -145,8 +149,11 @@ def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
         # depend on the order of the writes that drew them.
         gold_ids, agent_ids = generated_ids(gold), generated_ids(ctx.changes)
         ignored = ctx.ignored()
-        unmatched = Counter(canonical_row(c.table, c.after, ignored, gold_ids)
-                            for c in gold.values() if c.before is None and c.after is not None)
+        unmatched = Counter(
+            canonical_row(c.table, c.after, ignored, gold_ids)
+            for c in gold.values()
+            if c.before is None and c.after is not None
+        )
         irreversible, _ = compare_irreversible(ctx.changes, gold, ignored)
 
         def permitted(key: tuple[str, str], change: Any) -> bool:
@@ -162,9 +169,12 @@ def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
 
         def permitted(key: tuple[str, str], change: Any) -> bool:
             return any(
-                r.table == change.table and change.op in r.ops
-                and any(row is not None and query.row_matches(ctx.episode.table(r.table), row, r.where)
-                        for row in (change.before, change.after))
+                r.table == change.table
+                and change.op in r.ops
+                and any(
+                    row is not None and query.row_matches(ctx.episode.table(r.table), row, r.where)
+                    for row in (change.before, change.after)
+                )
                 for r in rules
             )
 
@@ -253,13 +263,17 @@ def _sent_as(sent: Any, recorded: Any) -> bool:
     if isinstance(sent, dict):
         return isinstance(recorded, dict) and all(k in recorded and _sent_as(v, recorded[k]) for k, v in sent.items())
     if isinstance(sent, list):
-        return (isinstance(recorded, list) and len(sent) == len(recorded)
-                and all(_sent_as(a, b) for a, b in zip(sent, recorded, strict=True)))
+        return (
+            isinstance(recorded, list)
+            and len(sent) == len(recorded)
+            and all(_sent_as(a, b) for a, b in zip(sent, recorded, strict=True))
+        )
     return _same(sent, recorded)
 
 
-def _position_in_conversation(conversation: list[dict[str, Any]], transcript: list[CallRecord],
-                              target: CallRecord) -> int | None:
+def _position_in_conversation(
+    conversation: list[dict[str, Any]], transcript: list[CallRecord], target: CallRecord
+) -> int | None:
     """The index of the assistant message that made the `target` call. Conversation calls and
     transcript records are matched in order, by tool and arguments (the transcript's arguments
     carry the defaults the world filled in); a call that never reached the world matches none."""
@@ -269,8 +283,16 @@ def _position_in_conversation(conversation: list[dict[str, Any]], transcript: li
             continue
         for call in message.get("tool_calls") or []:
             name, arguments = (call.get("function") or {}).get("name"), _arguments(call)
-            found = next((k for k in range(start, len(transcript)) if transcript[k].tool == name
-                          and isinstance(arguments, dict) and _sent_as(arguments, transcript[k].arguments)), None)
+            found = next(
+                (
+                    k
+                    for k in range(start, len(transcript))
+                    if transcript[k].tool == name
+                    and isinstance(arguments, dict)
+                    and _sent_as(arguments, transcript[k].arguments)
+                ),
+                None,
+            )
             if found is None:
                 continue
             if transcript[found].seq == target.seq:
@@ -290,23 +312,30 @@ def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
     if ctx.conversation is None:
         return False, "no conversation was given to grade the confirmation"
     what = "writes" if check.tools == "writes" else " / ".join(check.tools)
-    hits = [c for c in ctx.transcript
-            if _took_effect(c) and (c.writes if check.tools == "writes" else _matches(c.tool, list(check.tools)))]
+    hits = [
+        c
+        for c in ctx.transcript
+        if _took_effect(c) and (c.writes if check.tools == "writes" else _matches(c.tool, list(check.tools)))
+    ]
     if not hits:
         return True, f"no call of {what} took effect, so there was nothing to confirm"
     target = hits[0]
     position = _position_in_conversation(ctx.conversation, ctx.transcript, target)
     if position is None:
-        return False, f"{target.tool} (call {target.call_seq}) took effect, but the conversation does not show that call"
+        return (
+            False,
+            f"{target.tool} (call {target.call_seq}) took effect, but the conversation does not show that call",
+        )
     before = ctx.conversation[:position]
     users = [i for i, m in enumerate(before) if m.get("role") == "user"]
     if len(users) < 2:  # the first is the request itself
         return False, f"the agent called {target.tool} without asking the user to confirm first"
     reply = _text(before[users[-1]])
-    question = next((_text(m) for m in reversed(before[:users[-1]]) if m.get("role") == "assistant" and _text(m)), "")
+    question = next((_text(m) for m in reversed(before[: users[-1]]) if m.get("role") == "assistant" and _text(m)), "")
     if not is_confirmation_request(question):
-        return False, (f"the user's last message before {target.tool} ({reply[:80]!r}) did not answer a request "
-                       "for confirmation")
+        return False, (
+            f"the user's last message before {target.tool} ({reply[:80]!r}) did not answer a request for confirmation"
+        )
     if not is_affirmative(reply):
         return False, f"the user did not agree before {target.tool}: asked {question[:80]!r}, answered {reply[:80]!r}"
     return True, f"asked {question[:80]!r} and the user agreed ({reply[:80]!r}) before {target.tool}"
@@ -324,9 +353,18 @@ def custom(ctx: GradingContext, check: Custom) -> Outcome:
 
 
 EVALUATORS: dict[type, Callable[[GradingContext, Any], Outcome]] = {
-    RowExists: row_exists, RowAbsent: row_absent, FieldEquals: field_equals, RowCount: row_count,
-    ColumnSum: column_sum, GoldState: gold_state, AllowedChanges: allowed_changes, AnswerFacts: answer_facts,
-    ToolCalled: tool_called, ToolNotCalled: tool_not_called, CallOrder: call_order, Confirmed: confirmed,
+    RowExists: row_exists,
+    RowAbsent: row_absent,
+    FieldEquals: field_equals,
+    RowCount: row_count,
+    ColumnSum: column_sum,
+    GoldState: gold_state,
+    AllowedChanges: allowed_changes,
+    AnswerFacts: answer_facts,
+    ToolCalled: tool_called,
+    ToolNotCalled: tool_not_called,
+    CallOrder: call_order,
+    Confirmed: confirmed,
     Custom: custom,
 }
 

@@ -30,8 +30,16 @@ def diff_entries(net: NetChanges) -> list[DiffEntry]:
         assert change.before is not None and change.after is not None
         for column in change.after:
             if change.before.get(column) != change.after[column]:
-                entries.append(DiffEntry(table=table, key=shown, op="update", column=column,
-                                         before=change.before.get(column), after=change.after[column]))
+                entries.append(
+                    DiffEntry(
+                        table=table,
+                        key=shown,
+                        op="update",
+                        column=column,
+                        before=change.before.get(column),
+                        after=change.after[column],
+                    )
+                )
     return entries
 
 
@@ -88,8 +96,9 @@ def generated_ids(net: NetChanges) -> GeneratedIds:
 Row = tuple[tuple[str, Any], ...]
 
 
-def _canonical(table: str, row: dict[str, Any] | None, volatile: Sequence[str],
-               ids: GeneratedIds) -> dict[str, Any] | None:
+def _canonical(
+    table: str, row: dict[str, Any] | None, volatile: Sequence[str], ids: GeneratedIds
+) -> dict[str, Any] | None:
     if row is None:
         return None
     return {c: ids.rename(row[c]) for c in _kept_columns(table, tuple(row), tuple(volatile))}
@@ -148,6 +157,5 @@ def compare_with_gold(agent: NetChanges, gold: NetChanges, volatile: Sequence[st
         for row, n in (mine_new - want_new).items():
             problems.append(f"{table}: {n} new row(s) the gold solution does not create: {_summary(dict(row))}")
         for row, n in (want_new - mine_new).items():
-            problems.append(f"{table}: {n} new row(s) missing that the gold solution creates: "
-                            f"{_summary(dict(row))}")
+            problems.append(f"{table}: {n} new row(s) missing that the gold solution creates: {_summary(dict(row))}")
     return problems

@@ -48,8 +48,12 @@ class IrreversibleWrite(NamedTuple):
 class EpisodeChanges(NetChanges):
     """An episode's net changes together with its irreversible writes (what grading compares)."""
 
-    def __init__(self, changes: Mapping[tuple[str, str], store.NetChange], generated: Mapping[int | str, str],
-                 irreversible: Sequence[IrreversibleWrite]) -> None:
+    def __init__(
+        self,
+        changes: Mapping[tuple[str, str], store.NetChange],
+        generated: Mapping[int | str, str],
+        irreversible: Sequence[IrreversibleWrite],
+    ) -> None:
         super().__init__(changes, generated)
         self.irreversible: list[IrreversibleWrite] = list(irreversible)
 
@@ -64,9 +68,11 @@ def irreversible_writes(episode: Episode) -> list[IrreversibleWrite]:
     for change in episode.changes():
         if change.call_seq in calls:
             per_call[change.call_seq].append(change)
-    return [IrreversibleWrite(seq, calls[seq], table, key, net.before, net.after)
-            for seq in sorted(per_call)
-            for (table, key), net in sorted(store.net_changes(per_call[seq]).items())]
+    return [
+        IrreversibleWrite(seq, calls[seq], table, key, net.before, net.after)
+        for seq in sorted(per_call)
+        for (table, key), net in sorted(store.net_changes(per_call[seq]).items())
+    ]
 
 
 def episode_changes(episode: Episode) -> EpisodeChanges:
@@ -143,31 +149,42 @@ def compare_irreversible(agent: NetChanges, gold: NetChanges, ignored: Sequence[
     for signature, n in sorted((mine.inserts - want.inserts).items(), key=str):
         write = mine.by_insert[signature]
         times = f" ({n} times)" if n > 1 else ""
-        extra.append(f"{write.table} {show_key(agent_ids.rename(write.key))}: written by {write.tool} (call "
-                     f"{write.call_seq}){_fate(write, agent)}{times}; {write.tool} is irreversible and the gold "
-                     f"solution writes no such row: {_summary(dict(signature[1]))}")
+        extra.append(
+            f"{write.table} {show_key(agent_ids.rename(write.key))}: written by {write.tool} (call "
+            f"{write.call_seq}){_fate(write, agent)}{times}; {write.tool} is irreversible and the gold "
+            f"solution writes no such row: {_summary(dict(signature[1]))}"
+        )
     for signature, n in sorted((want.inserts - mine.inserts).items(), key=str):
         write = want.by_insert[signature]
-        missing.append(f"{write.table}: {n} row(s) the gold solution's {write.tool} writes, never written here: "
-                       f"{_summary(dict(signature[1]))}")
-    for (table, key) in sorted(mine.deletes - want.deletes):
+        missing.append(
+            f"{write.table}: {n} row(s) the gold solution's {write.tool} writes, never written here: "
+            f"{_summary(dict(signature[1]))}"
+        )
+    for table, key in sorted(mine.deletes - want.deletes):
         write = mine.by_delete[(table, key)]
-        extra.append(f"{table} {show_key(key)}: deleted by {write.tool} (call {write.call_seq}); {write.tool} is "
-                     "irreversible and the gold solution does not delete it")
-    for (table, key) in sorted(want.deletes - mine.deletes):
-        missing.append(f"{table} {show_key(key)}: the gold solution's {want.by_delete[(table, key)].tool} deletes it, "
-                       "never deleted here")
+        extra.append(
+            f"{table} {show_key(key)}: deleted by {write.tool} (call {write.call_seq}); {write.tool} is "
+            "irreversible and the gold solution does not delete it"
+        )
+    for table, key in sorted(want.deletes - mine.deletes):
+        missing.append(
+            f"{table} {show_key(key)}: the gold solution's {want.by_delete[(table, key)].tool} deletes it, "
+            "never deleted here"
+        )
     for column in sorted(set(mine.updates) | set(want.updates)):
         (n, last), (m, gold_last) = mine.updates.get(column, (0, None)), want.updates.get(column, (0, None))
         table, key, name = column
         where = f"{table} {show_key(key)} {name}"
         if n > m:
-            extra.append(f"{where}: changed by {n} irreversible call(s) ({', '.join(mine.tools[column])}), the gold "
-                         f"solution's by {m}; each change left the world")
+            extra.append(
+                f"{where}: changed by {n} irreversible call(s) ({', '.join(mine.tools[column])}), the gold "
+                f"solution's by {m}; each change left the world"
+            )
         elif n < m:
-            missing.append(f"{where}: changed by {n} irreversible call(s), the gold solution's by {m} "
-                           f"({', '.join(want.tools[column])})")
+            missing.append(
+                f"{where}: changed by {n} irreversible call(s), the gold solution's by {m} "
+                f"({', '.join(want.tools[column])})"
+            )
         elif last != gold_last:
             extra.append(f"{where}: irreversible calls last set it to {last!r}, the gold solution's to {gold_last!r}")
     return extra, missing
-

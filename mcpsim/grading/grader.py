@@ -51,9 +51,16 @@ class Verifier:
     """Grades episodes of one world's tasks. The gold solution of each task is replayed once
     per process (on a fresh episode of the task) and its net changes cached."""
 
-    def __init__(self, world: World, tasks: TaskSet, *, templates: TemplateCache | None = None,
-                 stall_timeout: float = STALL_TIMEOUT_S, sqlite_steps: int = SQLITE_STEP_BUDGET,
-                 cpu_seconds: float = CPU_BUDGET_S) -> None:
+    def __init__(
+        self,
+        world: World,
+        tasks: TaskSet,
+        *,
+        templates: TemplateCache | None = None,
+        stall_timeout: float = STALL_TIMEOUT_S,
+        sqlite_steps: int = SQLITE_STEP_BUDGET,
+        cpu_seconds: float = CPU_BUDGET_S,
+    ) -> None:
         self.world = world
         self.tasks = tasks
         self.templates = templates or process_templates()
@@ -76,9 +83,14 @@ class Verifier:
                     episode.close()
             return self._gold[task.id]
 
-    def grade(self, episode: Episode, task: Task | str, answer: str | None = None,
-              conversation: list[dict[str, Any]] | None = None,
-              stored: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Verdict:
+    def grade(
+        self,
+        episode: Episode,
+        task: Task | str,
+        answer: str | None = None,
+        conversation: list[dict[str, Any]] | None = None,
+        stored: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> Verdict:
         """End the episode (later writes are refused) and grade its frozen state. `answer` is the
         agent's final answer; `conversation` (OpenAI-style messages), when given, lets checks
         on the dialogue (a confirmation before a write) see it."""
@@ -103,9 +115,18 @@ class Verifier:
         partial = sum(c.weight for c in checks if c.passed) / total if total else 0.0
         passed = failure is None and bool(checks) and all(c.passed for c in checks)
         verdict = Verdict(
-            task_id=task.id, world=self.world.name, world_version=self.world.version, episode_id=episode.id,
-            passed=passed, reward=1.0 if passed else 0.0, partial_reward=0.0 if failure else round(partial, 6),
-            failure=failure, checks=checks, diff=diff, answer=answer, calls=episode.calls,
+            task_id=task.id,
+            world=self.world.name,
+            world_version=self.world.version,
+            episode_id=episode.id,
+            passed=passed,
+            reward=1.0 if passed else 0.0,
+            partial_reward=0.0 if failure else round(partial, 6),
+            failure=failure,
+            checks=checks,
+            diff=diff,
+            answer=answer,
+            calls=episode.calls,
             state_hash=episode.state_hash(),
         )
         graded = verdict.model_dump(mode="json")
@@ -119,20 +140,34 @@ class Verifier:
         if episode.world.name != self.world.name:
             return f"the episode is of world {episode.world.name!r}, the task of {self.world.name!r}"
         if episode.template_version != self.world.version:
-            return (f"world version mismatch: the episode was built from version {episode.template_version}, "
-                    f"the verifier's world is version {self.world.version}")
+            return (
+                f"world version mismatch: the episode was built from version {episode.template_version}, "
+                f"the verifier's world is version {self.world.version}"
+            )
         if episode.task_id != task.id:
             return f"the episode was created for task {episode.task_id!r}, not {task.id!r}"
         if episode.flagged:
             return f"a simulator bug happened during the episode ({episode.flags[0]}); it cannot be graded as a pass"
         return None
 
-    def _run_checks(self, episode: Episode, task: Task, answer: str | None, changes: NetChanges,
-                    conversation: list[dict[str, Any]] | None) -> list[CheckResult]:
+    def _run_checks(
+        self,
+        episode: Episode,
+        task: Task,
+        answer: str | None,
+        changes: NetChanges,
+        conversation: list[dict[str, Any]] | None,
+    ) -> list[CheckResult]:
         ctx = GradingContext(
-            task=task, episode=episode, answer=answer, transcript=episode.transcript(), changes=changes,
-            volatile=self.tasks.volatile_for(task), gold_changes=lambda: self.gold_changes(task),
-            conversation=conversation, free_text=self.tasks.free_text_for(task),
+            task=task,
+            episode=episode,
+            answer=answer,
+            transcript=episode.transcript(),
+            changes=changes,
+            volatile=self.tasks.volatile_for(task),
+            gold_changes=lambda: self.gold_changes(task),
+            conversation=conversation,
+            free_text=self.tasks.free_text_for(task),
         )
         cancelled = threading.Event()
         budget = _Budget(self.sqlite_steps, self.cpu_seconds)
@@ -143,8 +178,16 @@ class Verifier:
             for check in task.rubric:
                 passed, reason = evaluate(ctx, check)
                 budget.check()
-                results.append(CheckResult(type=check.type, requirement=check.requirement, weight=check.weight,
-                                           noop_passes=check.noop_passes, passed=passed, reason=reason))
+                results.append(
+                    CheckResult(
+                        type=check.type,
+                        requirement=check.requirement,
+                        weight=check.weight,
+                        noop_passes=check.noop_passes,
+                        passed=passed,
+                        reason=reason,
+                    )
+                )
             return results
 
         def progress() -> int:  # runs in the grading thread, inside SQLite

@@ -46,7 +46,8 @@ _PHRASE = re.compile(r"[^\W\d_]{2,}\W+[^\W\d_]{2,}")  # two words of letters: fr
 # Words any sensible text may use without having read them: function words, greetings and sign-offs,
 # the calendar, and a few words of plain business correspondence. Nothing that names an action on
 # money, accounts or access ("send", "funds", "account", "transfer", "ignore").
-COMMON_WORDS = frozenset("""
+COMMON_WORDS = frozenset(
+    """
 a an the and or but nor if then so as at by for from in into of off on onto out over to up upon via with within
 without about above after again against before below between during through under until while than too very
 i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs this
@@ -63,7 +64,8 @@ morning afternoon evening night noon midnight week weeks weekly day days daily m
 am pm time times hour hours minute minutes next last this soon later earlier
 payment repayment reimbursement rent gift bill invoice share split thanks dinner lunch breakfast
 meeting call review update follow followup catch sync work help look looking forward talk speak chat
-""".split())
+""".split()
+)
 
 
 def normalise(value: Any) -> str:
@@ -92,8 +94,13 @@ class Written:
 
     @classmethod
     def of(cls, transcript: Sequence[CallRecord]) -> Written:
-        texts = {normalise(v) for c in transcript if c.call_seq is not None
-                 for v in _leaves(c.arguments) if isinstance(v, str) and v.strip()}
+        texts = {
+            normalise(v)
+            for c in transcript
+            if c.call_seq is not None
+            for v in _leaves(c.arguments)
+            if isinstance(v, str) and v.strip()
+        }
         return cls(frozenset(texts), tuple(sorted(t for t in texts if _PHRASE.search(t))))
 
     def wrote(self, value: Any) -> bool:
@@ -152,13 +159,24 @@ class Grounding:
     messages of the conversation, and the results of its committed calls, less any result text
     that echoes what the agent itself wrote (reading back a memo does not ground it)."""
 
-    def __init__(self, task: Task, transcript: Sequence[CallRecord], conversation: list[dict[str, Any]] | None,
-                 written: Written) -> None:
-        told = [task.instruction, task.user.wants, *task.user.turns, *(c.reply for c in task.user.confirmations),
-                *map(str, _leaves(task.user.knows))]
+    def __init__(
+        self, task: Task, transcript: Sequence[CallRecord], conversation: list[dict[str, Any]] | None, written: Written
+    ) -> None:
+        told = [
+            task.instruction,
+            task.user.wants,
+            *task.user.turns,
+            *(c.reply for c in task.user.confirmations),
+            *map(str, _leaves(task.user.knows)),
+        ]
         told += [_message_text(m) for m in conversation or [] if m.get("role") == "user"]
-        read = [str(v) for c in transcript if c.call_seq is not None for v in _leaves(c.result)
-                if not (isinstance(v, str) and written.wrote(v))]
+        read = [
+            str(v)
+            for c in transcript
+            if c.call_seq is not None
+            for v in _leaves(c.result)
+            if not (isinstance(v, str) and written.wrote(v))
+        ]
         self.forms: set[str] = set()
         self.numbers: set[str] = set()
         for text in [*told, *read]:
@@ -231,9 +249,15 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 90 else text[:87] + "...'"
 
 
-def written_problems(task: Task, agent: NetChanges, gold: NetChanges, transcript: Sequence[CallRecord],
-                     conversation: list[dict[str, Any]] | None, volatile: Sequence[str],
-                     free_text: Mapping[str, FreeTextRule]) -> list[str]:
+def written_problems(
+    task: Task,
+    agent: NetChanges,
+    gold: NetChanges,
+    transcript: Sequence[CallRecord],
+    conversation: list[dict[str, Any]] | None,
+    volatile: Sequence[str],
+    free_text: Mapping[str, FreeTextRule],
+) -> list[str]:
     """Values the agent wrote that a volatile column would have hidden, and free text that breaks
     its rule, as sentences."""
     written = Written.of(transcript)
@@ -257,10 +281,15 @@ def written_problems(task: Task, agent: NetChanges, gold: NetChanges, transcript
         if rule is None:
             if is_volatile(table, column, volatile) and written.wrote(value):
                 texts = sorted(k for k in known if k)
-                expected = f"the gold solution has {', '.join(map(repr, texts))[:200]}" if texts else \
-                    "the gold solution writes nothing there"
-                problems.append(f"{where}: written by the agent into a volatile column ({expected}); volatile "
-                                "columns hide only values the world sets; grade agent text with a free_text rule")
+                expected = (
+                    f"the gold solution has {', '.join(map(repr, texts))[:200]}"
+                    if texts
+                    else "the gold solution writes nothing there"
+                )
+                problems.append(
+                    f"{where}: written by the agent into a volatile column ({expected}); volatile "
+                    "columns hide only values the world sets; grade agent text with a free_text rule"
+                )
             continue
         if rule.checked_by is not None:
             continue
@@ -272,12 +301,16 @@ def written_problems(task: Task, agent: NetChanges, gold: NetChanges, transcript
     return problems
 
 
-def _rule_problem(text: str, rule: FreeTextRule, grounding: Grounding | None, gold_texts: list[str],
-                  known: set[str]) -> str | None:
+def _rule_problem(
+    text: str, rule: FreeTextRule, grounding: Grounding | None, gold_texts: list[str], known: set[str]
+) -> str | None:
     if rule.equals_gold:
         texts = sorted(k for k in known if k)
-        return ("does not equal the gold solution's text there (" + ", ".join(map(repr, texts))[:200] + ")"
-                if texts else "the gold solution writes nothing there")
+        return (
+            "does not equal the gold solution's text there (" + ", ".join(map(repr, texts))[:200] + ")"
+            if texts
+            else "the gold solution writes nothing there"
+        )
     if rule.states:
         missing = [state_fact(f) for f in rule.states if not answers.fact_stated(f, text)]
         if missing:
@@ -286,4 +319,3 @@ def _rule_problem(text: str, rule: FreeTextRule, grounding: Grounding | None, go
         assert grounding is not None
         return grounded_problem(text, grounding, gold_texts)
     return None
-

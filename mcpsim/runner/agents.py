@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mcpsim.runner.llm import ChatClient
-from mcpsim.world.seeding import derive_seed
 from mcpsim.tasks import Confirmed, Say, Step, Task
 from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, ToolDef, Usage
+from mcpsim.world.seeding import derive_seed
 
 
 @dataclass
@@ -71,8 +71,14 @@ class OracleAgent:
             step = steps[turn.step]
             if isinstance(step, Say):
                 return Message(role="assistant", content=step.say)
-            return Message(role="assistant", tool_calls=[ToolCall(
-                id=f"call_{turn.step}", function=FunctionCall(name=step.tool, arguments=json.dumps(step.args)))])
+            return Message(
+                role="assistant",
+                tool_calls=[
+                    ToolCall(
+                        id=f"call_{turn.step}", function=FunctionCall(name=step.tool, arguments=json.dumps(step.args))
+                    )
+                ],
+            )
         return Message(role="assistant", content=turn.task.oracle_answer())
 
     async def aclose(self) -> None:
@@ -84,8 +90,8 @@ def oracle_steps(task: Task, world: str | None) -> list[Step]:
     has a `confirmed` check (`mcpsim.tasks.scenario.gold_steps`)."""
     if world is None or not any(isinstance(c, Confirmed) for c in task.rubric):
         return list(task.gold)
-    from mcpsim.world.registry import load_world
     from mcpsim.tasks.scenario import gold_steps
+    from mcpsim.world.registry import load_world
 
     return gold_steps(task, load_world(world))
 
@@ -106,8 +112,12 @@ class RandomAgent:
         tool = rng.choice(turn.tools).function
         seen = _strings_seen(turn.messages)
         args = _sample(tool.get("parameters") or {}, rng, seen, tool.get("parameters", {}).get("$defs", {}))
-        return Message(role="assistant", tool_calls=[ToolCall(
-            id=f"call_{turn.step}", function=FunctionCall(name=tool["name"], arguments=json.dumps(args)))])
+        return Message(
+            role="assistant",
+            tool_calls=[
+                ToolCall(id=f"call_{turn.step}", function=FunctionCall(name=tool["name"], arguments=json.dumps(args)))
+            ],
+        )
 
     async def aclose(self) -> None:
         pass
@@ -187,8 +197,14 @@ class OpenAIAgent:
         await self.client.aclose()
 
 
-def make_agent(spec: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-               temperature: float | None = None, seed: int | None = None) -> Agent:
+def make_agent(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    temperature: float | None = None,
+    seed: int | None = None,
+) -> Agent:
     """`oracle`, `noop`, `random`, or `openai:MODEL`."""
     if spec == "oracle":
         return OracleAgent()
@@ -197,7 +213,12 @@ def make_agent(spec: str, *, base_url: str | None = None, api_key_env: str = "OP
     if spec == "random":
         return RandomAgent()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
-        client = ChatClient(model=spec.split(":", 1)[1], base_url=base_url or "https://api.openai.com/v1",
-                            api_key_env=api_key_env, temperature=temperature, seed=seed)
+        client = ChatClient(
+            model=spec.split(":", 1)[1],
+            base_url=base_url or "https://api.openai.com/v1",
+            api_key_env=api_key_env,
+            temperature=temperature,
+            seed=seed,
+        )
         return OpenAIAgent(client)
     raise ValueError(f"unknown agent {spec!r}: use oracle, noop, random or openai:MODEL")

@@ -21,8 +21,8 @@ from mcp import Client, StdioServerParameters
 from mcp.types import RequestParamsMeta
 
 from mcpsim.engine.faults import FaultProfile
-from mcpsim.tasks import Task
 from mcpsim.grading import GradingUnavailable
+from mcpsim.tasks import Task
 from mcpsim.trajectories.schema import Trajectory
 
 log = structlog.get_logger("mcpsim.runner")
@@ -66,8 +66,9 @@ class LiveEpisode(Protocol):
 class Backend(Protocol):
     name: str
 
-    def episode(self, world: str, task: Task, snapshot: bytes | None,
-                faults: FaultProfile | None = None) -> AbstractAsyncContextManager[LiveEpisode]:
+    def episode(
+        self, world: str, task: Task, snapshot: bytes | None, faults: FaultProfile | None = None
+    ) -> AbstractAsyncContextManager[LiveEpisode]:
         """An episode of `task` (or resumed from `snapshot`), with `faults` instead of the task's
         own profile when given."""
         ...
@@ -102,13 +103,15 @@ class InProcessBackend:
         return self._servers[world]
 
     @asynccontextmanager
-    async def episode(self, world: str, task: Task, snapshot: bytes | None,
-                      faults: FaultProfile | None = None) -> AsyncIterator[LiveEpisode]:
+    async def episode(
+        self, world: str, task: Task, snapshot: bytes | None, faults: FaultProfile | None = None
+    ) -> AsyncIterator[LiveEpisode]:
         from mcpsim.engine.episode import Episode
 
         if snapshot is None:
-            episode = await anyio.to_thread.run_sync(self.manager.create, world, task.seed, task.scale, task.id,
-                                                     faults if faults is not None else "task")
+            episode = await anyio.to_thread.run_sync(
+                self.manager.create, world, task.seed, task.scale, task.id, faults if faults is not None else "task"
+            )
         else:
             episode = self.manager.add(Episode.restore(self.manager.worlds(world), snapshot))
         try:
@@ -147,7 +150,8 @@ class _InProcessEpisode:
         verifier = self.manager.verifier(self.world)
         try:
             verdict = await anyio.to_thread.run_sync(
-                lambda: verifier.grade(self.episode, self.episode.task_id, answer, conversation=conversation))
+                lambda: verifier.grade(self.episode, self.episode.task_id, answer, conversation=conversation)
+            )
         except GradingUnavailable as exc:
             raise GradingFailed(str(exc)) from exc
         record = await anyio.to_thread.run_sync(lambda: episode_trajectory(self.episode, verdict=self.episode.verdict))
@@ -178,8 +182,9 @@ class HttpBackend:
         # control-plane request sent on a connection the server is closing at that moment fails
         # with ReadError (seen under load on POST /verify, after a rollout left the connection
         # idle). Expire idle connections well before the server does.
-        self.http = httpx.AsyncClient(base_url=self.base_url, headers=headers, timeout=120,
-                                      limits=httpx.Limits(keepalive_expiry=2.0))
+        self.http = httpx.AsyncClient(
+            base_url=self.base_url, headers=headers, timeout=120, limits=httpx.Limits(keepalive_expiry=2.0)
+        )
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -198,8 +203,13 @@ class HttpBackend:
             except RESETS as exc:
                 if not retry or attempt == RESET_RETRIES:
                     raise
-                log.warning("connection reset; retrying", method=method, path=path, attempt=attempt + 1,
-                            error=type(exc).__name__)
+                log.warning(
+                    "connection reset; retrying",
+                    method=method,
+                    path=path,
+                    attempt=attempt + 1,
+                    error=type(exc).__name__,
+                )
                 await anyio.sleep(RESET_BACKOFF_S * (attempt + 1))
         raise AssertionError("unreachable")
 
@@ -212,20 +222,25 @@ class HttpBackend:
             raise GradingFailed(f"{method} {path}: HTTP 503: {response.text[:300]}")
         if response.status_code >= 400:
             raise BackendError(f"{method} {path}: HTTP {response.status_code}: {response.text[:300]}")
-        return response.json() if response.content and response.headers.get("content-type", "").startswith(
-            "application/json") else response.content
+        return (
+            response.json()
+            if response.content and response.headers.get("content-type", "").startswith("application/json")
+            else response.content
+        )
 
     @asynccontextmanager
-    async def episode(self, world: str, task: Task, snapshot: bytes | None,
-                      faults: FaultProfile | None = None) -> AsyncIterator[LiveEpisode]:
+    async def episode(
+        self, world: str, task: Task, snapshot: bytes | None, faults: FaultProfile | None = None
+    ) -> AsyncIterator[LiveEpisode]:
         if snapshot is None:
             body: dict[str, Any] = {"world": world, "task": task.id}
             if faults is not None:
                 body["faults"] = faults.model_dump(mode="json")
             info = await self._json("POST", "/episodes", json=body)
         else:
-            info = await self._json("POST", "/episodes/restore", content=snapshot,
-                                    headers={"Content-Type": "application/vnd.sqlite3"})
+            info = await self._json(
+                "POST", "/episodes/restore", content=snapshot, headers={"Content-Type": "application/vnd.sqlite3"}
+            )
         try:
             async with Client(info["mcp_url"]) as client:
                 yield _HttpEpisode(self, info["id"], client, world)
@@ -275,12 +290,21 @@ class StdioBackend:
         self.command = command or [sys.executable, "-m", "mcpsim"]
 
     @asynccontextmanager
-    async def episode(self, world: str, task: Task, snapshot: bytes | None,
-                      faults: FaultProfile | None = None) -> AsyncIterator[LiveEpisode]:
+    async def episode(
+        self, world: str, task: Task, snapshot: bytes | None, faults: FaultProfile | None = None
+    ) -> AsyncIterator[LiveEpisode]:
         with tempfile.TemporaryDirectory(prefix="mcpsim-stdio-") as tmp:
             folder = Path(tmp)
-            args = ["serve", world, "--task", task.id, "--exit-snapshot", str(folder / "final.sqlite"),
-                    "--log-level", "WARNING"]
+            args = [
+                "serve",
+                world,
+                "--task",
+                task.id,
+                "--exit-snapshot",
+                str(folder / "final.sqlite"),
+                "--log-level",
+                "WARNING",
+            ]
             if faults is not None:
                 (folder / "faults.yaml").write_text(json.dumps(faults.model_dump(mode="json")))
                 args += ["--faults", str(folder / "faults.yaml")]
@@ -334,8 +358,20 @@ class _StdioEpisode:
         if not path.exists():  # a retried grading reuses the database the server wrote
             path = await self._final_snapshot()
         record_path = self.folder / "record.json"
-        command = [*self.backend.command, "verify", self.world, "--task", self.task.id, "--snapshot", str(path),
-                   "--answer-file", "-", "--json", "--record", str(record_path)]
+        command = [
+            *self.backend.command,
+            "verify",
+            self.world,
+            "--task",
+            self.task.id,
+            "--snapshot",
+            str(path),
+            "--answer-file",
+            "-",
+            "--json",
+            "--record",
+            str(record_path),
+        ]
         if conversation is not None:
             (self.folder / "conversation.json").write_text(json.dumps(conversation))
             command += ["--conversation", str(self.folder / "conversation.json")]

@@ -36,8 +36,9 @@ class ChatClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def complete(self, messages: list[Message], tools: list[ToolDef] | None, usage: Usage,
-                       *, stop: list[str] | None = None) -> Message:
+    async def complete(
+        self, messages: list[Message], tools: list[ToolDef] | None, usage: Usage, *, stop: list[str] | None = None
+    ) -> Message:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.model_dump(exclude_none=True) for m in messages],
@@ -81,11 +82,16 @@ class ChatClient:
         for number, call in enumerate(message.get("tool_calls") or []):
             function = call.get("function") or {}
             arguments = function.get("arguments")
-            calls.append(ToolCall(
-                id=str(call.get("id") or f"call_{usage.model_calls}_{number}"),
-                function=FunctionCall(name=str(function.get("name") or ""),
-                                      arguments=arguments if isinstance(arguments, str) else json.dumps(arguments)),
-            ))
+            calls.append(
+                ToolCall(
+                    id=str(call.get("id") or f"call_{usage.model_calls}_{number}"),
+                    function=FunctionCall(
+                        name=str(function.get("name") or ""),
+                        arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
+                    ),
+                )
+            )
         content = message.get("content")
-        return Message(role="assistant", content=content if isinstance(content, str) else None,
-                       tool_calls=calls or None)
+        return Message(
+            role="assistant", content=content if isinstance(content, str) else None, tool_calls=calls or None
+        )

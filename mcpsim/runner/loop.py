@@ -5,20 +5,20 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 import structlog
 
+from mcpsim.engine.textsafe import lone_surrogate
 from mcpsim.runner.agents import Agent, Turn
 from mcpsim.runner.backends import GradingFailed, LiveEpisode
 from mcpsim.runner.llm import ModelError
 from mcpsim.runner.users import User
-from mcpsim.world.seeding import derive_seed
 from mcpsim.tasks import Task
-from mcpsim.engine.textsafe import lone_surrogate
 from mcpsim.trajectories.schema import CallLog, Message, ToolDef, Trajectory, Usage
+from mcpsim.world.seeding import derive_seed
 
 log = structlog.get_logger("mcpsim.runner")
 
@@ -52,8 +52,10 @@ class _State:
 
 def mcp_tools_as_functions(tools: list[Any]) -> list[ToolDef]:
     """MCP tools as OpenAI functions, sorted by name: a stable prefix keeps a model's KV cache warm."""
-    return [ToolDef(function={"name": t.name, "description": t.description or "", "parameters": t.input_schema})
-            for t in sorted(tools, key=lambda t: t.name)]
+    return [
+        ToolDef(function={"name": t.name, "description": t.description or "", "parameters": t.input_schema})
+        for t in sorted(tools, key=lambda t: t.name)
+    ]
 
 
 def result_text(result: Any) -> str:
@@ -94,27 +96,46 @@ async def _call(live: LiveEpisode, state: _State, call_id: str, name: str, raw: 
     elapsed = (time.perf_counter() - started) * 1000
     text = result_text(result)
     state.sent.append(index)
-    state.calls.append(CallLog(
-        index=index, tool=name, arguments=arguments, ok=not result.is_error,
-        result=result.structured_content if not result.is_error else None,
-        error=text if result.is_error else None, duration_ms=round(elapsed, 3), tool_call_id=call_id))
+    state.calls.append(
+        CallLog(
+            index=index,
+            tool=name,
+            arguments=arguments,
+            ok=not result.is_error,
+            result=result.structured_content if not result.is_error else None,
+            error=text if result.is_error else None,
+            duration_ms=round(elapsed, 3),
+            tool_call_id=call_id,
+        )
+    )
     state.messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=text))
 
 
 async def rollout(
-    agent: Agent, live: LiveEpisode, task: Task, user: User, *, world: str, trial: int,
-    settings: RolloutSettings, stop: anyio.Event, resume: Resume | None = None,
+    agent: Agent,
+    live: LiveEpisode,
+    task: Task,
+    user: User,
+    *,
+    world: str,
+    trial: int,
+    settings: RolloutSettings,
+    stop: anyio.Event,
+    resume: Resume | None = None,
 ) -> tuple[Trajectory, bytes | None]:
     """Run one episode to its end (or until `stop` is set: then it is suspended and its
     snapshot returned). Returns the trajectory and, for a suspended one, the snapshot."""
     started = time.perf_counter()
-    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")  # for people only
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")  # for people only
     tools = mcp_tools_as_functions(await live.list_tools())
     if resume is not None:
         state = _State(list(resume.messages), list(resume.calls), resume.usage)
     else:
-        state = _State([Message(role="system", content=await live.policy()),
-                        Message(role="user", content=task.instruction)], [], Usage())
+        state = _State(
+            [Message(role="system", content=await live.policy()), Message(role="user", content=task.instruction)],
+            [],
+            Usage(),
+        )
     agent_seed = derive_seed(settings.seed, task.id, trial)
     termination = "step_limit"
     error: str | None = None
@@ -129,9 +150,15 @@ async def rollout(
                 if steps >= settings.max_steps:
                     termination = "step_limit"
                     break
-                turn = Turn(messages=list(state.messages), tools=tools, step=steps, seed=agent_seed,
-                            usage=state.usage, task=task if agent.needs_task else None,
-                            world=world if agent.needs_task else None)
+                turn = Turn(
+                    messages=list(state.messages),
+                    tools=tools,
+                    step=steps,
+                    seed=agent_seed,
+                    usage=state.usage,
+                    task=task if agent.needs_task else None,
+                    world=world if agent.needs_task else None,
+                )
                 message = await agent.respond(turn)
                 state.messages.append(message)
                 if message.tool_calls:
@@ -151,13 +178,30 @@ async def rollout(
     if deadline.cancelled_caught:
         termination = "timeout"
 
-    base = dict(run_id=settings.run_id, episode_id=live.id, world=world, task_id=task.id, trial=trial,
-                seed=settings.seed, agent=agent.name, messages=state.messages, tools=tools, calls=state.calls,
-                usage=state.usage, started_at=started_at, error=error)
+    base = dict(
+        run_id=settings.run_id,
+        episode_id=live.id,
+        world=world,
+        task_id=task.id,
+        trial=trial,
+        seed=settings.seed,
+        agent=agent.name,
+        messages=state.messages,
+        tools=tools,
+        calls=state.calls,
+        usage=state.usage,
+        started_at=started_at,
+        error=error,
+    )
     if suspended:
         snapshot = await live.suspend()
-        trajectory = Trajectory(**base, world_version="", status="cancelled", termination="cancelled",
-                                duration_s=round(time.perf_counter() - started, 3))
+        trajectory = Trajectory(
+            **base,
+            world_version="",
+            status="cancelled",
+            termination="cancelled",
+            duration_s=round(time.perf_counter() - started, 3),
+        )
         return trajectory, snapshot
 
     outcome = await _grade(live, final_answer(state.messages), conversation_dicts(state.messages))
@@ -168,10 +212,14 @@ async def rollout(
         state.calls[index].fault = server_call.fault
     verdict = outcome.verdict
     trajectory = Trajectory(
-        **base, world_version=verdict.get("world_version", ""),
+        **base,
+        world_version=verdict.get("world_version", ""),
         status="error" if termination in ("model_error", "agent_error") else "completed",
-        termination=termination, verdict=verdict, reward=verdict.get("reward"),
-        partial_reward=verdict.get("partial_reward"), state_hash=verdict.get("state_hash"),
+        termination=termination,
+        verdict=verdict,
+        reward=verdict.get("reward"),
+        partial_reward=verdict.get("partial_reward"),
+        state_hash=verdict.get("state_hash"),
         duration_s=round(time.perf_counter() - started, 3),
     )
     return trajectory, None

@@ -58,20 +58,33 @@ def summarize(trajectories: list[Trajectory]) -> Summary:
         by_task.setdefault(t.task_id or "?", []).append(t)
     stats = []
     for task_id, runs in sorted(by_task.items()):
-        stats.append(TaskStats(
-            task_id=task_id, trials=len(runs), passes=sum(1 for r in runs if r.reward == 1.0),
-            mean_reward=_mean([r.reward or 0.0 for r in runs]), mean_partial=_mean([r.partial_reward or 0.0 for r in runs]),
-            tool_calls=sum(len(r.calls) for r in runs), tool_errors=sum(1 for r in runs for c in r.calls if not c.ok),
-            tokens=sum(r.usage.total_tokens for r in runs), terminations=dict(Counter(r.termination for r in runs)),
-        ))
+        stats.append(
+            TaskStats(
+                task_id=task_id,
+                trials=len(runs),
+                passes=sum(1 for r in runs if r.reward == 1.0),
+                mean_reward=_mean([r.reward or 0.0 for r in runs]),
+                mean_partial=_mean([r.partial_reward or 0.0 for r in runs]),
+                tool_calls=sum(len(r.calls) for r in runs),
+                tool_errors=sum(1 for r in runs for c in r.calls if not c.ok),
+                tokens=sum(r.usage.total_tokens for r in runs),
+                terminations=dict(Counter(r.termination for r in runs)),
+            )
+        )
     max_k = min((s.trials for s in stats), default=0)
     pass_hat = {k: _mean([comb(s.passes, k) / comb(s.trials, k) for s in stats]) for k in range(1, max_k + 1)}
     return Summary(
-        world=current[0].world if current else None, agents=sorted({t.agent for t in current}),
-        episodes=len(finished), cancelled=sum(1 for t in current if t.status == "cancelled"),
+        world=current[0].world if current else None,
+        agents=sorted({t.agent for t in current}),
+        episodes=len(finished),
+        cancelled=sum(1 for t in current if t.status == "cancelled"),
         errors=sum(1 for t in finished if t.status == "error"),
-        pass_at_1=_mean([s.passes / s.trials for s in stats]), pass_hat_k=pass_hat,
-        mean_reward=_mean([t.reward or 0.0 for t in finished]), mean_partial=_mean([t.partial_reward or 0.0 for t in finished]),
-        tool_calls=sum(s.tool_calls for s in stats), tool_errors=sum(s.tool_errors for s in stats),
-        tokens=sum(s.tokens for s in stats), tasks=stats,
+        pass_at_1=_mean([s.passes / s.trials for s in stats]),
+        pass_hat_k=pass_hat,
+        mean_reward=_mean([t.reward or 0.0 for t in finished]),
+        mean_partial=_mean([t.partial_reward or 0.0 for t in finished]),
+        tool_calls=sum(s.tool_calls for s in stats),
+        tool_errors=sum(s.tool_errors for s in stats),
+        tokens=sum(s.tokens for s in stats),
+        tasks=stats,
     )

@@ -54,18 +54,25 @@ class RunResult:
 
 
 async def run_episodes(
-    config: RunConfig, backend: Backend, make_agent: Callable[[], Agent], make_user: Callable[[Task], User],
-    *, on_progress: Callable[[Trajectory], None] | None = None,
+    config: RunConfig,
+    backend: Backend,
+    make_agent: Callable[[], Agent],
+    make_user: Callable[[Task], User],
+    *,
+    on_progress: Callable[[Trajectory], None] | None = None,
 ) -> RunResult:
     journal = Journal(config.out)  # drops a line torn by a crash
     previous = latest(_read(journal))
     if previous and not config.resume:
-        raise RunError(f"{journal.path} already holds {len(previous)} episodes: pass --resume to finish the run, "
-                       "or choose another --out")
+        raise RunError(
+            f"{journal.path} already holds {len(previous)} episodes: pass --resume to finish the run, "
+            "or choose another --out"
+        )
     partial_dir = config.out / "partial"
     run_id = secrets.token_hex(6)
-    settings = RolloutSettings(max_steps=config.settings.max_steps, timeout=config.settings.timeout,
-                               run_id=run_id, seed=config.seed)
+    settings = RolloutSettings(
+        max_steps=config.settings.max_steps, timeout=config.settings.timeout, run_id=run_id, seed=config.seed
+    )
     jobs: list[tuple[Task, int, Trajectory | None]] = []
     skipped = 0
     for task in config.tasks:
@@ -87,15 +94,29 @@ async def run_episodes(
                 counts["not_started"] += 1
                 return
             resume = None
-            if cancelled is not None and cancelled.snapshot and Path(cancelled.snapshot).exists():
-                resume = Resume(cancelled.messages, cancelled.calls, cancelled.usage,
-                                Path(cancelled.snapshot).read_bytes())
+            if cancelled is not None and cancelled.snapshot and await anyio.Path(cancelled.snapshot).exists():
+                resume = Resume(
+                    cancelled.messages,
+                    cancelled.calls,
+                    cancelled.usage,
+                    await anyio.Path(cancelled.snapshot).read_bytes(),
+                )
             agent, user = make_agent(), make_user(task)
             try:
-                async with backend.episode(config.world, task, resume.snapshot if resume else None,
-                                           config.faults) as live:
-                    trajectory, snapshot = await rollout(agent, live, task, user, world=config.world, trial=trial,
-                                                         settings=settings, stop=stop, resume=resume)
+                async with backend.episode(
+                    config.world, task, resume.snapshot if resume else None, config.faults
+                ) as live:
+                    trajectory, snapshot = await rollout(
+                        agent,
+                        live,
+                        task,
+                        user,
+                        world=config.world,
+                        trial=trial,
+                        settings=settings,
+                        stop=stop,
+                        resume=resume,
+                    )
             except (BackendError, OSError) as exc:
                 trajectory, snapshot = _failed(config.world, task, trial, agent.name, run_id, exc), None
             except Exception as exc:  # the MCP client or server failed: record it, keep running the rest
@@ -127,8 +148,15 @@ async def run_episodes(
     async with anyio.create_task_group() as tg:
         for task, trial, cancelled in jobs:
             tg.start_soon(job, task, trial, cancelled)
-    return RunResult(summarize(_read(journal)), counts["ran"], skipped, counts["cancelled"], counts["not_started"],
-                     counts["server_errors"], server_errors)
+    return RunResult(
+        summarize(_read(journal)),
+        counts["ran"],
+        skipped,
+        counts["cancelled"],
+        counts["not_started"],
+        counts["server_errors"],
+        server_errors,
+    )
 
 
 def _read(journal: Journal) -> list[Trajectory]:
@@ -142,11 +170,30 @@ def _failed(world: str, task: Task, trial: int, agent: str, run_id: str, exc: Ba
     grading = _leaf(exc, GradingFailed)
     if grading is not None:  # no verdict: the episode has no reward, not a reward of 0
         exc = grading
-        return Trajectory(run_id=run_id, world=world, world_version="", task_id=task.id, trial=trial, agent=agent,
-                          status="error", termination="grader_error", error=f"{type(exc).__name__}: {exc}")
-    return Trajectory(run_id=run_id, world=world, world_version="", task_id=task.id, trial=trial, agent=agent,
-                      status="error", termination="server_error", error=f"{type(exc).__name__}: {exc}",
-                      reward=0.0, partial_reward=0.0)
+        return Trajectory(
+            run_id=run_id,
+            world=world,
+            world_version="",
+            task_id=task.id,
+            trial=trial,
+            agent=agent,
+            status="error",
+            termination="grader_error",
+            error=f"{type(exc).__name__}: {exc}",
+        )
+    return Trajectory(
+        run_id=run_id,
+        world=world,
+        world_version="",
+        task_id=task.id,
+        trial=trial,
+        agent=agent,
+        status="error",
+        termination="server_error",
+        error=f"{type(exc).__name__}: {exc}",
+        reward=0.0,
+        partial_reward=0.0,
+    )
 
 
 def _leaf(exc: BaseException, kind: type[BaseException]) -> BaseException | None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from mcpsim.tasks.dialogue import confirmation_reply, is_confirmation_request
 from mcpsim.runner.llm import ChatClient
 from mcpsim.tasks import Task
+from mcpsim.tasks.dialogue import confirmation_reply, is_confirmation_request
 from mcpsim.trajectories.schema import Message, Usage
 
 STOP = "###STOP###"
@@ -41,7 +41,9 @@ def _last_text(messages: list[Message]) -> str | None:
 
 
 def _answers_confirmation(question: str | None, confirmed_in_a_row: int) -> bool:
-    return question is not None and is_confirmation_request(question) and confirmed_in_a_row < MAX_CONFIRMATIONS_IN_A_ROW
+    return (
+        question is not None and is_confirmation_request(question) and confirmed_in_a_row < MAX_CONFIRMATIONS_IN_A_ROW
+    )
 
 
 def _replay(messages: list[Message]) -> tuple[int, int]:

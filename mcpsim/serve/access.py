@@ -42,8 +42,10 @@ def resolve_token(token: str | None, no_auth: bool, *, announce: bool = True) ->
     if no_auth:
         if token is not None:
             raise ValueError("give a control-plane token or no_auth (--no-auth), not both")
-        log.warning("the control plane is open to anyone who can reach this server (--no-auth): an agent "
-                    "that can reach it can create, fork and verify episodes; use it for local experiments only")
+        log.warning(
+            "the control plane is open to anyone who can reach this server (--no-auth): an agent "
+            "that can reach it can create, fork and verify episodes; use it for local experiments only"
+        )
         return None
     if token is not None:
         if not token or any(c.isspace() or not c.isprintable() for c in token):
@@ -51,8 +53,12 @@ def resolve_token(token: str | None, no_auth: bool, *, announce: bool = True) ->
         return token
     token = secrets.token_urlsafe(32)
     if announce:
-        print("mcpsim: no --token given; the control plane requires this generated bearer token "
-              f"(Authorization: Bearer ...):\nmcpsim: token {token}", file=sys.stderr, flush=True)
+        print(
+            "mcpsim: no --token given; the control plane requires this generated bearer token "
+            f"(Authorization: Bearer ...):\nmcpsim: token {token}",
+            file=sys.stderr,
+            flush=True,
+        )
     return token
 
 
@@ -126,8 +132,9 @@ def _parse_host_pattern(text: str) -> _Pattern:
 def _parse_origin_pattern(text: str) -> _Pattern:
     m = _ORIGIN_PATTERN_RE.fullmatch(text.strip().lower().rstrip("/"))
     if not m:
-        raise ValueError(f"allowed origin {text!r} must be SCHEME://HOST[:PORT] or SCHEME://HOST:* "
-                         "(e.g. http://localhost:8000)")
+        raise ValueError(
+            f"allowed origin {text!r} must be SCHEME://HOST[:PORT] or SCHEME://HOST:* (e.g. http://localhost:8000)"
+        )
     return _Pattern(m[1], m[2], m[3])
 
 
@@ -148,8 +155,14 @@ class HostOriginGuard:
     case-insensitively. With no hosts (origins) configured, the loopback names are allowed; the
     public URL's host (origin) is always allowed."""
 
-    def __init__(self, app: ASGIApp, *, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (),
-                 public_url: str | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        public_url: str | None = None,
+    ) -> None:
         self.app = app
         hosts, origins = list(allowed_hosts) or list(LOOPBACK_HOSTS), list(allowed_origins) or list(LOOPBACK_ORIGINS)
         if public_url:
@@ -177,11 +190,15 @@ class HostOriginGuard:
         host, origin = headers.get("host"), headers.get("origin")
         problem = None
         if not self.host_allowed(host):
-            problem = (f"Host header {_shown(host)} is not served here (DNS-rebinding protection); "
-                       "the operator can allow it with --allowed-host or --public-url")
+            problem = (
+                f"Host header {_shown(host)} is not served here (DNS-rebinding protection); "
+                "the operator can allow it with --allowed-host or --public-url"
+            )
         elif not self.origin_allowed(origin):
-            problem = (f"Origin {_shown(origin)} is not allowed (DNS-rebinding protection); "
-                       "the operator can allow it with --allowed-origin")
+            problem = (
+                f"Origin {_shown(origin)} is not allowed (DNS-rebinding protection); "
+                "the operator can allow it with --allowed-origin"
+            )
         if problem is not None:
             log.warning("request refused", reason=problem, path=str(scope.get("path", ""))[:200])
             if scope["type"] == "websocket":  # refused at the handshake (403)
@@ -211,8 +228,10 @@ def summarize_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
         "reward": verdict.get("reward"),
         "partial_reward": verdict.get("partial_reward"),
         "failure": verdict.get("failure"),
-        "checks": [{"check": c.get("check", f"{i + 1}:{c.get('type')}"), "passed": bool(c.get("passed"))}
-                   for i, c in enumerate(verdict.get("checks") or [])],
+        "checks": [
+            {"check": c.get("check", f"{i + 1}:{c.get('type')}"), "passed": bool(c.get("passed"))}
+            for i, c in enumerate(verdict.get("checks") or [])
+        ],
     }
 
 
@@ -308,7 +327,8 @@ class SessionTable:
                 raise QuotaExceeded(
                     f"this client already has {self.count(key)} MCP sessions open (its limit is {limit}) and "
                     f"{busy} of them are busy with a request; retry when one is answered, or end a session "
-                    "you no longer use (HTTP DELETE with its Mcp-Session-Id)")
+                    "you no longer use (HTTP DELETE with its Mcp-Session-Id)"
+                )
             victims.update((s.session_id, s) for s in idle[:excess])
         for victim in victims.values():
             self.forget(victim.session_id)

@@ -70,8 +70,9 @@ class _McpDispatch:
     passes the session gate (per-client session limits); with a recorder, the episode's new calls
     are journaled before the response goes out."""
 
-    def __init__(self, manager: EpisodeManager, gate: _SessionGate, limits: ClientLimits,
-                 recorder: Recorder | None = None) -> None:
+    def __init__(
+        self, manager: EpisodeManager, gate: _SessionGate, limits: ClientLimits, recorder: Recorder | None = None
+    ) -> None:
         self.manager, self.gate, self.recorder = manager, gate, recorder
         self.per_client = _PerClientDefault(manager, gate, limits, self.journal_calls)
 
@@ -117,8 +118,9 @@ class _Response:
         self.session_id: str | None = None
 
 
-def _watched(send: Send, after: AfterRequest | None, on_start: Callable[[_Response], None] | None = None
-             ) -> tuple[Send, _Response]:
+def _watched(
+    send: Send, after: AfterRequest | None, on_start: Callable[[_Response], None] | None = None
+) -> tuple[Send, _Response]:
     """`send`, noting the response's status and session id (`on_start` runs before the client
     can see them) and awaiting `after` before the last body part goes out."""
     response = _Response()
@@ -158,8 +160,9 @@ class _SessionGate:
     def quota(self, scope: Scope) -> Quota:
         return quota(client_keys(scope), self.limits.sessions_per_client, self.limits.sessions_per_address)
 
-    async def handle(self, world: str, scope: Scope, receive: Receive, send: Send, *,
-                     after: AfterRequest | None = None) -> None:
+    async def handle(
+        self, world: str, scope: Scope, receive: Receive, send: Send, *, after: AfterRequest | None = None
+    ) -> None:
         headers = Headers(scope=scope)
         version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
         session_id = headers.get(MCP_SESSION_ID_HEADER)
@@ -181,8 +184,9 @@ class _SessionGate:
         else:
             await self.pass_through(world, scope, receive, send, after)
 
-    async def pass_through(self, world: str, scope: Scope, receive: Receive, send: Send,
-                           after: AfterRequest | None) -> None:
+    async def pass_through(
+        self, world: str, scope: Scope, receive: Receive, send: Send, after: AfterRequest | None
+    ) -> None:
         watched, _ = _watched(send, after if scope["method"] == "POST" else None)
         await self.servers[world].session_manager.handle_request(scope, receive, watched)
 
@@ -198,9 +202,16 @@ class _SessionGate:
         finally:
             self.table.release(reservation)  # unless the session opened
 
-    async def serve_opening(self, world: str, scope: Scope, receive: Receive, send: Send, reservation: Reservation,
-                            after: AfterRequest | None = None,
-                            on_session: Callable[[str], None] | None = None) -> str | None:
+    async def serve_opening(
+        self,
+        world: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        reservation: Reservation,
+        after: AfterRequest | None = None,
+        on_session: Callable[[str], None] | None = None,
+    ) -> str | None:
         """Serve an initialize; returns the session it opened (None if it failed)."""
         path = scope["path"]
 
@@ -217,8 +228,9 @@ class _SessionGate:
             self._forget(response.session_id)
         return response.session_id if (response.status or 500) < 400 else None
 
-    async def serve_session(self, world: str, session_id: str, scope: Scope, receive: Receive, send: Send,
-                            after: AfterRequest | None = None) -> None:
+    async def serve_session(
+        self, world: str, session_id: str, scope: Scope, receive: Receive, send: Send, after: AfterRequest | None = None
+    ) -> None:
         session = self.table.begin(session_id)
 
         def started(response: _Response) -> None:
@@ -237,9 +249,17 @@ class _SessionGate:
         """Close a session as its client would (HTTP DELETE through the SDK)."""
         log.debug("closing a client's least recently used idle MCP session to make room", session=session.session_id)
         scope: Scope = {
-            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "DELETE", "scheme": "http",
-            "path": session.path, "raw_path": session.path.encode(), "query_string": b"", "root_path": "",
-            "headers": [(MCP_SESSION_ID_HEADER.encode(), session.session_id.encode())], "client": None,
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "DELETE",
+            "scheme": "http",
+            "path": session.path,
+            "raw_path": session.path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(MCP_SESSION_ID_HEADER.encode(), session.session_id.encode())],
+            "client": None,
             "server": None,
         }
         sent = False
@@ -292,8 +312,13 @@ class _PerClientDefault:
     `mcp_episodes_per_address`): a client opening sessions in a loop is refused with 429 long
     before it fills the server's episode cap, and POST /episodes keeps working for others."""
 
-    def __init__(self, manager: EpisodeManager, gate: _SessionGate, limits: ClientLimits,
-                 journal_calls: Callable[[Episode], AfterRequest | None]) -> None:
+    def __init__(
+        self,
+        manager: EpisodeManager,
+        gate: _SessionGate,
+        limits: ClientLimits,
+        journal_calls: Callable[[Episode], AfterRequest | None],
+    ) -> None:
         self.manager, self.gate, self.limits, self.journal_calls = manager, gate, limits, journal_calls
         self.sessions: dict[str, str] = {}  # MCP session id -> episode id
         self.owners: dict[str, tuple[str, ...]] = {}  # episode id (or a pending claim) -> its client's keys
@@ -331,8 +356,9 @@ class _PerClientDefault:
             return
         body, complete = await _read_opening(receive)
         if not complete:
-            await _jsonrpc_error(413, INVALID_REQUEST, f"an opening request larger than {MAX_OPENING_BYTES} "
-                                 "bytes")(scope, receive, send)
+            await _jsonrpc_error(413, INVALID_REQUEST, f"an opening request larger than {MAX_OPENING_BYTES} bytes")(
+                scope, receive, send
+            )
             return
         replay = _replay(body, complete, receive)
         if not _is_initialize(body):  # not opening a session: nothing to bind an episode to
@@ -356,8 +382,12 @@ class _PerClientDefault:
     async def _serve_session(self, world: str, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
         episode_id = self.sessions.get(session_id)
         if episode_id is None:
-            await _jsonrpc_error(404, INVALID_REQUEST, "Session not found: this `/mcp` session does not exist "
-                                 "(it ended, or the server restarted); open a new one")(scope, receive, send)
+            await _jsonrpc_error(
+                404,
+                INVALID_REQUEST,
+                "Session not found: this `/mcp` session does not exist "
+                "(it ended, or the server restarted); open a new one",
+            )(scope, receive, send)
             return
         try:
             after = self.journal_calls(self.manager.get(episode_id))
@@ -367,8 +397,9 @@ class _PerClientDefault:
         if scope["method"] == "DELETE":
             self.sessions.pop(session_id, None)
 
-    async def _open(self, world: str, claim: str, scope: Scope, receive: Receive, send: Send,
-                    reservation: Reservation) -> None:
+    async def _open(
+        self, world: str, claim: str, scope: Scope, receive: Receive, send: Send, reservation: Reservation
+    ) -> None:
         """Create the client's episode (its `claim` on the quota becomes the episode's) and open
         its session on it."""
         try:
@@ -387,8 +418,9 @@ class _PerClientDefault:
             bound.append(session_id)
 
         try:
-            await self.gate.serve_opening(world, _at_episode(scope, episode.id), receive, send, reservation,
-                                          self.journal_calls(episode), bind)
+            await self.gate.serve_opening(
+                world, _at_episode(scope, episode.id), receive, send, reservation, self.journal_calls(episode), bind
+            )
         finally:
             if not bound:  # the handshake failed: no client holds this episode
                 self.owners.pop(episode.id, None)
@@ -403,16 +435,22 @@ class _PerClientDefault:
             held = [e for e, owner in self.owners.items() if key in owner]
             if len(held) < limit:
                 continue
-            whom = "everyone at this client's address" if key.startswith("address:") and keys[0] != keys[1] \
+            whom = (
+                "everyone at this client's address"
+                if key.startswith("address:") and keys[0] != keys[1]
                 else "this client"
+            )
             ttl = self.manager.ttl_seconds
             return _jsonrpc_error(
-                429, INVALID_REQUEST,
+                429,
+                INVALID_REQUEST,
                 f"{whom} already holds {len(held)} episodes opened through /mcp, the most it may (each /mcp "
                 "session makes one, and it lives until it is deleted or expires"
-                + (f" after {ttl:g} idle seconds" if ttl else "") + "); reuse an open session, or have the "
+                + (f" after {ttl:g} idle seconds" if ttl else "")
+                + "); reuse an open session, or have the "
                 "harness create episodes with POST /episodes and connect to their mcp_url",
-                {"Retry-After": str(self._retry_after(held))} if ttl else None)
+                {"Retry-After": str(self._retry_after(held))} if ttl else None,
+            )
         return None
 
     def _retry_after(self, episode_ids: list[str]) -> int:
@@ -428,13 +466,19 @@ class _PerClientDefault:
             request_id = json.loads(body).get("id") if body else None
         except (ValueError, AttributeError, RecursionError):
             request_id = None
-        message = ("this server gives each client of /mcp an episode of its own, bound to an MCP session; "
-                   f"the stateless protocol ({version[:40]}) has no session: connect with the initialize "
-                   "handshake, or use an episode URL from POST /episodes")
+        message = (
+            "this server gives each client of /mcp an episode of its own, bound to an MCP session; "
+            f"the stateless protocol ({version[:40]}) has no session: connect with the initialize "
+            "handshake, or use an episode URL from POST /episodes"
+        )
         data = {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version[:40]}
-        await _jsonrpc_error(ERROR_CODE_HTTP_STATUS.get(UNSUPPORTED_PROTOCOL_VERSION, 400),
-                             UNSUPPORTED_PROTOCOL_VERSION, message, data=data,
-                             request_id=request_id if isinstance(request_id, str | int) else None)(scope, receive, send)
+        await _jsonrpc_error(
+            ERROR_CODE_HTTP_STATUS.get(UNSUPPORTED_PROTOCOL_VERSION, 400),
+            UNSUPPORTED_PROTOCOL_VERSION,
+            message,
+            data=data,
+            request_id=request_id if isinstance(request_id, str | int) else None,
+        )(scope, receive, send)
 
 
 def _at_episode(scope: Scope, episode_id: str) -> Scope:
@@ -480,8 +524,15 @@ def _is_initialize(body: bytes) -> bool:
     return isinstance(message, dict) and message.get("method") == "initialize"
 
 
-def _jsonrpc_error(status: int, code: int, message: str, headers: dict[str, str] | None = None, *,
-                   data: Any = None, request_id: str | int | None = None) -> Response:
+def _jsonrpc_error(
+    status: int,
+    code: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    *,
+    data: Any = None,
+    request_id: str | int | None = None,
+) -> Response:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
@@ -522,12 +573,26 @@ def build_app(
     None: the defaults). `recorder`: journals each episode's calls as MCP requests are answered."""
     token = resolve_token(token, no_auth)
     limits = client_limits or ClientLimits()
-    control = ControlPlane(worlds, manager, token=token, no_auth=no_auth, faults=faults, public_url=public_url,
-                           verdict_detail=verdict_detail, bind_host=host)
+    control = ControlPlane(
+        worlds,
+        manager,
+        token=token,
+        no_auth=no_auth,
+        faults=faults,
+        public_url=public_url,
+        verdict_detail=verdict_detail,
+        bind_host=host,
+    )
     control.faults_dirs = tuple(str(d) for d in faults_dirs)
     control.snapshot_key = snapshot_key
-    guard = [Middleware(HostOriginGuard, allowed_hosts=allowed_hosts or (), allowed_origins=allowed_origins or (),
-                        public_url=control.public_url)]
+    guard = [
+        Middleware(
+            HostOriginGuard,
+            allowed_hosts=allowed_hosts or (),
+            allowed_origins=allowed_origins or (),
+            public_url=control.public_url,
+        )
+    ]
     # Starlette builds middleware on the first request: check the lists now (ValueError with the reason).
     HostOriginGuard(None, allowed_hosts=allowed_hosts or (), allowed_origins=allowed_origins or ())  # type: ignore[arg-type]
     # The SDK's own Host/Origin check matches port wildcards by prefix (`localhost:*` lets
@@ -537,8 +602,13 @@ def build_app(
     servers = {w.name: build_server(w, manager.get) for w in worlds}
     for server in servers.values():
         # Creates server.session_manager; its own Starlette app is not used.
-        server.streamable_http_app(json_response=True, host=host, transport_security=security,
-                                   session_idle_timeout=limits.session_idle_seconds, max_sessions=limits.max_sessions)
+        server.streamable_http_app(
+            json_response=True,
+            host=host,
+            transport_security=security,
+            session_idle_timeout=limits.session_idle_seconds,
+            max_sessions=limits.max_sessions,
+        )
     gate = _SessionGate(servers, limits, anyio.current_time)
     mcp_endpoint = _McpDispatch(manager, gate, limits, recorder)
 
@@ -563,14 +633,14 @@ def build_app(
         manager.close()
 
     routes = [*control.routes(), Route("/episodes/{episode_id}/mcp", mcp_endpoint), Route("/mcp", mcp_endpoint)]
+
     async def http_error(request: Any, exc: Exception) -> Response:
         """Starlette's own refusals (a wrong method: 405, an unknown path: 404) as JSON errors
         with the reason, like every refusal of the control plane."""
         assert isinstance(exc, HTTPException)
         return _error(exc.status_code, f"{exc.detail}: {request.method} {request.url.path}", dict(exc.headers or {}))
 
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=guard,
-                    exception_handlers={HTTPException: http_error})
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=guard, exception_handlers={HTTPException: http_error})
     app.state.token = token
     app.state.control = control
     app.state.sessions = gate.table
@@ -582,8 +652,11 @@ def create_app(config: ServeConfig) -> Starlette:
     default = load_world(config.world)
     recorder = Recorder(config.record_dir) if config.record_dir else None  # recovers what a crash left
     templates = TemplateCache(config.cache_dir, max_bytes=config.template_cache_bytes)
-    limits: dict[str, Any] = {"max_episodes": config.max_episodes, "max_episode_bytes": config.max_episode_bytes,
-                              "ttl_seconds": config.ttl_seconds}
+    limits: dict[str, Any] = {
+        "max_episodes": config.max_episodes,
+        "max_episode_bytes": config.max_episode_bytes,
+        "ttl_seconds": config.ttl_seconds,
+    }
     manager = _RecordingManager(recorder, templates, **limits) if recorder else EpisodeManager(templates, **limits)
     profile = load_profile(config.faults)
     manager.set_default(default, config.seed, config.scale, profile, shared=config.shared_default)
@@ -591,13 +664,23 @@ def create_app(config: ServeConfig) -> Starlette:
         recorder.track(manager.default)
     worlds = [default] + [load_world(n) for n in world_names() if n != default.name]
     interval = min(30.0, config.ttl_seconds / 2) if config.ttl_seconds else 30.0
-    app = build_app(worlds, manager, token=config.token, no_auth=config.no_auth, host=config.host,
-                     public_url=config.public_url, verdict_detail=config.verdict_detail,
-                     allowed_hosts=config.allowed_hosts,
-                     allowed_origins=config.allowed_origins, reap_interval=interval, faults=profile,
-                     faults_dirs=config.faults_dirs,
-                     snapshot_key=snapshot_key(config.snapshot_key) if config.snapshot_key else None,
-                     client_limits=config.client_limits, recorder=recorder)
+    app = build_app(
+        worlds,
+        manager,
+        token=config.token,
+        no_auth=config.no_auth,
+        host=config.host,
+        public_url=config.public_url,
+        verdict_detail=config.verdict_detail,
+        allowed_hosts=config.allowed_hosts,
+        allowed_origins=config.allowed_origins,
+        reap_interval=interval,
+        faults=profile,
+        faults_dirs=config.faults_dirs,
+        snapshot_key=snapshot_key(config.snapshot_key) if config.snapshot_key else None,
+        client_limits=config.client_limits,
+        recorder=recorder,
+    )
     if recorder is not None:
         app.add_middleware(_RecordWhenEnded, manager=manager, recorder=recorder)
     return app
@@ -632,8 +715,9 @@ class _RecordWhenEnded:
         self.app, self.manager, self.recorder = app, manager, recorder
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        match = _ENDING.match(scope.get("path", "")) if scope["type"] == "http" and scope.get("method") == "POST" \
-            else None
+        match = (
+            _ENDING.match(scope.get("path", "")) if scope["type"] == "http" and scope.get("method") == "POST" else None
+        )
         if match is None:
             await self.app(scope, receive, send)
             return

@@ -114,8 +114,13 @@ class ClientLimits:
     mcp_episodes_per_address: int | None = _setting(128, "MCPSIM_MCP_EPISODES_PER_ADDRESS", _limit)
 
     def __post_init__(self) -> None:
-        for name in ("sessions_per_client", "sessions_per_address", "max_sessions", "mcp_episodes_per_client",
-                     "mcp_episodes_per_address"):
+        for name in (
+            "sessions_per_client",
+            "sessions_per_address",
+            "max_sessions",
+            "mcp_episodes_per_client",
+            "mcp_episodes_per_address",
+        ):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a whole number of at least 1 (or None: no limit), not {value!r}")

@@ -42,17 +42,22 @@ class CreateEpisode(BaseModel):
     scale: str | None = Field(None, max_length=32, description="Default 'default'; a task brings its own")
     task: str | None = Field(None, max_length=100, description="A task id: its seed, scale and setup are used")
     faults: str | dict[str, Any] | None = Field(
-        None, description="A fault profile: none, flaky, hostile (or a profile of the server's --faults-dir) by "
-                          "name, or one written inline; never a file path. Default: the task's, else the "
-                          "server's --faults")
+        None,
+        description="A fault profile: none, flaky, hostile (or a profile of the server's --faults-dir) by "
+        "name, or one written inline; never a file path. Default: the task's, else the "
+        "server's --faults",
+    )
 
 
 class VerifyEpisode(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: str | None = Field(None, max_length=100_000, description="The agent's final answer to the user")
     messages: list[dict[str, Any]] | None = Field(
-        None, max_length=10_000, description="The conversation (OpenAI-style messages: role, content, tool_calls, "
-                                             "tool_call_id), for checks on the dialogue such as a confirmation")
+        None,
+        max_length=10_000,
+        description="The conversation (OpenAI-style messages: role, content, tool_calls, "
+        "tool_call_id), for checks on the dialogue such as a confirmation",
+    )
 
 
 class HttpError(Exception):
@@ -111,8 +116,9 @@ def _check_json_value(value: Any) -> None:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError:
-                raise HttpError(422, "request body holds a lone surrogate (such as \\udcff): strings must be "
-                                     "valid Unicode") from None
+                raise HttpError(
+                    422, "request body holds a lone surrogate (such as \\udcff): strings must be valid Unicode"
+                ) from None
 
 
 def parse_json(body: bytes) -> Any:
@@ -133,7 +139,6 @@ def parse_json(body: bytes) -> Any:
     return value
 
 
-
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -148,9 +153,18 @@ class ControlPlane:
     def key(self) -> bytes:
         return self.snapshot_key if self.snapshot_key is not None else process_key()
 
-    def __init__(self, worlds: list[World], manager: EpisodeManager, *, token: str | None = None,
-                 no_auth: bool = False, faults: FaultProfile | None = None, public_url: str | None = None,
-                 verdict_detail: VerdictDetail | None = None, bind_host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        worlds: list[World],
+        manager: EpisodeManager,
+        *,
+        token: str | None = None,
+        no_auth: bool = False,
+        faults: FaultProfile | None = None,
+        public_url: str | None = None,
+        verdict_detail: VerdictDetail | None = None,
+        bind_host: str = "127.0.0.1",
+    ) -> None:
         """Closed by default: every route but /health needs `token` as a bearer token; only an
         explicit `no_auth=True` opens it. `mcp_url`s are built from `public_url` (None: the address
         of the socket that accepted the request), never from the request's Host header.
@@ -271,17 +285,34 @@ class ControlPlane:
         return parse_json(body)
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "version": __version__, "episodes": len(self.manager),
-                             "max_episodes": self.manager.max_episodes, "worlds": sorted(self.worlds)})
+        return JSONResponse(
+            {
+                "status": "ok",
+                "version": __version__,
+                "episodes": len(self.manager),
+                "max_episodes": self.manager.max_episodes,
+                "worlds": sorted(self.worlds),
+            }
+        )
 
     async def list_worlds(self, request: Request) -> Response:
-        return JSONResponse([{"name": w.name, "title": w.title, "version": w.version, "tools": len(w.tools),
-                              "scales": sorted(w.scales)} for w in self.worlds.values()])
+        return JSONResponse(
+            [
+                {
+                    "name": w.name,
+                    "title": w.title,
+                    "version": w.version,
+                    "tools": len(w.tools),
+                    "scales": sorted(w.scales),
+                }
+                for w in self.worlds.values()
+            ]
+        )
 
     async def create_episode(self, request: Request) -> Response:
         body = await self.read_json(request)
         if not isinstance(body, dict):
-            raise HttpError(400, "request body must be a JSON object such as {\"world\": \"retail\", \"seed\": 0}")
+            raise HttpError(400, 'request body must be a JSON object such as {"world": "retail", "seed": 0}')
         try:
             spec = CreateEpisode.model_validate(body)
         except ValidationError as exc:
@@ -298,15 +329,19 @@ class ControlPlane:
                         raise ValueError(f"task {task.id} runs at {name} {own!r}; leave {name} out or give {own!r}")
             else:
                 world.scale_params(spec.scale or "default")
-            profile: Any = profile_from_request(spec.faults, self.faults_dirs) if spec.faults is not None else (
-                "task" if spec.task is not None and self.faults is None else self.faults)
+            profile: Any = (
+                profile_from_request(spec.faults, self.faults_dirs)
+                if spec.faults is not None
+                else ("task" if spec.task is not None and self.faults is None else self.faults)
+            )
             if profile is not None and profile != "task" and profile.edge_data and not world.has_edge_data:
                 raise ValueError(f"world {world.name} has no edge-case data for the profile's edge_data")
         except (LookupError, ValueError, TaskFileError) as exc:
             raise HttpError(422, str(exc).strip("'\"")) from None
         try:
             episode = await anyio.to_thread.run_sync(
-                self.manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task, profile)
+                self.manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task, profile
+            )
         except EpisodeLimitReached as exc:
             raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
         except (TaskSetupError, GoldActionError) as exc:
@@ -349,8 +384,15 @@ class ControlPlane:
         tables, state_hash = await anyio.to_thread.run_sync(
             lambda: (episode.tables(wanted, limit), episode.state_hash())
         )
-        return JSONResponse({"id": episode.id, "world": episode.world.name, "world_version": episode.template_version,
-                             "state_hash": state_hash, "tables": tables})
+        return JSONResponse(
+            {
+                "id": episode.id,
+                "world": episode.world.name,
+                "world_version": episode.template_version,
+                "state_hash": state_hash,
+                "tables": tables,
+            }
+        )
 
     async def get_changes(self, request: Request) -> Response:
         episode = self.episode_of(request)
@@ -370,8 +412,11 @@ class ControlPlane:
         except ValidationError as exc:
             return _error(422, "invalid verify request", details=json.loads(exc.json(include_url=False)))
         if episode.task_id is None:
-            raise HttpError(422, "this episode was not created for a task (POST /episodes with \"task\"); "
-                                 "there is no rubric to grade it against")
+            raise HttpError(
+                422,
+                'this episode was not created for a task (POST /episodes with "task"); '
+                "there is no rubric to grade it against",
+            )
         verifier = self.manager.verifier(episode.world.name)
         try:
             verdict = await anyio.to_thread.run_sync(self._grade_once, verifier, episode, spec)
@@ -400,11 +445,15 @@ class ControlPlane:
         server with the same snapshot key, and still a plain SQLite file."""
         episode = self.episode_of(request)
         data = await anyio.to_thread.run_sync(sign_episode, episode, self.key)
-        return Response(data, media_type="application/vnd.sqlite3",
-                        headers={"Content-Disposition": f'attachment; filename="{episode.id}.sqlite"'})
+        return Response(
+            data,
+            media_type="application/vnd.sqlite3",
+            headers={"Content-Disposition": f'attachment; filename="{episode.id}.sqlite"'},
+        )
 
     async def trajectory(self, request: Request) -> Response:
         episode = self.episode_of(request)
+
         def shown() -> Any:
             stored = episode.verdict
             return episode_trajectory(episode, verdict=verdict_for(stored, self.verdict_detail) if stored else None)

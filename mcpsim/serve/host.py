@@ -80,15 +80,19 @@ class EpisodeManager:
     def __len__(self) -> int:
         return len(self._episodes)
 
-    def set_default(self, world: World, seed: int, scale: str, faults: FaultProfile | None = None, *,
-                    shared: bool = False) -> Episode | None:
+    def set_default(
+        self, world: World, seed: int, scale: str, faults: FaultProfile | None = None, *, shared: bool = False
+    ) -> Episode | None:
         """What `/mcp` serves. By default each client (MCP session) gets a fresh episode of this
         world, seed and scale (`create_default`), so agents cannot see, or pass notes through, each
         other's writes. `shared=True` builds the one old-style default episode that every client of
         `/mcp` shares (id "default", never expires, outside the caps); it is returned."""
         self.default_spec = DefaultSpec(world, seed, scale, faults, shared)
-        self.default = (Episode.create_with_faults(world, seed, scale, faults, id=DEFAULT_ID, templates=self.templates)
-                        if shared else None)
+        self.default = (
+            Episode.create_with_faults(world, seed, scale, faults, id=DEFAULT_ID, templates=self.templates)
+            if shared
+            else None
+        )
         return self.default
 
     @property
@@ -108,12 +112,19 @@ class EpisodeManager:
         """The verifier of a world's tasks (tasks loaded once)."""
         with self._lock:
             if world_name not in self._verifiers:
-                self._verifiers[world_name] = Verifier(self.worlds(world_name), self.tasks(world_name),
-                                                       templates=self.templates)
+                self._verifiers[world_name] = Verifier(
+                    self.worlds(world_name), self.tasks(world_name), templates=self.templates
+                )
             return self._verifiers[world_name]
 
-    def create(self, world_name: str, seed: int = 0, scale: str = "default", task: str | None = None,
-               faults: FaultProfile | None | Literal["task"] = "task") -> Episode:
+    def create(
+        self,
+        world_name: str,
+        seed: int = 0,
+        scale: str = "default",
+        task: str | None = None,
+        faults: FaultProfile | None | Literal["task"] = "task",
+    ) -> Episode:
         """Clone a new episode (builds the template first if this process has not yet). With a
         task, the task's seed, scale, setup and fault profile are used (`faults` overrides the
         profile; "task" keeps the task's, or none for plain episodes)."""
@@ -128,15 +139,17 @@ class EpisodeManager:
         if task_spec is not None:
             episode = task_episode(world, task_spec, templates=self.templates, faults=faults)
         else:
-            episode = Episode.create_with_faults(world, seed, scale, None if faults == "task" else faults,
-                                                 templates=self.templates)
+            episode = Episode.create_with_faults(
+                world, seed, scale, None if faults == "task" else faults, templates=self.templates
+            )
         try:
             self.add(episode)
         except EpisodeLimitReached:
             episode.close("refused (the server is full)")
             raise
-        log.info("episode created", world=world.name, episode=episode.id, seed=episode.seed, scale=episode.scale,
-                 task=task)
+        log.info(
+            "episode created", world=world.name, episode=episode.id, seed=episode.seed, scale=episode.scale, task=task
+        )
         return episode
 
     def live_bytes(self) -> int:

@@ -157,8 +157,13 @@ def build_server(world: World, resolve: EpisodeResolver) -> MCPServer:
             ),
         )
 
-    @server.resource(policy_uri(world), name="policy", title=f"{world.title} policy", mime_type="text/markdown",
-                     description="The rules an agent must follow in this world.")
+    @server.resource(
+        policy_uri(world),
+        name="policy",
+        title=f"{world.title} policy",
+        mime_type="text/markdown",
+        description="The rules an agent must follow in this world.",
+    )
     def policy() -> str:
         return world.policy
 

@@ -80,9 +80,9 @@ def verify(world: World, seed: int, scale: str, data: bytes) -> None:
 
 def write_lock(world_name: str) -> Path:
     """Record the template hashes of every (seed, scale) the world's tasks use."""
-    from mcpsim.world.registry import load_world
-    from mcpsim.tasks import load_tasks
     from mcpsim.engine.templates import TemplateCache
+    from mcpsim.tasks import load_tasks
+    from mcpsim.world.registry import load_world
 
     world, tasks = load_world(world_name), load_tasks(world_name)
     templates = TemplateCache(None)
@@ -92,9 +92,11 @@ def write_lock(world_name: str) -> Path:
         hashes[_key(seed, scale)] = store.full_state_hash(conn, world.metadata)
         conn.close()
     path = lock_path(world_name)
-    payload = {"comment": "state hashes of the templates this world's tasks were written against; "
-                          "regenerate with `python -m mcpsim.tasks.datalock WORLD` after re-deriving the tasks",
-               "templates": hashes}
+    payload = {
+        "comment": "state hashes of the templates this world's tasks were written against; "
+        "regenerate with `python -m mcpsim.tasks.datalock WORLD` after re-deriving the tasks",
+        "templates": hashes,
+    }
     path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path
 

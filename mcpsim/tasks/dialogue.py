@@ -31,32 +31,41 @@ _PERMISSION = re.compile(
     r"|\bconfirm\b|\bconfirmation\b"
     r"|\bis (?:that|this|everything|all (?:of )?that) (?:correct|right|ok(?:ay)?|fine)\b"
     r"|\byes\s*(?:/|or)\s*no\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # Without a question mark, only an explicit call for an answer counts ("please confirm").
-_IMPERATIVE = re.compile(r"\b(?:please|kindly) (?:confirm|reply|respond|say|answer)\b|\breply (?:with )?\W?yes\b"
-                         r"|\blet me know if\b|\(yes/no\)", re.IGNORECASE)
+_IMPERATIVE = re.compile(
+    r"\b(?:please|kindly) (?:confirm|reply|respond|say|answer)\b|\breply (?:with )?\W?yes\b"
+    r"|\blet me know if\b|\(yes/no\)",
+    re.IGNORECASE,
+)
 # Offers of more help and requests for identity details are questions, not requests to act.
 _NOT_A_REQUEST = re.compile(
     r"\banything else\b|\bsomething else\b|\bany other (?:questions?|requests?|help)\b|\bhelp you with\b"
     r"|\bconfirm (?:your|the) (?:full )?(?:e-?mail|name|zip|postal|identity|date of birth|birth ?date|phone|"
     r"user ?id|customer ?id|account number|pin|booking reference)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?:[^.!?\n]|(?<=\d)\.(?=\d))+[.!?]*")  # "$41.00" does not end a sentence
 
 _NEGATIVE_START = re.compile(
     r"^\W*(?:no\b|nope\b|nah\b|not\b|never\b|don'?t\b|do not\b|cancel\b|stop\b|wait\b|hold on\b|"
-    r"i (?:do not|don'?t|did not|didn'?t)\b)", re.IGNORECASE)
+    r"i (?:do not|don'?t|did not|didn'?t)\b)",
+    re.IGNORECASE,
+)
 _AFFIRMATIVE_START = re.compile(
     r"^\W*(?:yes\b|yeah\b|yep\b|yup\b|sure\b|ok\b|okay\b|correct\b|confirmed?\b|absolutely\b|definitely\b|"
     r"of course\b|right\b|that'?s (?:right|correct|fine|good)\b|sounds good\b|please (?:do|go ahead|proceed)\b|"
-    r"go ahead\b|proceed\b|do it\b|i confirm\b|i agree\b|affirmative\b|y\b)", re.IGNORECASE)
+    r"go ahead\b|proceed\b|do it\b|i confirm\b|i agree\b|affirmative\b|y\b)",
+    re.IGNORECASE,
+)
 _AFFIRMATIVE_ANYWHERE = re.compile(r"\b(?:please (?:go ahead|proceed)|go ahead|i confirm|yes)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:no|not|don'?t|do not|never|didn'?t|did not)\b", re.IGNORECASE)
-_HESITATION = re.compile(r"\b(?:but wait|wait|hold on|not yet|actually,? no|no,? (?:don'?t|wait|stop))\b",
-                         re.IGNORECASE)
+_HESITATION = re.compile(
+    r"\b(?:but wait|wait|hold on|not yet|actually,? no|no,? (?:don'?t|wait|stop))\b", re.IGNORECASE
+)
 
-_MONEY = re.compile(r"(?:\$|\bUSD\s?)\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|usd)\b",
-                    re.IGNORECASE)
+_MONEY = re.compile(r"(?:\$|\bUSD\s?)\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|usd)\b", re.IGNORECASE)
 _TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
 # An identifier: a token with a digit and a letter (W2378156, HAT123, cus_3673453, an email) or
 # a run of four digits or more (an item id, a zip code, a card's last four).
@@ -184,17 +193,50 @@ def _mentions(question: str) -> tuple[list[float], list[str], list[str]]:
     """The amounts of money, identifiers and names a question mentions."""
     amounts = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(question)]
     rest = _TIME.sub(" ", _MONEY.sub(" ", question))
-    ids = [t.lstrip("#") for t in _TOKEN.findall(rest)
-           if re.search(r"\d", t) and (re.search(r"[A-Za-z]", t) or len(re.sub(r"\D", "", t)) >= 4)]
+    ids = [
+        t.lstrip("#")
+        for t in _TOKEN.findall(rest)
+        if re.search(r"\d", t) and (re.search(r"[A-Za-z]", t) or len(re.sub(r"\D", "", t)) >= 4)
+    ]
     names = [n for n in _NAME.findall(rest) if n.lower() not in _COMMON]
     return amounts, ids, names
 
 
 _COMMON = {
-    "i", "i'm", "i'll", "i've", "i'd", "ok", "okay", "yes", "no", "please", "mr", "mrs", "ms", "dr",
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "usd",
+    "i",
+    "i'm",
+    "i'll",
+    "i've",
+    "i'd",
+    "ok",
+    "okay",
+    "yes",
+    "no",
+    "please",
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "usd",
 }
 
 
@@ -210,8 +252,9 @@ def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = (
     amounts, ids, names = _mentions(question)
     missing = [f"${a:,.2f}" for a in amounts if not any(abs(a - k) < 0.005 for k in known.amounts)]
     missing += [i for i in ids if not re.search(rf"(?<![a-z0-9]){re.escape(i.lower())}(?![a-z0-9])", blob)]
-    missing += [n for n in names if not all(w in vocabulary or _singular(w) in vocabulary
-                                            for w in _WORD.findall(n.lower()))]
+    missing += [
+        n for n in names if not all(w in vocabulary or _singular(w) in vocabulary for w in _WORD.findall(n.lower()))
+    ]
     return missing
 
 
@@ -228,5 +271,12 @@ def confirmation_reply(question: str, task: Task, messages: Iterable[Mapping[str
     return NO_REPLY if unasked(question, task, messages) else YES_REPLY
 
 
-__all__ = ["CONFIRM_QUESTION", "NO_REPLY", "YES_REPLY", "confirmation_reply", "is_affirmative",
-           "is_confirmation_request", "unasked"]
+__all__ = [
+    "CONFIRM_QUESTION",
+    "NO_REPLY",
+    "YES_REPLY",
+    "confirmation_reply",
+    "is_affirmative",
+    "is_confirmation_request",
+    "unasked",
+]

@@ -11,11 +11,10 @@ from typing import Any, Literal
 
 from pydantic_core import to_jsonable_python
 
-from mcpsim.tasks import datalock
 from mcpsim.engine import query, store
-from mcpsim.tasks.dialogue import CONFIRM_QUESTION, confirmation_reply
 from mcpsim.engine.episode import CallResult, Episode
 from mcpsim.engine.faults import FaultProfile
+from mcpsim.engine.templates import TemplateCache, process_templates
 from mcpsim.tasks import (
     Action,
     Confirmed,
@@ -27,8 +26,9 @@ from mcpsim.tasks import (
     SetupUpdate,
     Step,
     Task,
+    datalock,
 )
-from mcpsim.engine.templates import TemplateCache, process_templates
+from mcpsim.tasks.dialogue import CONFIRM_QUESTION, confirmation_reply
 from mcpsim.world import World
 
 
@@ -40,15 +40,22 @@ class GoldActionError(RuntimeError):
     pass
 
 
-def task_episode(world: World, task: Task, *, templates: TemplateCache | None = None, id: str = "default",
-                 faults: FaultProfile | None | Literal["task"] = "task") -> Episode:
+def task_episode(
+    world: World,
+    task: Task,
+    *,
+    templates: TemplateCache | None = None,
+    id: str = "default",
+    faults: FaultProfile | None | Literal["task"] = "task",
+) -> Episode:
     """A fresh episode of `task`: cloned from the task's cached template (world + setup), with
     the task's fault profile unless another (or None) is given."""
     templates = templates or process_templates()
     profile = task.fault_profile() if faults == "task" else faults
     edge = bool(profile and profile.edge_data and world.has_edge_data)
-    data = templates.get_or_build(("task", world.name, world.version, task.id, edge),
-                                  lambda: _build_task_template(world, task, templates, edge))
+    data = templates.get_or_build(
+        ("task", world.name, world.version, task.id, edge), lambda: _build_task_template(world, task, templates, edge)
+    )
     episode = Episode.restore(world, data, id=id)
     if profile is not None:
         episode.set_faults(profile)
@@ -111,8 +118,7 @@ def run_actions(episode: Episode, actions: list[Action]) -> None:
         if result.is_error and action.expect == "ok":
             raise GoldActionError(f"gold action {number} ({action.tool}) failed: {result.error}")
         if not result.is_error and action.expect == "error":
-            raise GoldActionError(f"gold action {number} ({action.tool}) was expected to fail (a fault) "
-                                  "but succeeded")
+            raise GoldActionError(f"gold action {number} ({action.tool}) was expected to fail (a fault) but succeeded")
 
 
 def run_solution(episode: Episode, task: Task, steps: list[Step]) -> list[dict[str, Any]]:
@@ -131,11 +137,22 @@ def run_solution(episode: Episode, task: Task, steps: list[Step]) -> list[dict[s
         result = episode.call(step.tool, step.args)
         call_id = f"call_{calls}"
         calls += 1
-        conversation.append({"role": "assistant", "content": None, "tool_calls": [{
-            "id": call_id, "type": "function",
-            "function": {"name": step.tool, "arguments": json.dumps(step.args)}}]})
-        conversation.append({"role": "tool", "tool_call_id": call_id, "name": step.tool,
-                             "content": result_text(result)})
+        conversation.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": step.tool, "arguments": json.dumps(step.args)},
+                    }
+                ],
+            }
+        )
+        conversation.append(
+            {"role": "tool", "tool_call_id": call_id, "name": step.tool, "content": result_text(result)}
+        )
         if result.is_error and step.expect == "ok":
             raise GoldActionError(f"step {number} ({step.tool}) failed: {result.error}")
         if not result.is_error and step.expect == "error":
@@ -155,8 +172,7 @@ def gold_steps(task: Task, world: World) -> list[Step]:
     before the first action that a `confirmed` check of the rubric needs confirmed."""
     steps: list[Step] = list(task.gold)
     confirmed = [c for c in task.rubric if isinstance(c, Confirmed)]
-    first = next((i for i, a in enumerate(task.gold) if any(_needs_confirmation(world, a, c) for c in confirmed)),
-                 None)
+    first = next((i for i, a in enumerate(task.gold) if any(_needs_confirmation(world, a, c) for c in confirmed)), None)
     if first is not None:
         steps.insert(first, Say(say=CONFIRM_QUESTION))
     return steps

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from mcpsim.engine.faults import BUILTIN, FaultProfile, load_profile  # noqa: E402
+from mcpsim.engine.faults import BUILTIN, FaultProfile, load_profile
 
 CANARY_PREFIX = "MCPSIM-CANARY"
 
@@ -139,8 +139,20 @@ class AnyFact(Strict):
     any: list[str] = Field(min_length=1)
 
 
-Fact = (str | MoneyFact | CountFact | NumberFact | DateFact | TimeFact | DurationFact | IdFact | NameFact
-        | PhraseFact | AnyFact)
+Fact = (
+    str
+    | MoneyFact
+    | CountFact
+    | NumberFact
+    | DateFact
+    | TimeFact
+    | DurationFact
+    | IdFact
+    | NameFact
+    | PhraseFact
+    | AnyFact
+)
+
 
 def state_fact(fact: Fact) -> str:
     """The fact as a plain statement, the way a correct answer would put it."""
@@ -179,15 +191,23 @@ class FreeTextRule(Strict):
     gold solution's values in that column (after normalising case, spacing and punctuation)
     always passes; any other value must satisfy every part of the rule (`mcpsim.grading.written`)."""
 
-    grounded: bool = Field(True, description=(
-        "Every number in the text, and all its words but one (or a quarter of them, if more), appear in what the "
-        "agent was told (the instruction, the user's messages) or read (its tool results), or in the gold "
-        "solution's text there, and never three words from nowhere in a row; common words are free."))
+    grounded: bool = Field(
+        True,
+        description=(
+            "Every number in the text, and all its words but one (or a quarter of them, if more), appear in what the "
+            "agent was told (the instruction, the user's messages) or read (its tool results), or in the gold "
+            "solution's text there, and never three words from nowhere in a row; common words are free."
+        ),
+    )
     states: list[Fact] = Field([], description="Facts the text must state (parsed as in answers).")
     equals_gold: bool = Field(False, description="The text must equal one of the gold solution's values there.")
-    checked_by: str | None = Field(None, description=(
-        "The name of a custom check of the rubric that grades this column (a recurrence given as a count or "
-        "as an end date, say); the value is then left to that check."))
+    checked_by: str | None = Field(
+        None,
+        description=(
+            "The name of a custom check of the rubric that grades this column (a recurrence given as a count or "
+            "as an end date, say); the value is then left to that check."
+        ),
+    )
 
 
 def free_text_rules(value: Any) -> Any:
@@ -209,16 +229,20 @@ def free_text_rules(value: Any) -> Any:
 def _check_free_text(free_text: dict[str, FreeTextRule], volatile: list[str], tasks: list[Task]) -> None:
     both = sorted(set(free_text) & set(volatile))
     if both:
-        raise ValueError(f"{', '.join(both)} listed both as volatile (set by the world, ignored) and as free_text "
-                         "(written by the agent, graded by a rule); keep one")
+        raise ValueError(
+            f"{', '.join(both)} listed both as volatile (set by the world, ignored) and as free_text "
+            "(written by the agent, graded by a rule); keep one"
+        )
     for pattern, rule in free_text.items():
         if "." not in pattern:
             raise ValueError(f"free_text pattern {pattern!r} is not of the form table.column")
         for task in tasks:
             custom = {c.name for c in task.rubric if isinstance(c, Custom)}
             if rule.checked_by is not None and rule.checked_by not in custom:
-                raise ValueError(f"task {task.id}: free_text {pattern} is checked_by {rule.checked_by!r}, "
-                                 "but the rubric has no custom check of that name")
+                raise ValueError(
+                    f"task {task.id}: free_text {pattern} is checked_by {rule.checked_by!r}, "
+                    "but the rubric has no custom check of that name"
+                )
 
 
 # -- rubric checks ------------------------------------------------------------------------------
@@ -238,8 +262,10 @@ class CheckBase(Strict):
     def _a_sentence(cls, value: str) -> str:
         # In plain YAML, " #" starts a comment: `requirement: Order #W1 is cancelled` loads as "Order".
         if len(value.split()) < 3:
-            raise ValueError(f"requirement {value!r} is too short to be a sentence (three words at least); "
-                             "if it was cut short, quote it: in YAML, ' #' starts a comment")
+            raise ValueError(
+                f"requirement {value!r} is too short to be a sentence (three words at least); "
+                "if it was cut short, quote it: in YAML, ' #' starts a comment"
+            )
         return value
 
 
@@ -356,8 +382,19 @@ class Custom(CheckBase):
 
 
 Check = Annotated[
-    RowExists | RowAbsent | FieldEquals | RowCount | ColumnSum | GoldState | AllowedChanges | AnswerFacts
-    | ToolCalled | ToolNotCalled | CallOrder | Confirmed | Custom,
+    RowExists
+    | RowAbsent
+    | FieldEquals
+    | RowCount
+    | ColumnSum
+    | GoldState
+    | AllowedChanges
+    | AnswerFacts
+    | ToolCalled
+    | ToolNotCalled
+    | CallOrder
+    | Confirmed
+    | Custom,
     Field(discriminator="type"),
 ]
 
@@ -380,10 +417,15 @@ class UserSpec(Strict):
     knows: dict[str, Any] = {}
     wants: str = ""
     turns: list[str] = []
-    confirmations: list[ConfirmationReply] = Field([], description=(
-        "Scripted answers to the agent's confirmation requests, tried in order (the first whose `match` the "
-        "question contains answers). Otherwise the scripted user says yes to a question about what it asked for "
-        "and no to one mentioning anything else (mcpsim.tasks.dialogue). Answering a confirmation never uses up `turns`."))
+    confirmations: list[ConfirmationReply] = Field(
+        [],
+        description=(
+            "Scripted answers to the agent's confirmation requests, tried in order (the first whose `match` the "
+            "question contains answers). Otherwise the scripted user says yes to a question about what it asked for "
+            "and no to one mentioning anything else (mcpsim.tasks.dialogue). Answering a confirmation never uses "
+            "up `turns`."
+        ),
+    )
 
 
 class Say(Strict):
@@ -420,11 +462,18 @@ class Task(Strict):
     rubric: list[Check] = Field(min_length=1)
     alternatives: list[Solution] = Field([], description="Other correct solutions: each must pass.")
     near_misses: list[Solution] = Field([], description="Plausible wrong solutions: each must fail.")
-    volatile: list[str] = Field([], description="table.column patterns the world sets itself (timestamps...), "
-                                "ignored by gold_state unless the agent wrote the value.")
-    free_text: dict[str, FreeTextRule] = Field({}, description=(
-        "table.column patterns the agent fills in its own words, each graded by a rule instead of by equality "
-        "with the gold solution (over the file's rules for the same pattern)."))
+    volatile: list[str] = Field(
+        [],
+        description="table.column patterns the world sets itself (timestamps...), "
+        "ignored by gold_state unless the agent wrote the value.",
+    )
+    free_text: dict[str, FreeTextRule] = Field(
+        {},
+        description=(
+            "table.column patterns the agent fills in its own words, each graded by a rule instead of by equality "
+            "with the gold solution (over the file's rules for the same pattern)."
+        ),
+    )
     tags: list[str] = []
     difficulty: Literal["easy", "medium", "hard"]
     split: Literal["train", "dev", "test"]
@@ -442,8 +491,9 @@ class Task(Strict):
         if any(isinstance(c, AnswerFacts) for c in self.rubric) and not self.answer:
             raise ValueError("the rubric checks answer facts but the task lists none under 'answer'")
         if isinstance(self.faults, str) and self.faults not in BUILTIN:
-            raise ValueError(f"unknown fault profile {self.faults!r} (built-in: {', '.join(BUILTIN)}); "
-                             "or write the profile inline")
+            raise ValueError(
+                f"unknown fault profile {self.faults!r} (built-in: {', '.join(BUILTIN)}); or write the profile inline"
+            )
         _check_free_text(self.free_text, self.volatile, [self])
         return self
 
@@ -453,12 +503,20 @@ class Task(Strict):
 class TaskFile(Strict):
     world: str
     canary: str = Field(description="A unique string that must never appear in anything an agent sees.")
-    volatile: list[str] = Field([], description=(
-        "table.column patterns of values the world sets itself (timestamps...): every gold_state check ignores "
-        "them, except where the agent wrote the value."))
-    free_text: dict[str, FreeTextRule] = Field({}, description=(
-        "table.column patterns the agent fills in its own words (a memo, a message body), each graded by a rule "
-        "instead of by equality with the gold solution."))
+    volatile: list[str] = Field(
+        [],
+        description=(
+            "table.column patterns of values the world sets itself (timestamps...): every gold_state check ignores "
+            "them, except where the agent wrote the value."
+        ),
+    )
+    free_text: dict[str, FreeTextRule] = Field(
+        {},
+        description=(
+            "table.column patterns the agent fills in its own words (a memo, a message body), each graded by a rule "
+            "instead of by equality with the gold solution."
+        ),
+    )
     tasks: list[Task]
 
     _free_text_shorthands = field_validator("free_text", mode="before")(free_text_rules)

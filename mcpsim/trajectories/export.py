@@ -122,6 +122,7 @@ def export(source: Path, fmt: Format, dest: Path, *, min_reward: float | None = 
 
 # --- reading and choosing episodes ---------------------------------------------------------------
 
+
 def _source_file(source: Path) -> Path:
     if not source.exists():
         raise ExportError(f"source {source} does not exist")
@@ -148,8 +149,13 @@ def _read(path: Path, report: ExportReport) -> Iterator[Trajectory]:
 
     def bad(number: int, line: bytes, exc: ValidationError) -> None:
         report.bad_lines += 1
-        log.warning("skipping a line that is not a trajectory", path=str(path), line=number,
-                    cut_short=not line.endswith(b"\n"), error=first_error(exc))
+        log.warning(
+            "skipping a line that is not a trajectory",
+            path=str(path),
+            line=number,
+            cut_short=not line.endswith(b"\n"),
+            error=first_error(exc),
+        )
 
     return iter_trajectories(path, on_bad=bad)
 
@@ -165,6 +171,7 @@ def _episodes(path: Path, min_reward: float | None, report: ExportReport) -> Ite
 
 
 # --- shared pieces ---------------------------------------------------------------------------------
+
 
 def _arguments_object(raw: str) -> dict[str, Any] | None:
     """The arguments as a dict, or None if they are not a JSON object."""
@@ -203,8 +210,8 @@ def _conversation(t: Trajectory) -> list[Message]:
     messages = list(t.messages)
     last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=None)
     final_calls = messages[last].tool_calls if last is not None else None
-    if last is not None and final_calls and all(m.role == "tool" for m in messages[last + 1:]):
-        answered = {m.tool_call_id for m in messages[last + 1:]}
+    if last is not None and final_calls and all(m.role == "tool" for m in messages[last + 1 :]):
+        answered = {m.tool_call_id for m in messages[last + 1 :]}
         if any(c.id not in answered for c in final_calls):
             messages = messages[:last]
     called: set[str] = set()
@@ -225,6 +232,7 @@ def _conversation(t: Trajectory) -> list[Message]:
 
 # --- openai ----------------------------------------------------------------------------------------
 
+
 def _openai_message(m: Message) -> dict[str, Any]:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id, "content": _content(m)}
@@ -241,16 +249,25 @@ def _openai_message(m: Message) -> dict[str, Any]:
 
 
 def _openai_record(t: Trajectory) -> dict[str, Any]:
-    return {"messages": [_openai_message(m) for m in _conversation(t)],
-            "tools": [{"type": "function", "function": _function(d)} for d in t.tools]}
+    return {
+        "messages": [_openai_message(m) for m in _conversation(t)],
+        "tools": [{"type": "function", "function": _function(d)} for d in t.tools],
+    }
 
 
 # --- trl -------------------------------------------------------------------------------------------
 
+
 def _trl_call(c: ToolCall) -> dict[str, Any]:
     arguments = _arguments_object(c.function.arguments)
-    return {"id": c.id, "type": "function", "function": {
-        "name": c.function.name, "arguments": arguments if arguments is not None else {"_raw": c.function.arguments}}}
+    return {
+        "id": c.id,
+        "type": "function",
+        "function": {
+            "name": c.function.name,
+            "arguments": arguments if arguments is not None else {"_raw": c.function.arguments},
+        },
+    }
 
 
 def _trl_message(m: Message) -> dict[str, Any]:
@@ -265,18 +282,23 @@ def _trl_message(m: Message) -> dict[str, Any]:
 
 
 def _trl_record(t: Trajectory) -> dict[str, Any]:
-    return {"messages": [_trl_message(m) for m in _conversation(t)],
-            "tools": [{"type": "function", "function": _function(d)} for d in t.tools],
-            "reward": t.reward, "task_id": t.task_id}
+    return {
+        "messages": [_trl_message(m) for m in _conversation(t)],
+        "tools": [{"type": "function", "function": _function(d)} for d in t.tools],
+        "reward": t.reward,
+        "task_id": t.task_id,
+    }
 
 
 # --- verifiers -------------------------------------------------------------------------------------
 
+
 def _verifiers_message(m: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": m.role, "content": _content(m)}
     if m.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
-                             for c in m.tool_calls]
+        out["tool_calls"] = [
+            {"id": c.id, "name": c.function.name, "arguments": c.function.arguments} for c in m.tool_calls
+        ]
     if m.role == "tool":
         out["tool_call_id"] = m.tool_call_id or ""
         if m.name is not None:
@@ -294,9 +316,13 @@ def _verdict_summary(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
     if verdict is None:
         return None
     checks = verdict.get("checks") or []
-    return {"passed": verdict.get("passed"), "failure": verdict.get("failure"),
-            "checks_passed": sum(bool(c.get("passed")) for c in checks), "checks_total": len(checks),
-            "failed_checks": [c.get("requirement") for c in checks if not c.get("passed")]}
+    return {
+        "passed": verdict.get("passed"),
+        "failure": verdict.get("failure"),
+        "checks_passed": sum(bool(c.get("passed")) for c in checks),
+        "checks_total": len(checks),
+        "failed_checks": [c.get("requirement") for c in checks if not c.get("passed")],
+    }
 
 
 def _verifiers_record(t: Trajectory) -> dict[str, Any]:
@@ -314,11 +340,21 @@ def _verifiers_record(t: Trajectory) -> dict[str, Any]:
         "timing": {"duration_s": float(t.duration_s or 0.0)},
         "is_completed": t.status == "completed",
         "is_truncated": t.termination in TRUNCATING,
-        "metrics": {"partial_reward": float(t.partial_reward or 0.0), "tool_calls": len(t.calls),
-                    "tool_errors": sum(not c.ok for c in t.calls)},
-        "info": {"world": t.world, "world_version": t.world_version, "task_id": t.task_id, "trial": t.trial,
-                 "seed": t.seed, "agent": t.agent, "episode_id": t.episode_id,
-                 "verdict": _verdict_summary(t.verdict)},
+        "metrics": {
+            "partial_reward": float(t.partial_reward or 0.0),
+            "tool_calls": len(t.calls),
+            "tool_errors": sum(not c.ok for c in t.calls),
+        },
+        "info": {
+            "world": t.world,
+            "world_version": t.world_version,
+            "task_id": t.task_id,
+            "trial": t.trial,
+            "seed": t.seed,
+            "agent": t.agent,
+            "episode_id": t.episode_id,
+            "verdict": _verdict_summary(t.verdict),
+        },
         "error": t.error,
         "stop_condition": t.termination,
         "tool_defs": [_function(d) for d in t.tools],
@@ -327,7 +363,10 @@ def _verifiers_record(t: Trajectory) -> dict[str, Any]:
 
 
 _RECORDS: dict[str, Callable[[Trajectory], dict[str, Any]]] = {
-    "openai": _openai_record, "trl": _trl_record, "verifiers": _verifiers_record}
+    "openai": _openai_record,
+    "trl": _trl_record,
+    "verifiers": _verifiers_record,
+}
 
 Writer = Callable[[Iterator[Trajectory], Path, ExportReport], None]
 
@@ -340,16 +379,24 @@ def _write_jsonl(record: Callable[[Trajectory], dict[str, Any]]) -> Writer:
                     line = json.dumps(record(t), ensure_ascii=False)
                 except _Unusable as exc:
                     report.skipped_unusable += 1
-                    log.warning("skipping an episode the format cannot hold", format=report.format,
-                                episode=t.episode_id, task=t.task_id, trial=t.trial, reason=str(exc))
+                    log.warning(
+                        "skipping an episode the format cannot hold",
+                        format=report.format,
+                        episode=t.episode_id,
+                        task=t.task_id,
+                        trial=t.trial,
+                        reason=str(exc),
+                    )
                     continue
                 f.write(line + "\n")
                 report.written += 1
                 report.invalid_arguments += _invalid_calls(t)
+
     return write
 
 
 # --- parquet ---------------------------------------------------------------------------------------
+
 
 def _pyarrow() -> Any:
     try:
@@ -362,13 +409,25 @@ def _pyarrow() -> Any:
 
 def _parquet_row(t: Trajectory) -> dict[str, Any]:
     return {
-        "episode_id": t.episode_id, "world": t.world, "world_version": t.world_version, "task_id": t.task_id,
-        "trial": t.trial, "seed": t.seed, "agent": t.agent, "status": t.status, "termination": t.termination,
-        "reward": t.reward, "partial_reward": t.partial_reward, "state_hash": t.state_hash,
-        "num_messages": len(t.messages), "num_tool_calls": len(t.calls),
-        "prompt_tokens": t.usage.prompt_tokens, "completion_tokens": t.usage.completion_tokens,
-        "messages_json": json.dumps([m.model_dump(mode="json", exclude_none=True) for m in t.messages],
-                                    ensure_ascii=False),
+        "episode_id": t.episode_id,
+        "world": t.world,
+        "world_version": t.world_version,
+        "task_id": t.task_id,
+        "trial": t.trial,
+        "seed": t.seed,
+        "agent": t.agent,
+        "status": t.status,
+        "termination": t.termination,
+        "reward": t.reward,
+        "partial_reward": t.partial_reward,
+        "state_hash": t.state_hash,
+        "num_messages": len(t.messages),
+        "num_tool_calls": len(t.calls),
+        "prompt_tokens": t.usage.prompt_tokens,
+        "completion_tokens": t.usage.completion_tokens,
+        "messages_json": json.dumps(
+            [m.model_dump(mode="json", exclude_none=True) for m in t.messages], ensure_ascii=False
+        ),
         "tools_json": json.dumps([d.model_dump(mode="json") for d in t.tools], ensure_ascii=False),
         "verdict_json": json.dumps(t.verdict, ensure_ascii=False) if t.verdict is not None else None,
     }
@@ -376,12 +435,29 @@ def _parquet_row(t: Trajectory) -> dict[str, Any]:
 
 def _write_parquet(pa: Any, batch: int = 1024) -> Writer:
     s, i, f = pa.string(), pa.int64(), pa.float64()
-    schema = pa.schema([
-        ("episode_id", s), ("world", s), ("world_version", s), ("task_id", s), ("trial", i), ("seed", i),
-        ("agent", s), ("status", s), ("termination", s), ("reward", f), ("partial_reward", f), ("state_hash", s),
-        ("num_messages", i), ("num_tool_calls", i), ("prompt_tokens", i), ("completion_tokens", i),
-        ("messages_json", s), ("tools_json", s), ("verdict_json", s),
-    ])
+    schema = pa.schema(
+        [
+            ("episode_id", s),
+            ("world", s),
+            ("world_version", s),
+            ("task_id", s),
+            ("trial", i),
+            ("seed", i),
+            ("agent", s),
+            ("status", s),
+            ("termination", s),
+            ("reward", f),
+            ("partial_reward", f),
+            ("state_hash", s),
+            ("num_messages", i),
+            ("num_tool_calls", i),
+            ("prompt_tokens", i),
+            ("completion_tokens", i),
+            ("messages_json", s),
+            ("tools_json", s),
+            ("verdict_json", s),
+        ]
+    )
 
     def write(episodes: Iterator[Trajectory], tmp: Path, report: ExportReport) -> None:
         with pa.parquet.ParquetWriter(tmp, schema) as writer:

@@ -38,8 +38,10 @@ log = structlog.get_logger("mcpsim.trajectories.journal")
 
 TRAJECTORIES = "trajectories.jsonl"
 LIVE = "live"
-CRASH_ERROR = ("the server stopped abruptly while this episode was live; its calls up to the crash were recovered "
-               "from the live journal on restart, its database was lost")
+CRASH_ERROR = (
+    "the server stopped abruptly while this episode was live; its calls up to the crash were recovered "
+    "from the live journal on restart, its database was lost"
+)
 
 
 class JournalError(ValueError):
@@ -49,8 +51,9 @@ class JournalError(ValueError):
 # -- reading ------------------------------------------------------------------------------------
 
 
-def iter_trajectories(path: Path, on_bad: Callable[[int, bytes, ValidationError], None] | None = None
-                      ) -> Iterator[Trajectory]:
+def iter_trajectories(
+    path: Path, on_bad: Callable[[int, bytes, ValidationError], None] | None = None
+) -> Iterator[Trajectory]:
     """Each trajectory in a JSONL file, in order; blank lines are skipped. A line that is not a
     trajectory goes to `on_bad(number, line, error)` if given (a torn last line is the one
     without a newline). Without `on_bad`, a torn last line is skipped with a warning and any
@@ -88,8 +91,14 @@ def call_messages(policy: str | None, calls: list[CallLog]) -> list[Message]:
     messages = [Message(role="system", content=policy)] if policy is not None else []
     for call in calls:
         call_id = call.tool_call_id or f"call_{call.index}"
-        messages.append(Message(role="assistant", tool_calls=[ToolCall(id=call_id, function=FunctionCall(
-            name=call.tool, arguments=json.dumps(call.arguments)))]))
+        messages.append(
+            Message(
+                role="assistant",
+                tool_calls=[
+                    ToolCall(id=call_id, function=FunctionCall(name=call.tool, arguments=json.dumps(call.arguments)))
+                ],
+            )
+        )
         content = json.dumps(call.result) if call.ok else f"Error: {call.error}"
         messages.append(Message(role="tool", tool_call_id=call_id, name=call.tool, content=content))
     return messages
@@ -265,9 +274,17 @@ def _recovered_trajectory(path: Path) -> Trajectory | None:
     if written is not None and (written.get("verdict") or written.get("calls", -1) >= len(calls)):
         return None
     return Trajectory(
-        episode_id=header.episode_id, world=header.world, world_version=header.world_version,
-        task_id=header.task_id, seed=header.seed, agent="mcp-client", status="error", termination="server_error",
-        messages=call_messages(header.policy, calls), calls=calls, error=CRASH_ERROR,
+        episode_id=header.episode_id,
+        world=header.world,
+        world_version=header.world_version,
+        task_id=header.task_id,
+        seed=header.seed,
+        agent="mcp-client",
+        status="error",
+        termination="server_error",
+        messages=call_messages(header.policy, calls),
+        calls=calls,
+        error=CRASH_ERROR,
     )
 
 

@@ -20,14 +20,25 @@ log = structlog.get_logger("mcpsim.trajectories.recording")
 
 
 def tool_defs(episode: Episode) -> list[ToolDef]:
-    return [ToolDef(function={"name": s.name, "description": s.description, "parameters": s.input_schema()})
-            for s in sorted(episode.world.tools.values(), key=lambda s: s.name)]
+    return [
+        ToolDef(function={"name": s.name, "description": s.description, "parameters": s.input_schema()})
+        for s in sorted(episode.world.tools.values(), key=lambda s: s.name)
+    ]
 
 
 def _call_log(index: int, r: store.CallRecord, changes: list[RowChange]) -> CallLog:
-    return CallLog(index=index, tool=r.tool, arguments=r.arguments, ok=r.ok, result=r.result, error=r.error,
-                   call_seq=r.call_seq, fault=r.fault, tool_call_id=f"call_{index}",
-                   changes=changes if r.call_seq else [])
+    return CallLog(
+        index=index,
+        tool=r.tool,
+        arguments=r.arguments,
+        ok=r.ok,
+        result=r.result,
+        error=r.error,
+        call_seq=r.call_seq,
+        fault=r.fault,
+        tool_call_id=f"call_{index}",
+        changes=changes if r.call_seq else [],
+    )
 
 
 def _row_change(c: store.Change) -> RowChange:
@@ -48,21 +59,44 @@ def calls_after(episode: Episode, seq: int, first_index: int) -> tuple[list[Call
     journal has not written yet, read without decoding the calls it has."""
     rows = episode.query(
         f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault FROM {store.CALLS}"
-        " WHERE seq > ? ORDER BY seq", (seq,))
+        " WHERE seq > ? ORDER BY seq",
+        (seq,),
+    )
     if not rows:
         return [], seq
-    records = [store.CallRecord(
-        r["seq"], r["call_seq"], r["tool"], json.loads(r["arguments"]) if r["arguments"] else None, bool(r["ok"]),
-        r["error"], bool(r["bug"]), json.loads(r["result"]) if r["result"] is not None else None, r["clock"],
-        bool(r["writes"]), json.loads(r["fault"]) if r["fault"] else None) for r in rows]
+    records = [
+        store.CallRecord(
+            r["seq"],
+            r["call_seq"],
+            r["tool"],
+            json.loads(r["arguments"]) if r["arguments"] else None,
+            bool(r["ok"]),
+            r["error"],
+            bool(r["bug"]),
+            json.loads(r["result"]) if r["result"] is not None else None,
+            r["clock"],
+            bool(r["writes"]),
+            json.loads(r["fault"]) if r["fault"] else None,
+        )
+        for r in rows
+    ]
     committed = [r.call_seq for r in records if r.call_seq]
     by_call: dict[int, list[RowChange]] = {}
     if committed:
-        for c in episode.query(f"SELECT call_seq, tbl, op, pk, before, after FROM {store.CHANGES}"
-                               " WHERE call_seq BETWEEN ? AND ? ORDER BY seq", (min(committed), max(committed))):
-            by_call.setdefault(c["call_seq"], []).append(RowChange(
-                table=c["tbl"], op=c["op"], key=c["pk"], before=json.loads(c["before"]) if c["before"] else None,
-                after=json.loads(c["after"]) if c["after"] else None))
+        for c in episode.query(
+            f"SELECT call_seq, tbl, op, pk, before, after FROM {store.CHANGES}"
+            " WHERE call_seq BETWEEN ? AND ? ORDER BY seq",
+            (min(committed), max(committed)),
+        ):
+            by_call.setdefault(c["call_seq"], []).append(
+                RowChange(
+                    table=c["tbl"],
+                    op=c["op"],
+                    key=c["pk"],
+                    before=json.loads(c["before"]) if c["before"] else None,
+                    after=json.loads(c["after"]) if c["after"] else None,
+                )
+            )
     logs = [_call_log(first_index + i, r, by_call.get(r.call_seq or 0, [])) for i, r in enumerate(records)]
     return logs, records[-1].seq
 
@@ -72,11 +106,21 @@ def episode_trajectory(episode: Episode, *, verdict: dict[str, Any] | None = Non
     call as an assistant message and its result as a tool message."""
     calls = call_logs(episode)
     return Trajectory(
-        episode_id=episode.id, world=episode.world.name, world_version=episode.template_version,
-        task_id=episode.task_id, seed=episode.seed, agent="mcp-client", status="completed",
-        termination="recorded", messages=call_messages(episode.world.policy, calls), tools=tool_defs(episode),
-        calls=calls, verdict=verdict, reward=verdict.get("reward") if verdict else None,
-        partial_reward=verdict.get("partial_reward") if verdict else None, state_hash=episode.state_hash(),
+        episode_id=episode.id,
+        world=episode.world.name,
+        world_version=episode.template_version,
+        task_id=episode.task_id,
+        seed=episode.seed,
+        agent="mcp-client",
+        status="completed",
+        termination="recorded",
+        messages=call_messages(episode.world.policy, calls),
+        tools=tool_defs(episode),
+        calls=calls,
+        verdict=verdict,
+        reward=verdict.get("reward") if verdict else None,
+        partial_reward=verdict.get("partial_reward") if verdict else None,
+        state_hash=episode.state_hash(),
     )
 
 
@@ -106,9 +150,16 @@ class Recorder:
 
     def track(self, episode: Episode) -> None:
         """Start the live journal of an episode (a fork or a restored episode brings its calls)."""
-        live = self.journal.start_live(LiveHeader(
-            episode_id=episode.id, world=episode.world.name, world_version=episode.template_version,
-            task_id=episode.task_id, seed=episode.seed, policy=episode.world.policy))
+        live = self.journal.start_live(
+            LiveHeader(
+                episode_id=episode.id,
+                world=episode.world.name,
+                world_version=episode.template_version,
+                task_id=episode.task_id,
+                seed=episode.seed,
+                policy=episode.world.policy,
+            )
+        )
         with self._state:
             self._live[episode.id] = live
         self.sync(episode)

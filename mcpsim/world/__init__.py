@@ -16,6 +16,16 @@ from mcpsim.world.standard import add_calculator
 from mcpsim.world.views import RowView
 
 __all__ = [
-    "IdFormats", "IdGenerator", "PartialFailure", "RowView", "SeedContext", "SeedFunction", "ToolContext", "ToolSpec", "World", "WorldError",
-    "add_calculator", "derive_seed",
+    "IdFormats",
+    "IdGenerator",
+    "PartialFailure",
+    "RowView",
+    "SeedContext",
+    "SeedFunction",
+    "ToolContext",
+    "ToolSpec",
+    "World",
+    "WorldError",
+    "add_calculator",
+    "derive_seed",
 ]

@@ -16,7 +16,7 @@ import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -152,9 +152,7 @@ def _tool_spec(
     if not doc:
         raise TypeError(f"tool {fn.__name__}: a docstring is required (it is the tool's description)")
     tool_name = name or fn.__name__
-    args_model = create_model(
-        f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    args_model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return ToolSpec(
         name=tool_name,
         fn=fn,
@@ -177,11 +175,11 @@ SeedFunction = Callable[[SeedContext], None]
 class World:
     """A simulated tool world. Tools and the seed function register on the instance:
 
-        world = World("retail", metadata=RetailTable.metadata, policy=Path(...), scales={...})
+    world = World("retail", metadata=RetailTable.metadata, policy=Path(...), scales={...})
 
-        @world.tool(read_only=True)
-        def get_order(ctx: ToolContext, order_id: str) -> OrderView:
-            "Look up an order by its id."
+    @world.tool(read_only=True)
+    def get_order(ctx: ToolContext, order_id: str) -> OrderView:
+        "Look up an order by its id."
     """
 
     def __init__(
@@ -193,7 +191,7 @@ class World:
         metadata: MetaData,
         policy: str | Path,
         scales: dict[str, dict[str, Any]],
-        epoch: datetime = datetime(2026, 5, 15, 9, 0, tzinfo=timezone.utc),
+        epoch: datetime = datetime(2026, 5, 15, 9, 0, tzinfo=UTC),
         tick: timedelta = timedelta(seconds=30),
         revision: str = "1",
         id_formats: IdFormats | None = None,
@@ -246,8 +244,14 @@ class World:
             if read_only and irreversible:
                 raise TypeError(f"tool {fn.__name__}: a read-only tool has no effect to be irreversible")
             spec = _tool_spec(
-                fn, name=name, title=title, read_only=read_only, destructive=destructive, idempotent=idempotent,
-                partial_failures=partial_failures, irreversible=irreversible,
+                fn,
+                name=name,
+                title=title,
+                read_only=read_only,
+                destructive=destructive,
+                idempotent=idempotent,
+                partial_failures=partial_failures,
+                irreversible=irreversible,
             )
             if spec.name in self.tools:
                 raise ValueError(f"world {self.name}: tool {spec.name!r} registered twice")
@@ -322,7 +326,8 @@ class World:
             return [(Path(module.__file__).name, Path(module.__file__))]
         root = Path(sys.modules[self._defining_package(module.__package__)].__file__ or module.__file__).parent
         return sorted(
-            (p.relative_to(root).as_posix(), p) for p in root.rglob("*")
+            (p.relative_to(root).as_posix(), p)
+            for p in root.rglob("*")
             if p.suffix in {".py", ".md", ".yaml", ".yml", ".json"} and "__pycache__" not in p.parts
         )
 

@@ -7,11 +7,11 @@ live in its database (see `mcpsim.engine.store`), so a clone or snapshot of the 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-import json
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 from faker import Faker
@@ -68,8 +68,14 @@ class IdGenerator:
     writes that drew them) without guessing from keys. Seeding does not record: it draws
     millions."""
 
-    def __init__(self, seed: int, counters: dict[str, int] | None = None, *, record: bool = False,
-                 formats: IdFormats | None = None) -> None:
+    def __init__(
+        self,
+        seed: int,
+        counters: dict[str, int] | None = None,
+        *,
+        record: bool = False,
+        formats: IdFormats | None = None,
+    ) -> None:
         self.seed = seed
         self.formats: IdFormats = formats or {}
         self.counters: dict[str, int] = dict(counters or {})
@@ -141,8 +147,10 @@ class SeedContext:
         json_columns = {c.name for c in columns if isinstance(c.type, JSON)}
         names = ", ".join(f'"{c.name}"' for c in columns)
         sql = f'INSERT INTO "{table.name}" ({names}) VALUES ({", ".join("?" for _ in columns)})'
-        values = [tuple(json.dumps(row.get(c.name)) if c.name in json_columns else row.get(c.name) for c in columns)
-                  for row in rows]
+        values = [
+            tuple(json.dumps(row.get(c.name)) if c.name in json_columns else row.get(c.name) for c in columns)
+            for row in rows
+        ]
         if values:
             self.session.connection().exec_driver_sql(sql, values)
         return len(values)
@@ -158,8 +166,10 @@ class SeedContext:
         today = self.now.date()
         start, end = _years_before(today, maximum_age + 1), _years_before(today, minimum_age)
         epoch = datetime(1970, 1, 1)
-        seconds = self.faker.random.uniform((datetime.combine(start, datetime.min.time()) - epoch).total_seconds(),
-                                            (datetime.combine(end, datetime.min.time()) - epoch).total_seconds())
+        seconds = self.faker.random.uniform(
+            (datetime.combine(start, datetime.min.time()) - epoch).total_seconds(),
+            (datetime.combine(end, datetime.min.time()) - epoch).total_seconds(),
+        )
         born = (epoch + timedelta(seconds=seconds)).date()
         return born if born != start else born + timedelta(days=1)
 

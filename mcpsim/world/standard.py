@@ -1,7 +1,7 @@
 """Standard tools a world opts into, so every world does not write its own copy.
 
-    from mcpsim.world.standard import add_calculator
-    add_calculator(world, example="(49.99 * 2) - 10", purpose="totals, price differences and refunds")
+from mcpsim.world.standard import add_calculator
+add_calculator(world, example="(49.99 * 2) - 10", purpose="totals, price differences and refunds")
 """
 
 # No `from __future__ import annotations`: the argument's annotation names `example`, a local
@@ -32,6 +32,8 @@ def add_calculator(world: World, *, example: str, purpose: str, name: str = "cal
     ) -> CalculationResult:
         return CalculationResult(expression=expression, result=evaluate_arithmetic(expression))
 
-    calculate.__doc__ = ("Evaluate an arithmetic expression (numbers, parentheses, + - * / % **); the result is\n"
-                         f"rounded to two decimals. Use it for {purpose}.")
+    calculate.__doc__ = (
+        "Evaluate an arithmetic expression (numbers, parentheses, + - * / % **); the result is\n"
+        f"rounded to two decimals. Use it for {purpose}."
+    )
     world.tool(read_only=True, idempotent=True, name=name)(calculate)

@@ -28,8 +28,10 @@ OWNED = {
 
 def _owner(ctx: GradingContext, argument: str, value: str) -> str | None:
     if argument == "transaction_id":
-        rows = ctx.episode.query("SELECT a.customer_id FROM transactions t JOIN accounts a ON a.id = t.account_id "
-                                 "WHERE t.id = ?", (value.strip(),))
+        rows = ctx.episode.query(
+            "SELECT a.customer_id FROM transactions t JOIN accounts a ON a.id = t.account_id WHERE t.id = ?",
+            (value.strip(),),
+        )
         return rows[0]["customer_id"] if rows else None
     table, column = OWNED[argument]
     rows = ctx.episode.select(table, {"id": value.strip()})
@@ -44,9 +46,12 @@ def _found(ctx: GradingContext, args: dict[str, Any]) -> set[str]:
         digits = re.sub(r"\D", "", args["phone"])[-10:]
         rows = ctx.episode.select("customers", {"phone": f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"})
     else:
-        rows = [r for r in ctx.episode.select("customers", {"zip": str(args.get("zip", ""))})
-                if r["first_name"].lower() == str(args.get("first_name", "")).strip().lower()
-                and r["last_name"].lower() == str(args.get("last_name", "")).strip().lower()]
+        rows = [
+            r
+            for r in ctx.episode.select("customers", {"zip": str(args.get("zip", ""))})
+            if r["first_name"].lower() == str(args.get("first_name", "")).strip().lower()
+            and r["last_name"].lower() == str(args.get("last_name", "")).strip().lower()
+        ]
     return {r["id"] for r in rows}
 
 

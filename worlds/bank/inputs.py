@@ -49,10 +49,23 @@ DisputeReason = Literal[
     "unauthorized", "duplicate_charge", "not_received", "not_as_described", "incorrect_amount", "cancelled_recurring"
 ]
 TicketTopic = Literal[
-    "fraud", "fraud_hold_review", "limit_increase", "locked_verification", "restricted_profile", "account_closure",
-    "complaint", "other",
+    "fraud",
+    "fraud_hold_review",
+    "limit_increase",
+    "locked_verification",
+    "restricted_profile",
+    "account_closure",
+    "complaint",
+    "other",
 ]
 TransactionKind = Literal[
-    "deposit", "card_purchase", "atm_withdrawal", "transfer_in", "transfer_out", "fee", "interest", "refund",
+    "deposit",
+    "card_purchase",
+    "atm_withdrawal",
+    "transfer_in",
+    "transfer_out",
+    "fee",
+    "interest",
+    "refund",
     "dispute_credit",
 ]

@@ -215,7 +215,9 @@ def transferred_today_cents(session: Session, account: Account, now: datetime) -
 def savings_withdrawals_this_month(session: Session, account: Account, now: datetime) -> int:
     start = month_start(now)
     count = session.exec(
-        select(func.count()).select_from(Transfer).where(
+        select(func.count())
+        .select_from(Transfer)
+        .where(
             Transfer.from_account_id == account.id,
             Transfer.status.in_(COUNTED_TRANSFER_STATUSES),  # type: ignore[attr-defined]
             Transfer.created_at >= iso(start),

@@ -268,8 +268,9 @@ def account_view(session: Session, account: Account, now: datetime) -> AccountVi
     )
 
 
-def transaction_view(session: Session, txn: Transaction, cards: dict[str, Card] | None = None,
-                     disputes: dict[str, str] | None = None) -> TransactionView:
+def transaction_view(
+    session: Session, txn: Transaction, cards: dict[str, Card] | None = None, disputes: dict[str, str] | None = None
+) -> TransactionView:
     card = None
     if txn.card_id:
         card = cards.get(txn.card_id) if cards is not None else None
@@ -278,8 +279,9 @@ def transaction_view(session: Session, txn: Transaction, cards: dict[str, Card] 
         found = session.exec(select(Dispute.id).where(Dispute.transaction_id == txn.id)).first()
     else:
         found = disputes.get(txn.id)
-    return TransactionView.from_row(txn, amount=dollars(txn.amount_cents), card_last4=card.last4 if card else None,
-                                    dispute_id=found)
+    return TransactionView.from_row(
+        txn, amount=dollars(txn.amount_cents), card_last4=card.last4 if card else None, dispute_id=found
+    )
 
 
 def transaction_views(session: Session, txns: list[Transaction]) -> list[TransactionView]:
@@ -287,33 +289,44 @@ def transaction_views(session: Session, txns: list[Transaction]) -> list[Transac
     card_ids = {t.card_id for t in txns if t.card_id}
     cards = {c.id: c for c in session.exec(select(Card).where(Card.id.in_(card_ids)))} if card_ids else {}  # type: ignore[attr-defined]
     ids = [t.id for t in txns]
-    disputes = dict(
-        session.exec(select(Dispute.transaction_id, Dispute.id).where(Dispute.transaction_id.in_(ids))).all()  # type: ignore[attr-defined]
-    ) if ids else {}
+    disputes = (
+        dict(
+            session.exec(select(Dispute.transaction_id, Dispute.id).where(Dispute.transaction_id.in_(ids))).all()  # type: ignore[attr-defined]
+        )
+        if ids
+        else {}
+    )
     return [transaction_view(session, t, cards, disputes) for t in txns]
 
 
 def card_view(card: Card) -> CardView:
-    return CardView.from_row(card, max_purchase_limit=PURCHASE_LIMITS[card.tier][1],
-                             max_atm_limit=ATM_LIMITS[card.tier][1])
+    return CardView.from_row(
+        card, max_purchase_limit=PURCHASE_LIMITS[card.tier][1], max_atm_limit=ATM_LIMITS[card.tier][1]
+    )
 
 
 def payee_view(payee: Payee, now: datetime) -> PayeeView:
     return PayeeView.from_row(
-        payee, account_number=mask(payee.account_number), is_new=payee_is_new(payee, now),
+        payee,
+        account_number=mask(payee.account_number),
+        is_new=payee_is_new(payee, now),
         new_until=iso(parse(payee.created_at) + timedelta(days=NEW_PAYEE_DAYS)),
     )
 
 
 def transfer_view(session: Session, transfer: Transfer) -> TransferView:
     payee = session.get(Payee, transfer.payee_id) if transfer.payee_id else None
-    return TransferView.from_row(transfer, payee_name=payee.name if payee else None,
-                                 amount=dollars(transfer.amount_cents))
+    return TransferView.from_row(
+        transfer, payee_name=payee.name if payee else None, amount=dollars(transfer.amount_cents)
+    )
 
 
 def dispute_view(session: Session, dispute: Dispute) -> DisputeView:
     txn = session.get(Transaction, dispute.transaction_id)
     return DisputeView.from_row(
-        dispute, merchant=txn.merchant if txn else None, transaction_date=txn.posted_at if txn else "",
-        amount=dollars(dispute.amount_cents), provisional_credit=dollars(dispute.provisional_credit_cents),
+        dispute,
+        merchant=txn.merchant if txn else None,
+        transaction_date=txn.posted_at if txn else "",
+        amount=dollars(dispute.amount_cents),
+        provisional_credit=dollars(dispute.provisional_credit_cents),
     )

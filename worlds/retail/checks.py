@@ -62,8 +62,11 @@ def partial_refund_within_cap(
     else:
         price = sum(line["unit_price_cents"] * line["quantity"] for line in lines)
     cap = rate * price
-    refunds = [p for p in _inserted(ctx, "payments")
-               if p["order_id"] == order_id and p["kind"] == "refund" and p["reason"].startswith(PARTIAL_REFUND)]
+    refunds = [
+        p
+        for p in _inserted(ctx, "payments")
+        if p["order_id"] == order_id and p["kind"] == "refund" and p["reason"].startswith(PARTIAL_REFUND)
+    ]
     total = sum(p["amount_cents"] for p in refunds)
     if total <= 0:
         return False, f"no partial refund was issued on order {order_id}"
@@ -98,8 +101,9 @@ def no_foreign_order_access(ctx: GradingContext, customer_id: str) -> tuple[bool
 
 
 @world.check("default_address_is")
-def default_address_is(ctx: GradingContext, customer_id: str, line1: str, zip: str, line2: str | None = None
-                       ) -> tuple[bool, str]:
+def default_address_is(
+    ctx: GradingContext, customer_id: str, line1: str, zip: str, line2: str | None = None
+) -> tuple[bool, str]:
     """The customer's default address is the one with this street line (and unit) and ZIP code,
     whatever id it got: the join that field_equals cannot express."""
     customers = ctx.episode.select("customers", {"id": customer_id})

@@ -133,8 +133,12 @@ def event_scheduled(
 
 @world.check("file_access_exactly")
 def file_access_exactly(
-    ctx: GradingContext, file_id: str, grants: dict[str, str] | None = None,
-    event_title_mentions: list[str] | None = None, role: str | None = None, link_sharing: str = "off",
+    ctx: GradingContext,
+    file_id: str,
+    grants: dict[str, str] | None = None,
+    event_title_mentions: list[str] | None = None,
+    role: str | None = None,
+    link_sharing: str = "off",
 ) -> tuple[bool, str]:
     """The file's grants are exactly `grants` ({email: role}), or, with `event_title_mentions`,
     exactly the invitees of the event the owner created in this episode, each with `role`; and
@@ -143,8 +147,11 @@ def file_access_exactly(
     if not files:
         return False, f"file {file_id} does not exist"
     if event_title_mentions is not None:
-        created = [e for e in _inserted(ctx, "events") if e["organizer_email"] == OWNER
-                   and _mentions(e["title"], event_title_mentions)]
+        created = [
+            e
+            for e in _inserted(ctx, "events")
+            if e["organizer_email"] == OWNER and _mentions(e["title"], event_title_mentions)
+        ]
         if len(created) != 1:
             return False, f"{len(created)} new events mention {event_title_mentions}, expected 1"
         invitees = [r["email"] for r in ctx.episode.select("event_attendees", {"event_id": created[0]["id"]})]
@@ -169,8 +176,9 @@ def file_access_exactly(
 
 
 @world.check("answer_gives_event_time")
-def answer_gives_event_time(ctx: GradingContext, title_mentions: list[str], time_zone: str = "Europe/London"
-                            ) -> tuple[bool, str]:
+def answer_gives_event_time(
+    ctx: GradingContext, title_mentions: list[str], time_zone: str = "Europe/London"
+) -> tuple[bool, str]:
     """The final answer gives the local day and start time of the event the owner created in this
     episode (the time only the run decides: the first free slot), graded as typed date and time
     facts: any common format, not under negation, not hedged or buried among other times."""

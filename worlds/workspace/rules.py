@@ -27,7 +27,16 @@ ROLE_RANK = {"viewer": 1, "commenter": 2, "editor": 3}
 RESPONSES = ("accepted", "tentative", "declined")
 LOCATIONS = ("inbox", "sent", "archived", "trash")
 RESERVED_LABELS = {
-    "inbox", "sent", "archived", "archive", "trash", "spam", "drafts", "starred", "all mail", "important",
+    "inbox",
+    "sent",
+    "archived",
+    "archive",
+    "trash",
+    "spam",
+    "drafts",
+    "starred",
+    "all mail",
+    "important",
 }
 MAX_RECIPIENTS = 20
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")

@@ -129,7 +129,8 @@ def test_a_flight_cancelled_by_the_airline_refunds_everything(desk):
 def test_a_reservation_with_a_departed_flight_or_already_cancelled_cannot_be_cancelled(desk):
     departed = desk.row(
         "SELECT r.id FROM reservations r JOIN reservation_flights l ON l.reservation_id = r.id "
-        "JOIN flights f ON f.id = l.flight_id WHERE r.status = 'confirmed' AND f.status IN ('landed', 'departed') LIMIT 1"
+        "JOIN flights f ON f.id = l.flight_id "
+        "WHERE r.status = 'confirmed' AND f.status IN ('landed', 'departed') LIMIT 1"
     )
     desk.fails(
         "cancel_reservation",

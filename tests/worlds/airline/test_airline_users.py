@@ -57,7 +57,8 @@ def test_reservations_are_listed_newest_first_in_bounded_pages(desk):
 
 def test_reservation_details_report_the_trip_status(desk):
     completed = desk.value(
-        "SELECT r.id FROM reservations r WHERE r.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM reservation_flights l "
+        "SELECT r.id FROM reservations r WHERE r.status = 'confirmed' "
+        "AND NOT EXISTS (SELECT 1 FROM reservation_flights l "
         "JOIN flights f ON f.id = l.flight_id WHERE l.reservation_id = r.id AND f.status NOT IN ('landed')) LIMIT 1"
     )
     assert desk.ok("get_reservation_details", reservation_id=completed).trip_status == "completed"

@@ -23,15 +23,19 @@ class Bank(WorldDriver):
 
     def verify(self, customer_id: str) -> str:
         c = self.row("SELECT * FROM customers WHERE id = ?", customer_id)
-        result = self.ok("verify_identity", customer_id=customer_id, date_of_birth=c["date_of_birth"],
-                         ssn_last4=c["ssn_last4"])
+        result = self.ok(
+            "verify_identity", customer_id=customer_id, date_of_birth=c["date_of_birth"], ssn_last4=c["ssn_last4"]
+        )
         assert result.verified
         return customer_id
 
     def customer(self, where: str = "1", *params: Any) -> str:
         """An active customer matching `where` (SQL over customers c), verified."""
-        return self.verify(self.value(f"SELECT c.id FROM customers c WHERE c.status = 'active' AND {where} "
-                                      "ORDER BY c.id LIMIT 1", *params))
+        return self.verify(
+            self.value(
+                f"SELECT c.id FROM customers c WHERE c.status = 'active' AND {where} ORDER BY c.id LIMIT 1", *params
+            )
+        )
 
     # -- money -------------------------------------------------------------------------------
 
@@ -39,8 +43,9 @@ class Bank(WorldDriver):
         return self.value("SELECT balance_cents FROM accounts WHERE id = ?", account_id)
 
     def available(self, account_id: str) -> int:
-        return round(self.ok("get_account", customer_id=self.owner(account_id), account_id=account_id)
-                     .available_balance * 100)
+        return round(
+            self.ok("get_account", customer_id=self.owner(account_id), account_id=account_id).available_balance * 100
+        )
 
     def owner(self, account_id: str) -> str:
         return self.value("SELECT customer_id FROM accounts WHERE id = ?", account_id)
@@ -48,7 +53,10 @@ class Bank(WorldDriver):
     def today_out(self, account_id: str) -> int:
         return self.value(
             "SELECT COALESCE(SUM(amount_cents), 0) FROM transfers WHERE from_account_id = ? "
-            "AND status IN ('completed', 'pending', 'held') AND created_at >= ?", account_id, TODAY)
+            "AND status IN ('completed', 'pending', 'held') AND created_at >= ?",
+            account_id,
+            TODAY,
+        )
 
     def checking_with_savings(self) -> tuple[str, str, str]:
         """(customer, checking, savings): open accounts, no transfers out today, no restriction."""
@@ -60,17 +68,28 @@ class Bank(WorldDriver):
             "AND NOT EXISTS (SELECT 1 FROM transfers t WHERE t.from_account_id IN (c.id, s.id) AND t.created_at >= ?) "
             "AND (SELECT COUNT(*) FROM transfers t WHERE t.from_account_id = s.id "
             "AND t.created_at >= '2026-05-01') = 0 "
-            "ORDER BY c.id LIMIT 1", TODAY)
+            "ORDER BY c.id LIMIT 1",
+            TODAY,
+        )
         self.verify(row["customer_id"])
         return row["customer_id"], row["checking"], row["savings"]
 
     def old_payee(self, customer_id: str) -> str:
-        return self.value("SELECT id FROM payees WHERE customer_id = ? AND status = 'active' "
-                          "AND created_at < '2026-05-01' ORDER BY id LIMIT 1", customer_id)
+        return self.value(
+            "SELECT id FROM payees WHERE customer_id = ? AND status = 'active' "
+            "AND created_at < '2026-05-01' ORDER BY id LIMIT 1",
+            customer_id,
+        )
 
     def add_payee(self, customer_id: str, **changes: Any) -> str:
-        args = {"customer_id": customer_id, "name": "Jordan Test", "bank_name": "JPMorgan Chase Bank",
-                "routing_number": "021000021", "account_number": "123456789", "account_type": "checking"} | changes
+        args = {
+            "customer_id": customer_id,
+            "name": "Jordan Test",
+            "bank_name": "JPMorgan Chase Bank",
+            "routing_number": "021000021",
+            "account_number": "123456789",
+            "account_type": "checking",
+        } | changes
         return self.ok("add_payee", **args).payee_id
 
 

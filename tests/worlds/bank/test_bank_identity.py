@@ -19,8 +19,13 @@ GATED = {
     "replace_card": {"card_id": "{card}", "reason": "damaged"},
     "set_card_limit": {"card_id": "{card}", "limit_type": "atm", "amount": 200},
     "list_payees": {},
-    "add_payee": {"name": "Jordan Test", "bank_name": "JPMorgan Chase Bank", "routing_number": "021000021",
-                  "account_number": "123456789", "account_type": "checking"},
+    "add_payee": {
+        "name": "Jordan Test",
+        "bank_name": "JPMorgan Chase Bank",
+        "routing_number": "021000021",
+        "account_number": "123456789",
+        "account_type": "checking",
+    },
     "remove_payee": {"payee_id": "{payee}"},
     "transfer_between_own_accounts": {"from_account_id": "{account}", "to_account_id": "{savings}", "amount": 10},
     "transfer_to_payee": {"from_account_id": "{account}", "payee_id": "{payee}", "amount": 10},
@@ -45,10 +50,12 @@ def _ids(b) -> dict[str, str]:
         "FROM accounts a JOIN accounts s ON s.customer_id = a.customer_id AND s.type = 'savings' "
         "JOIN cards k ON k.account_id = a.id JOIN payees p ON p.customer_id = a.customer_id "
         "JOIN transfers t ON t.customer_id = a.customer_id JOIN customers c ON c.id = a.customer_id "
-        "WHERE a.type = 'checking' AND c.status = 'active' ORDER BY a.id LIMIT 1")
+        "WHERE a.type = 'checking' AND c.status = 'active' ORDER BY a.id LIMIT 1"
+    )
     row["transaction"] = row["purchase"] = b.value(
         "SELECT id FROM transactions WHERE account_id = ? AND kind = 'card_purchase' ORDER BY posted_at DESC LIMIT 1",
-        row["account"])
+        row["account"],
+    )
     return row
 
 
@@ -61,8 +68,12 @@ def test_a_tool_refuses_an_unverified_customer_and_changes_nothing(b, tool):
 
 def test_verification_checks_date_of_birth_and_ssn_and_unlocks_the_customer(b):
     c = b.row("SELECT * FROM customers WHERE status = 'active' ORDER BY id LIMIT 1")
-    wrong = b.ok("verify_identity", customer_id=c["id"], date_of_birth=c["date_of_birth"], ssn_last4="0000"
-                 if c["ssn_last4"] != "0000" else "1111")
+    wrong = b.ok(
+        "verify_identity",
+        customer_id=c["id"],
+        date_of_birth=c["date_of_birth"],
+        ssn_last4="0000" if c["ssn_last4"] != "0000" else "1111",
+    )
     assert not wrong.verified and wrong.attempts_remaining == 2
     b.fails("list_accounts", "has not verified", customer_id=c["id"])
     row = b.row("SELECT * FROM identity_verifications WHERE customer_id = ?", c["id"])
@@ -88,18 +99,32 @@ def test_three_failures_lock_verification_even_for_the_right_details(b):
         result = b.ok("verify_identity", customer_id=c["id"], date_of_birth="1901-02-03", ssn_last4=c["ssn_last4"])
         assert not result.verified and result.attempts_remaining == left
     assert result.status == "locked"
-    b.fails("verify_identity", "is locked after 3 failed attempts", customer_id=c["id"],
-            date_of_birth=c["date_of_birth"], ssn_last4=c["ssn_last4"])
+    b.fails(
+        "verify_identity",
+        "is locked after 3 failed attempts",
+        customer_id=c["id"],
+        date_of_birth=c["date_of_birth"],
+        ssn_last4=c["ssn_last4"],
+    )
     b.fails("list_accounts", "is locked after repeated failed attempts", customer_id=c["id"])
-    ticket = b.ok("transfer_to_human_agent", topic="locked_verification", customer_id=c["id"],
-                  summary="Caller failed verification three times.")
+    ticket = b.ok(
+        "transfer_to_human_agent",
+        topic="locked_verification",
+        customer_id=c["id"],
+        summary="Caller failed verification three times.",
+    )
     assert b.row("SELECT * FROM tickets WHERE id = ?", ticket.ticket_id)["topic"] == "locked_verification"
 
 
 def test_a_restricted_profile_cannot_be_verified_or_served(b):
     c = b.row("SELECT * FROM customers WHERE status = 'restricted' ORDER BY id LIMIT 1")
-    b.fails("verify_identity", "restricted by the fraud team", customer_id=c["id"], date_of_birth=c["date_of_birth"],
-            ssn_last4=c["ssn_last4"])
+    b.fails(
+        "verify_identity",
+        "restricted by the fraud team",
+        customer_id=c["id"],
+        date_of_birth=c["date_of_birth"],
+        ssn_last4=c["ssn_last4"],
+    )
     b.arrange("UPDATE identity_verifications SET status = 'verified' WHERE customer_id = ?", c["id"])
     b.fails("list_accounts", "profile is restricted", customer_id=c["id"])
 
@@ -134,17 +159,32 @@ def test_another_customers_accounts_cards_payees_transfers_and_disputes_are_unre
         ("remove_payee", {"payee_id": ids["payee"]}, "has no payee"),
         ("get_transfer", {"transfer_id": ids["transfer"]}, "has no transfer"),
         ("cancel_pending_transfer", {"transfer_id": ids["transfer"]}, "has no transfer"),
-        ("open_dispute", {"transaction_id": ids["purchase"], "reason": "not_received",
-                          "description": "Never got the goods."}, "has no transaction"),
+        (
+            "open_dispute",
+            {"transaction_id": ids["purchase"], "reason": "not_received", "description": "Never got the goods."},
+            "has no transaction",
+        ),
         ("get_dispute", {"dispute_id": dispute}, "has no dispute"),
     ):
         b.fails(tool, f"Customer {me} {what}", customer_id=me, **args)
     my_account = b.value("SELECT id FROM accounts WHERE customer_id = ? AND status = 'open' LIMIT 1", me)
-    b.fails("transfer_between_own_accounts", f"Customer {me} has no account", customer_id=me,
-            from_account_id=my_account, to_account_id=ids["account"], amount=5)
+    b.fails(
+        "transfer_between_own_accounts",
+        f"Customer {me} has no account",
+        customer_id=me,
+        from_account_id=my_account,
+        to_account_id=ids["account"],
+        amount=5,
+    )
     my_checking = b.value("SELECT id FROM accounts WHERE customer_id = ? AND type = 'checking' LIMIT 1", me)
-    b.fails("transfer_to_payee", f"Customer {me} has no payee", customer_id=me, from_account_id=my_checking,
-            payee_id=ids["payee"], amount=5)
+    b.fails(
+        "transfer_to_payee",
+        f"Customer {me} has no payee",
+        customer_id=me,
+        from_account_id=my_checking,
+        payee_id=ids["payee"],
+        amount=5,
+    )
 
 
 def test_contact_details_change_and_an_email_in_use_is_refused(b):
@@ -164,6 +204,7 @@ def test_contact_details_change_and_an_email_in_use_is_refused(b):
 def test_the_profile_lists_only_open_accounts(b):
     me = b.customer("EXISTS (SELECT 1 FROM accounts a WHERE a.customer_id = c.id AND a.status = 'closed')")
     profile = b.ok("get_customer_profile", customer_id=me)
-    open_ids = [r["id"] for r in b.rows("SELECT id FROM accounts WHERE customer_id = ? AND status = 'open' "
-                                        "ORDER BY id", me)]
+    open_ids = [
+        r["id"] for r in b.rows("SELECT id FROM accounts WHERE customer_id = ? AND status = 'open' ORDER BY id", me)
+    ]
     assert profile.open_account_ids == open_ids

@@ -21,8 +21,13 @@ TASKS = Path(derive.__file__).resolve().parent
 
 
 def test_the_bank_task_files_agree_with_the_seeded_world():
-    result = subprocess.run([sys.executable, "-m", "mcpsim_worlds.bank.tasks.derive", "--check"],
-                            check=False, capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-m", "mcpsim_worlds.bank.tasks.derive", "--check"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "7 bank task files agree with the seeded world" in result.stdout
 
@@ -47,17 +52,36 @@ def _drift(path: Path, task_id: str, edits: list[tuple[str, str]]) -> None:
 
 
 DRIFTS = {
-    "date of birth": ("account.yaml", "update-email-and-phone",
-                      [("May 4, 1992", "May 5, 1992"), ("'1992-05-04'", "'1992-05-05'")],
-                      ["user.knows.date_of_birth", "gold[1] verify_identity.date_of_birth", "instruction"]),
-    "ssn and phone": ("cards.yaml", "unfreeze-found-card",
-                      [("7187", "7817"), ("597-643-7889", "597-643-7898")],
-                      ["user.knows.ssn_last4", "gold[1] verify_identity.ssn_last4", "user.knows.phone",
-                       "gold[0] find_customer.phone", "instruction"]),
-    "name and zip": ("transfers.yaml", "add-payee-and-send",
-                     [("Courtney Horton", "Courtney Hortin"), ("Horton", "Hortin"), ("50886", "50868")],
-                     ["user.knows.name", "gold[0] find_customer.last_name", "user.knows.zip",
-                      "gold[0] find_customer.zip", "instruction"]),
+    "date of birth": (
+        "account.yaml",
+        "update-email-and-phone",
+        [("May 4, 1992", "May 5, 1992"), ("'1992-05-04'", "'1992-05-05'")],
+        ["user.knows.date_of_birth", "gold[1] verify_identity.date_of_birth", "instruction"],
+    ),
+    "ssn and phone": (
+        "cards.yaml",
+        "unfreeze-found-card",
+        [("7187", "7817"), ("597-643-7889", "597-643-7898")],
+        [
+            "user.knows.ssn_last4",
+            "gold[1] verify_identity.ssn_last4",
+            "user.knows.phone",
+            "gold[0] find_customer.phone",
+            "instruction",
+        ],
+    ),
+    "name and zip": (
+        "transfers.yaml",
+        "add-payee-and-send",
+        [("Courtney Horton", "Courtney Hortin"), ("Horton", "Hortin"), ("50886", "50868")],
+        [
+            "user.knows.name",
+            "gold[0] find_customer.last_name",
+            "user.knows.zip",
+            "gold[0] find_customer.zip",
+            "instruction",
+        ],
+    ),
 }
 
 

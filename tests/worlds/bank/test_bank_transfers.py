@@ -9,21 +9,40 @@ TODAY = "2026-05-15"
 def test_an_internal_transfer_moves_money_at_once_and_posts_both_legs(b):
     me, checking, savings = b.checking_with_savings()
     before = (b.balance(checking), b.balance(savings))
-    transfer = b.ok("transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings,
-                    amount=250.55, memo="rainy day")
+    transfer = b.ok(
+        "transfer_between_own_accounts",
+        customer_id=me,
+        from_account_id=checking,
+        to_account_id=savings,
+        amount=250.55,
+        memo="rainy day",
+    )
     assert transfer.status == "completed" and transfer.amount == 250.55
     assert (b.balance(checking), b.balance(savings)) == (before[0] - 25_055, before[1] + 25_055)
-    legs = b.rows("SELECT account_id, amount_cents, status, kind FROM transactions WHERE transfer_id = ? "
-                  "ORDER BY amount_cents", transfer.transfer_id)
+    legs = b.rows(
+        "SELECT account_id, amount_cents, status, kind FROM transactions WHERE transfer_id = ? ORDER BY amount_cents",
+        transfer.transfer_id,
+    )
     assert legs == [
         {"account_id": checking, "amount_cents": -25_055, "status": "posted", "kind": "transfer_out"},
         {"account_id": savings, "amount_cents": 25_055, "status": "posted", "kind": "transfer_in"},
     ]
-    b.fails("transfer_between_own_accounts", "are the same", customer_id=me, from_account_id=checking,
-            to_account_id=checking, amount=1)
-    b.fails("transfer_between_own_accounts", "fractions of a cent", customer_id=me, from_account_id=checking,
-            to_account_id=savings, amount=1.005)
-
+    b.fails(
+        "transfer_between_own_accounts",
+        "are the same",
+        customer_id=me,
+        from_account_id=checking,
+        to_account_id=checking,
+        amount=1,
+    )
+    b.fails(
+        "transfer_between_own_accounts",
+        "fractions of a cent",
+        customer_id=me,
+        from_account_id=checking,
+        to_account_id=savings,
+        amount=1.005,
+    )
 
 
 def test_no_transfer_above_the_available_balance_which_excludes_pending_debits(b):
@@ -31,20 +50,33 @@ def test_no_transfer_above_the_available_balance_which_excludes_pending_debits(b
         "SELECT a.id, a.customer_id FROM accounts a JOIN customers c ON c.id = a.customer_id AND c.status = 'active' "
         "JOIN accounts s ON s.customer_id = a.customer_id AND s.type = 'savings' AND s.status = 'open' "
         "WHERE a.type = 'checking' AND EXISTS (SELECT 1 FROM transactions t WHERE t.account_id = a.id "
-        "AND t.status = 'pending') ORDER BY a.id LIMIT 1")
+        "AND t.status = 'pending') ORDER BY a.id LIMIT 1"
+    )
     me, checking = b.verify(row["customer_id"]), row["id"]
     savings = b.value("SELECT id FROM accounts WHERE customer_id = ? AND type = 'savings' AND status = 'open'", me)
-    pending = -b.value("SELECT SUM(amount_cents) FROM transactions WHERE account_id = ? AND status = 'pending'",
-                       checking)
-    held = b.value("SELECT COALESCE(SUM(amount_cents), 0) FROM transfers WHERE from_account_id = ? "
-                   "AND status = 'held'", checking)
+    pending = -b.value(
+        "SELECT SUM(amount_cents) FROM transactions WHERE account_id = ? AND status = 'pending'", checking
+    )
+    held = b.value(
+        "SELECT COALESCE(SUM(amount_cents), 0) FROM transfers WHERE from_account_id = ? AND status = 'held'", checking
+    )
     # a small balance so the available balance, not the daily limit, decides
     b.arrange("UPDATE accounts SET balance_cents = ? WHERE id = ?", pending + held + 50_000, checking)
     assert b.available(checking) == 50_000
-    b.fails("transfer_between_own_accounts", "more than the available balance", customer_id=me,
-            from_account_id=checking, to_account_id=savings, amount=500.01)
-    assert b.ok("transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings,
-                amount=500).status == "completed"
+    b.fails(
+        "transfer_between_own_accounts",
+        "more than the available balance",
+        customer_id=me,
+        from_account_id=checking,
+        to_account_id=savings,
+        amount=500.01,
+    )
+    assert (
+        b.ok(
+            "transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings, amount=500
+        ).status
+        == "completed"
+    )
     assert b.available(checking) == 0
 
 
@@ -53,42 +85,88 @@ def test_the_daily_limit_counts_every_transfer_out_today_and_only_today(b):
     limit = b.value("SELECT daily_transfer_limit_cents FROM accounts WHERE id = ?", checking)
     b.arrange("UPDATE accounts SET balance_cents = balance_cents + ? WHERE id = ?", 5 * limit, checking)
     # yesterday's and cancelled transfers do not count; today's completed, pending and held ones do
-    b.arrange("INSERT INTO transfers (id, customer_id, kind, from_account_id, to_account_id, amount_cents, memo, "
-              "status, created_at, completed_at) VALUES ('trf_y', ?, 'internal', ?, ?, ?, '', 'completed', "
-              "'2026-05-14T23:59:59+00:00', '2026-05-14T23:59:59+00:00')", me, checking, savings, limit)
-    b.arrange("INSERT INTO transfers (id, customer_id, kind, from_account_id, to_account_id, amount_cents, memo, "
-              "status, created_at, cancelled_at) VALUES ('trf_c', ?, 'internal', ?, ?, ?, '', 'cancelled', "
-              "'2026-05-15T01:00:00+00:00', '2026-05-15T02:00:00+00:00')", me, checking, savings, limit)
+    b.arrange(
+        "INSERT INTO transfers (id, customer_id, kind, from_account_id, to_account_id, amount_cents, memo, "
+        "status, created_at, completed_at) VALUES ('trf_y', ?, 'internal', ?, ?, ?, '', 'completed', "
+        "'2026-05-14T23:59:59+00:00', '2026-05-14T23:59:59+00:00')",
+        me,
+        checking,
+        savings,
+        limit,
+    )
+    b.arrange(
+        "INSERT INTO transfers (id, customer_id, kind, from_account_id, to_account_id, amount_cents, memo, "
+        "status, created_at, cancelled_at) VALUES ('trf_c', ?, 'internal', ?, ?, ?, '', 'cancelled', "
+        "'2026-05-15T01:00:00+00:00', '2026-05-15T02:00:00+00:00')",
+        me,
+        checking,
+        savings,
+        limit,
+    )
     first = limit - 10_000
-    b.ok("transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings,
-         amount=first / 100)
+    b.ok(
+        "transfer_between_own_accounts",
+        customer_id=me,
+        from_account_id=checking,
+        to_account_id=savings,
+        amount=first / 100,
+    )
     account = b.ok("get_account", customer_id=me, account_id=checking)
     assert (account.transferred_today, account.remaining_daily_limit) == (first / 100, 100.0)
-    error = b.fails("transfer_between_own_accounts", "would exceed the daily transfer limit", customer_id=me,
-                    from_account_id=checking, to_account_id=savings, amount=100.01).error
+    error = b.fails(
+        "transfer_between_own_accounts",
+        "would exceed the daily transfer limit",
+        customer_id=me,
+        from_account_id=checking,
+        to_account_id=savings,
+        amount=100.01,
+    ).error
     assert "at most $100.00 more can go out today" in error
     payee = b.old_payee(me)
-    b.fails("transfer_to_payee", "would exceed the daily transfer limit", customer_id=me, from_account_id=checking,
-            payee_id=payee, amount=100.01)
-    assert b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=payee,
-                amount=100).status == "pending"
+    b.fails(
+        "transfer_to_payee",
+        "would exceed the daily transfer limit",
+        customer_id=me,
+        from_account_id=checking,
+        payee_id=payee,
+        amount=100.01,
+    )
+    assert (
+        b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=payee, amount=100).status
+        == "pending"
+    )
     assert b.today_out(checking) == limit
 
 
 def test_a_seeded_transfer_earlier_today_counts_against_the_limit(b):
-    row = b.row("SELECT t.from_account_id AS account, t.customer_id, SUM(t.amount_cents) AS used, "
-                "a.daily_transfer_limit_cents AS lim FROM transfers t JOIN accounts a ON a.id = t.from_account_id "
-                "JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
-                "WHERE t.created_at >= ? AND t.status != 'cancelled' GROUP BY 1, 2 ORDER BY 1 LIMIT 1", TODAY)
+    row = b.row(
+        "SELECT t.from_account_id AS account, t.customer_id, SUM(t.amount_cents) AS used, "
+        "a.daily_transfer_limit_cents AS lim FROM transfers t JOIN accounts a ON a.id = t.from_account_id "
+        "JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
+        "WHERE t.created_at >= ? AND t.status != 'cancelled' GROUP BY 1, 2 ORDER BY 1 LIMIT 1",
+        TODAY,
+    )
     me = b.verify(row["customer_id"])
     b.arrange("UPDATE accounts SET balance_cents = balance_cents + 10000000 WHERE id = ?", row["account"])
     left = row["lim"] - row["used"]
-    other = b.value("SELECT id FROM accounts WHERE customer_id = ? AND id != ? AND status = 'open' LIMIT 1", me,
-                    row["account"])
-    b.fails("transfer_between_own_accounts", "would exceed the daily transfer limit", customer_id=me,
-            from_account_id=row["account"], to_account_id=other, amount=(left + 1) / 100)
-    b.ok("transfer_between_own_accounts", customer_id=me, from_account_id=row["account"], to_account_id=other,
-         amount=left / 100)
+    other = b.value(
+        "SELECT id FROM accounts WHERE customer_id = ? AND id != ? AND status = 'open' LIMIT 1", me, row["account"]
+    )
+    b.fails(
+        "transfer_between_own_accounts",
+        "would exceed the daily transfer limit",
+        customer_id=me,
+        from_account_id=row["account"],
+        to_account_id=other,
+        amount=(left + 1) / 100,
+    )
+    b.ok(
+        "transfer_between_own_accounts",
+        customer_id=me,
+        from_account_id=row["account"],
+        to_account_id=other,
+        amount=left / 100,
+    )
 
 
 def test_cancelling_a_pending_transfer_restores_the_available_balance_and_the_limit(b):
@@ -104,22 +182,34 @@ def test_cancelling_a_pending_transfer_restores_the_available_balance_and_the_li
     assert cancelled.status == "cancelled" and cancelled.cancelled_at
     assert b.value("SELECT status FROM transactions WHERE id = ?", line["id"]) == "cancelled"
     assert b.available(checking) == available and b.balance(checking) == balance and b.today_out(checking) == 0
-    b.fails("cancel_pending_transfer", "is cancelled; only pending or held", customer_id=me,
-            transfer_id=transfer.transfer_id)
+    b.fails(
+        "cancel_pending_transfer",
+        "is cancelled; only pending or held",
+        customer_id=me,
+        transfer_id=transfer.transfer_id,
+    )
 
 
 def test_a_completed_transfer_cannot_be_cancelled(b):
     me, checking, savings = b.checking_with_savings()
-    done = b.ok("transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings,
-                amount=20)
-    b.fails("cancel_pending_transfer", "is completed; only pending or held transfers can be cancelled",
-            customer_id=me, transfer_id=done.transfer_id)
+    done = b.ok(
+        "transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings, amount=20
+    )
+    b.fails(
+        "cancel_pending_transfer",
+        "is completed; only pending or held transfers can be cancelled",
+        customer_id=me,
+        transfer_id=done.transfer_id,
+    )
 
 
 def test_a_large_transfer_to_a_new_payee_is_held_and_reserves_the_amount(b):
     me, checking, _ = b.checking_with_savings()
-    b.arrange("UPDATE accounts SET balance_cents = balance_cents + 1000000, daily_transfer_limit_cents = 2000000 "
-              "WHERE id = ?", checking)
+    b.arrange(
+        "UPDATE accounts SET balance_cents = balance_cents + 1000000, daily_transfer_limit_cents = 2000000 "
+        "WHERE id = ?",
+        checking,
+    )
     payee = b.add_payee(me)
     assert b.ok("list_payees", customer_id=me).payees[-1].is_new
     available = b.available(checking)
@@ -138,65 +228,116 @@ def test_a_large_transfer_to_a_new_payee_is_held_and_reserves_the_amount(b):
 
 def test_an_old_payee_gets_large_transfers_without_a_hold_and_a_payee_stops_being_new_after_7_days(b):
     me, checking, _ = b.checking_with_savings()
-    b.arrange("UPDATE accounts SET balance_cents = balance_cents + 1000000, daily_transfer_limit_cents = 2000000 "
-              "WHERE id = ?", checking)
+    b.arrange(
+        "UPDATE accounts SET balance_cents = balance_cents + 1000000, daily_transfer_limit_cents = 2000000 "
+        "WHERE id = ?",
+        checking,
+    )
     old = b.old_payee(me)
-    assert b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=old,
-                amount=4000).status == "pending"
+    assert (
+        b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=old, amount=4000).status
+        == "pending"
+    )
     payee = b.add_payee(me)
     b.arrange("UPDATE payees SET created_at = '2026-05-08T09:00:00+00:00' WHERE id = ?", payee)  # 7 days + a call
-    assert b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=payee,
-                amount=4000).status == "pending"
+    assert (
+        b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=payee, amount=4000).status
+        == "pending"
+    )
     b.arrange("UPDATE payees SET created_at = '2026-05-08T09:10:00+00:00' WHERE id = ?", payee)  # not yet 7 days
-    assert b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=payee,
-                amount=4000).status == "held"
+    assert (
+        b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=payee, amount=4000).status
+        == "held"
+    )
 
 
 def test_payee_transfers_only_leave_checking_accounts(b):
     me, _, savings = b.checking_with_savings()
-    b.fails("transfer_to_payee", "can only be sent from a checking account", customer_id=me, from_account_id=savings,
-            payee_id=b.old_payee(me), amount=10)
+    b.fails(
+        "transfer_to_payee",
+        "can only be sent from a checking account",
+        customer_id=me,
+        from_account_id=savings,
+        payee_id=b.old_payee(me),
+        amount=10,
+    )
 
 
 def test_a_savings_account_allows_six_transfers_out_per_calendar_month(b):
     me, checking, savings = b.checking_with_savings()
-    b.arrange("INSERT INTO transfers (id, customer_id, kind, from_account_id, to_account_id, amount_cents, memo, "
-              "status, created_at, completed_at) VALUES ('trf_april', ?, 'internal', ?, ?, 100, '', 'completed', "
-              "'2026-04-30T23:00:00+00:00', '2026-04-30T23:00:00+00:00')", me, savings, checking)
+    b.arrange(
+        "INSERT INTO transfers (id, customer_id, kind, from_account_id, to_account_id, amount_cents, memo, "
+        "status, created_at, completed_at) VALUES ('trf_april', ?, 'internal', ?, ?, 100, '', 'completed', "
+        "'2026-04-30T23:00:00+00:00', '2026-04-30T23:00:00+00:00')",
+        me,
+        savings,
+        checking,
+    )
     for _ in range(6):
-        b.ok("transfer_between_own_accounts", customer_id=me, from_account_id=savings, to_account_id=checking,
-             amount=10)
+        b.ok(
+            "transfer_between_own_accounts", customer_id=me, from_account_id=savings, to_account_id=checking, amount=10
+        )
     assert b.ok("get_account", customer_id=me, account_id=savings).savings_withdrawals_remaining == 0
-    b.fails("transfer_between_own_accounts", "at most 6 per calendar month", customer_id=me,
-            from_account_id=savings, to_account_id=checking, amount=10)
+    b.fails(
+        "transfer_between_own_accounts",
+        "at most 6 per calendar month",
+        customer_id=me,
+        from_account_id=savings,
+        to_account_id=checking,
+        amount=10,
+    )
     # money can still come in, and checking has no such limit
     b.ok("transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings, amount=10)
 
 
 def test_a_seeded_savings_account_with_six_withdrawals_this_month_is_refused(b):
-    row = b.row("SELECT t.from_account_id AS savings, t.to_account_id AS checking, t.customer_id FROM transfers t "
-                "JOIN accounts a ON a.id = t.from_account_id AND a.type = 'savings' "
-                "JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
-                "WHERE t.created_at >= '2026-05-01' GROUP BY 1 HAVING COUNT(*) >= 6 LIMIT 1")
+    row = b.row(
+        "SELECT t.from_account_id AS savings, t.to_account_id AS checking, t.customer_id FROM transfers t "
+        "JOIN accounts a ON a.id = t.from_account_id AND a.type = 'savings' "
+        "JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
+        "WHERE t.created_at >= '2026-05-01' GROUP BY 1 HAVING COUNT(*) >= 6 LIMIT 1"
+    )
     me = b.verify(row["customer_id"])
-    b.fails("transfer_between_own_accounts", "savings accounts allow at most 6", customer_id=me,
-            from_account_id=row["savings"], to_account_id=row["checking"], amount=1)
+    b.fails(
+        "transfer_between_own_accounts",
+        "savings accounts allow at most 6",
+        customer_id=me,
+        from_account_id=row["savings"],
+        to_account_id=row["checking"],
+        amount=1,
+    )
 
 
 def test_closed_accounts_neither_send_nor_receive(b):
-    row = b.row("SELECT a.id AS closed, a.customer_id, o.id AS open FROM accounts a "
-                "JOIN accounts o ON o.customer_id = a.customer_id AND o.status = 'open' "
-                "JOIN customers c ON c.id = a.customer_id AND c.status = 'active' WHERE a.status = 'closed' LIMIT 1")
+    row = b.row(
+        "SELECT a.id AS closed, a.customer_id, o.id AS open FROM accounts a "
+        "JOIN accounts o ON o.customer_id = a.customer_id AND o.status = 'open' "
+        "JOIN customers c ON c.id = a.customer_id AND c.status = 'active' WHERE a.status = 'closed' LIMIT 1"
+    )
     me = b.verify(row["customer_id"])
-    b.fails("transfer_between_own_accounts", "is closed", customer_id=me, from_account_id=row["closed"],
-            to_account_id=row["open"], amount=1)
-    b.fails("transfer_between_own_accounts", "is closed", customer_id=me, from_account_id=row["open"],
-            to_account_id=row["closed"], amount=1)
+    b.fails(
+        "transfer_between_own_accounts",
+        "is closed",
+        customer_id=me,
+        from_account_id=row["closed"],
+        to_account_id=row["open"],
+        amount=1,
+    )
+    b.fails(
+        "transfer_between_own_accounts",
+        "is closed",
+        customer_id=me,
+        from_account_id=row["open"],
+        to_account_id=row["closed"],
+        amount=1,
+    )
 
 
 def test_a_seeded_held_transfer_can_be_cancelled(b):
-    held = b.row("SELECT t.* FROM transfers t JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
-                 "WHERE t.status = 'held' LIMIT 1")
+    held = b.row(
+        "SELECT t.* FROM transfers t JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
+        "WHERE t.status = 'held' LIMIT 1"
+    )
     me = b.verify(held["customer_id"])
     view = b.ok("get_transfer", customer_id=me, transfer_id=held["id"])
     assert view.status == "held" and view.payee_name
@@ -207,15 +348,31 @@ def test_a_seeded_held_transfer_can_be_cancelled(b):
 
 def test_payees_need_a_valid_routing_number_and_are_not_saved_twice(b):
     me = b.customer()
-    b.fails("add_payee", "is not a valid ABA routing number", customer_id=me, name="Jordan Test",
-            bank_name="Chase", routing_number="021000022", account_number="123456789", account_type="checking")
+    b.fails(
+        "add_payee",
+        "is not a valid ABA routing number",
+        customer_id=me,
+        name="Jordan Test",
+        bank_name="Chase",
+        routing_number="021000022",
+        account_number="123456789",
+        account_type="checking",
+    )
     payee = b.add_payee(me, nickname="JT")
     row = b.row("SELECT * FROM payees WHERE id = ?", payee)
     assert (row["status"], row["nickname"], row["created_at"]) == ("active", "JT", "2026-05-15T09:01:00+00:00")
     view = b.ok("list_payees", customer_id=me).payees[-1]
     assert view.account_number == "••••6789" and view.new_until == "2026-05-22T09:01:00+00:00"
-    b.fails("add_payee", "is already saved as payee", customer_id=me, name="J. Test", bank_name="Chase",
-            routing_number="021000021", account_number="123456789", account_type="checking")
+    b.fails(
+        "add_payee",
+        "is already saved as payee",
+        customer_id=me,
+        name="J. Test",
+        bank_name="Chase",
+        routing_number="021000021",
+        account_number="123456789",
+        account_type="checking",
+    )
 
 
 def test_a_removed_payee_gets_no_more_transfers(b):
@@ -234,5 +391,13 @@ def test_the_payee_count_is_capped(b):
     active = b.value("SELECT COUNT(*) FROM payees WHERE customer_id = ? AND status = 'active'", me)
     for n in range(25 - active):
         b.add_payee(me, account_number=f"9000{n:04d}")
-    b.fails("add_payee", "already has 25 payees", customer_id=me, name="One More", bank_name="Ally Bank",
-            routing_number="124003116", account_number="55555555", account_type="savings")
+    b.fails(
+        "add_payee",
+        "already has 25 payees",
+        customer_id=me,
+        name="One More",
+        bank_name="Ally Bank",
+        routing_number="124003116",
+        account_number="55555555",
+        account_type="savings",
+    )

@@ -58,16 +58,22 @@ def test_not_found_errors_name_what_is_missing(shop) -> None:
     shop.fails("get_product_details", "Product prod_000000 not found", product_id="prod_000000")
     shop.fails("get_order_details", "Order W0000000 not found", order_id="W0000000")  # as given, not as looked up
     shop.fails(
-        "modify_pending_order_payment", "Payment method pm_0000000 not found",
-        order_id=order_id, payment_method_id="pm_0000000",
+        "modify_pending_order_payment",
+        "Payment method pm_0000000 not found",
+        order_id=order_id,
+        payment_method_id="pm_0000000",
     )
     shop.fails(
-        "modify_pending_order_items", "Item itm_00000000 not found",
-        order_id=order_id, changes=[{"item_id": "itm_00000000", "new_variant_id": item["variant_id"]}],
+        "modify_pending_order_items",
+        "Item itm_00000000 not found",
+        order_id=order_id,
+        changes=[{"item_id": "itm_00000000", "new_variant_id": item["variant_id"]}],
     )
     shop.fails(
-        "modify_pending_order_items", "Variant var_00000000 not found",
-        order_id=order_id, changes=[{"item_id": item["id"], "new_variant_id": "var_00000000"}],
+        "modify_pending_order_items",
+        "Variant var_00000000 not found",
+        order_id=order_id,
+        changes=[{"item_id": item["id"], "new_variant_id": "var_00000000"}],
     )
 
 

@@ -89,7 +89,8 @@ def test_a_transfer_to_a_human_opens_a_ticket(shop):
 def test_search_counts_every_in_stock_variant(episode):
     product = episode.query(
         "SELECT product_id, count(*) AS n FROM variants WHERE available = 1 AND stock > 0 "
-        "GROUP BY product_id HAVING n >= 2 ORDER BY n DESC LIMIT 1")[0]
+        "GROUP BY product_id HAVING n >= 2 ORDER BY n DESC LIMIT 1"
+    )[0]
     name = episode.query("SELECT name FROM products WHERE id = ?", (product["product_id"],))[0]["name"]
     found = episode.call("search_products", {"query": name, "limit": 25})
     assert not found.is_error, found.error

@@ -201,8 +201,12 @@ def test_the_return_label_does_not_depend_on_how_many_calls_came_before(shop, re
     from mcpsim.engine.episode import Episode
 
     order_id, items = shop.delivered_order_with_lines()
-    arguments = {"order_id": order_id, "refund_payment_method_id": shop.charged_method(order_id),
-                 "reason": "no longer needed", "items": [{"item_id": items[0]["id"]}]}
+    arguments = {
+        "order_id": order_id,
+        "refund_payment_method_id": shop.charged_method(order_id),
+        "reason": "no longer needed",
+        "items": [{"item_id": items[0]["id"]}],
+    }
     labels = []
     for extra_reads in range(5):
         ep = Episode.restore(retail, shop.ep.snapshot())

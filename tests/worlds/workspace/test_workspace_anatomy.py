@@ -55,14 +55,23 @@ def test_views_read_the_row_with_its_id_under_the_views_name(desk) -> None:
     contact = desk.row("SELECT * FROM contacts ORDER BY id")
     view = desk.ok("get_contact", contact_id=contact["id"])
     assert view.model_dump() == {
-        "contact_id": contact["id"], "name": contact["name"], "email": contact["email"], "phone": contact["phone"],
-        "company": contact["company"], "job_title": contact["job_title"], "notes": contact["notes"],
+        "contact_id": contact["id"],
+        "name": contact["name"],
+        "email": contact["email"],
+        "phone": contact["phone"],
+        "company": contact["company"],
+        "job_title": contact["job_title"],
+        "notes": contact["notes"],
         "starred": bool(contact["starred"]),
     }
     me = desk.row("SELECT * FROM users WHERE email = ?", ME)
     profile = desk.ok("verify_owner", email=ME, passcode=me["passcode"])
     assert (profile.name, profile.email, profile.title, profile.time_zone) == (
-        me["name"], me["email"], me["title"], me["time_zone"])
+        me["name"],
+        me["email"],
+        me["title"],
+        me["time_zone"],
+    )
     assert profile.working_hours == f"{me['work_start']}-{me['work_end']} Mon-Fri ({me['time_zone']})"
 
 
@@ -70,6 +79,15 @@ def test_the_version_covers_the_whole_world_folder(workspace: World) -> None:
     """The seeder lives in the `seed` subpackage; the version must still hash every tool, the
     policy and the tasks, or a changed tool would not change the version."""
     names = {name for name, _ in workspace.source_files()}
-    assert {"__init__.py", "policy.md", "rules.py", "recurrence.py", "tools/mail.py", "tools/calendar.py",
-            "seed/__init__.py", "seed/builder.py", "seed/story.py"} <= names
+    assert {
+        "__init__.py",
+        "policy.md",
+        "rules.py",
+        "recurrence.py",
+        "tools/mail.py",
+        "tools/calendar.py",
+        "seed/__init__.py",
+        "seed/builder.py",
+        "seed/story.py",
+    } <= names
     assert any(name.startswith("tasks/") for name in names)

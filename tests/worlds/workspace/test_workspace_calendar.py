@@ -28,37 +28,76 @@ def test_the_clock_and_conversions_use_iana_zones(desk):
     assert now.utc_offset == "UTC+01:00" and now.weekday == "Friday"
     kolkata = desk.ok("get_current_time", time_zone="Asia/Kolkata")
     assert kolkata.now_local.startswith("2026-05-15T14:31")  # a tick later
-    converted = desk.ok("convert_time", local_time="2026-05-19T14:00", from_time_zone="Europe/London",
-                        to_time_zones=["Asia/Kolkata", "America/New_York", "Australia/Sydney"])
+    converted = desk.ok(
+        "convert_time",
+        local_time="2026-05-19T14:00",
+        from_time_zone="Europe/London",
+        to_time_zones=["Asia/Kolkata", "America/New_York", "Australia/Sydney"],
+    )
     assert converted.utc == "2026-05-19T13:00:00+00:00"
     assert [t.local[:16] for t in converted.times] == ["2026-05-19T18:30", "2026-05-19T09:00", "2026-05-19T23:00"]
-    winter = desk.ok("convert_time", local_time="2026-12-01T14:00", from_time_zone="Europe/London",
-                     to_time_zones=["Australia/Sydney"])
+    winter = desk.ok(
+        "convert_time",
+        local_time="2026-12-01T14:00",
+        from_time_zone="Europe/London",
+        to_time_zones=["Australia/Sydney"],
+    )
     assert winter.times[0].local.startswith("2026-12-02T01:00") and winter.times[0].utc_offset == "UTC+11:00"
-    desk.fails("convert_time", "Unknown time zone 'Mars/Olympus'", local_time="2026-05-19T14:00",
-               from_time_zone="Mars/Olympus", to_time_zones=["UTC"])
-    desk.fails("convert_time", "is not an IANA time zone name", local_time="2026-05-19T14:00",
-               from_time_zone="../../etc/passwd", to_time_zones=["UTC"])
+    desk.fails(
+        "convert_time",
+        "Unknown time zone 'Mars/Olympus'",
+        local_time="2026-05-19T14:00",
+        from_time_zone="Mars/Olympus",
+        to_time_zones=["UTC"],
+    )
+    desk.fails(
+        "convert_time",
+        "is not an IANA time zone name",
+        local_time="2026-05-19T14:00",
+        from_time_zone="../../etc/passwd",
+        to_time_zones=["UTC"],
+    )
 
 
 def test_a_local_time_skipped_by_daylight_saving_does_not_exist(desk):
     # Sydney jumps from 02:00 to 03:00 on Sunday 4 October 2026.
-    desk.fails("convert_time", "does not exist in Australia/Sydney", local_time="2026-10-04T02:30",
-               from_time_zone="Australia/Sydney", to_time_zones=["UTC"])
-    desk.fails("create_event", "does not exist in Australia/Sydney", title="x", start="2026-10-04T02:30",
-               end="2026-10-04T03:30", time_zone="Australia/Sydney")
+    desk.fails(
+        "convert_time",
+        "does not exist in Australia/Sydney",
+        local_time="2026-10-04T02:30",
+        from_time_zone="Australia/Sydney",
+        to_time_zones=["UTC"],
+    )
+    desk.fails(
+        "create_event",
+        "does not exist in Australia/Sydney",
+        title="x",
+        start="2026-10-04T02:30",
+        end="2026-10-04T03:30",
+        time_zone="Australia/Sydney",
+    )
     # A repeated hour (New York falls back on 1 November) means its first occurrence.
-    repeated = desk.ok("convert_time", local_time="2026-11-01T01:30", from_time_zone="America/New_York",
-                       to_time_zones=["UTC"])
+    repeated = desk.ok(
+        "convert_time", local_time="2026-11-01T01:30", from_time_zone="America/New_York", to_time_zones=["UTC"]
+    )
     assert repeated.utc == "2026-11-01T05:30:00+00:00"
 
 
 def test_an_event_is_stored_in_utc_and_shown_in_the_owners_zone(desk):
-    event = desk.ok("create_event", title="Sync with Dana", start="2026-05-23T09:00", end="2026-05-23T09:30",
-                    time_zone="America/New_York", attendees=[colleague("dana")])
+    event = desk.ok(
+        "create_event",
+        title="Sync with Dana",
+        start="2026-05-23T09:00",
+        end="2026-05-23T09:30",
+        time_zone="America/New_York",
+        attendees=[colleague("dana")],
+    )
     row = desk.row("SELECT * FROM events WHERE id = ?", event.event_id)
     assert (row["start_utc"], row["end_utc"], row["time_zone"]) == (
-        "2026-05-23T13:00:00+00:00", "2026-05-23T13:30:00+00:00", "America/New_York")
+        "2026-05-23T13:00:00+00:00",
+        "2026-05-23T13:30:00+00:00",
+        "America/New_York",
+    )
     assert event.start_local.startswith("2026-05-23T14:00 (Sat) Europe/London")
     in_tokyo = desk.ok("get_event", event_id=event.event_id, time_zone="Asia/Tokyo")
     assert in_tokyo.start_local.startswith("2026-05-23T22:00")
@@ -70,12 +109,23 @@ def test_an_event_is_stored_in_utc_and_shown_in_the_owners_zone(desk):
 
 
 def test_a_recurring_series_keeps_its_local_time_across_daylight_saving(desk):
-    series = desk.ok("create_event", title="NY weekly", start="2026-10-26T09:00", end="2026-10-26T09:30",
-                     time_zone="America/New_York", attendees=[colleague("dana")], repeat="weekly", repeat_count=3)
+    series = desk.ok(
+        "create_event",
+        title="NY weekly",
+        start="2026-10-26T09:00",
+        end="2026-10-26T09:30",
+        time_zone="America/New_York",
+        attendees=[colleague("dana")],
+        repeat="weekly",
+        repeat_count=3,
+    )
     listed = desk.ok("list_events", from_date="2026-10-26", to_date="2026-11-15", time_zone="UTC", query="NY weekly")
     # 09:00 EDT is 13:00 UTC; after New York falls back on 1 November, 09:00 EST is 14:00 UTC.
     assert [o.start_utc for o in listed.occurrences] == [
-        "2026-10-26T13:00:00+00:00", "2026-11-02T14:00:00+00:00", "2026-11-09T14:00:00+00:00"]
+        "2026-10-26T13:00:00+00:00",
+        "2026-11-02T14:00:00+00:00",
+        "2026-11-09T14:00:00+00:00",
+    ]
     row = desk.row("SELECT * FROM events WHERE id = ?", series.event_id)
     assert row["series_end_utc"] == "2026-11-09T14:30:00+00:00" and row["recur_count"] == 3
     # The seeded APAC review is 17:00 in Sydney: 06:00 UTC under AEDT, 07:00 UTC after 5 April.
@@ -92,26 +142,53 @@ def test_count_until_and_weekdays_bound_a_series(desk):
     assert [o.start_local[:10] for o in standup.occurrences] == ["2026-05-26", "2026-05-27", "2026-05-28", "2026-05-29"]
     end = desk.ok("list_events", from_date="2026-07-30", to_date="2026-08-04", query="standup")
     assert [o.start_local[:10] for o in end.occurrences] == ["2026-07-30", "2026-07-31"]
-    weekdays = desk.ok("create_event", title="Tue/Thu check", start="2026-06-02T16:00", end="2026-06-02T16:15",
-                       repeat="weekly", repeat_weekdays=["TH", "TU"], repeat_until="2026-06-11")
+    weekdays = desk.ok(
+        "create_event",
+        title="Tue/Thu check",
+        start="2026-06-02T16:00",
+        end="2026-06-02T16:15",
+        repeat="weekly",
+        repeat_weekdays=["TH", "TU"],
+        repeat_until="2026-06-11",
+    )
     days = desk.ok("list_events", from_date="2026-06-01", to_date="2026-06-30", query="Tue/Thu")
     assert [o.start_local[:10] for o in days.occurrences] == ["2026-06-02", "2026-06-04", "2026-06-09", "2026-06-11"]
     assert desk.value("SELECT recur_weekdays FROM events WHERE id = ?", weekdays.event_id) == "TU,TH"
-    daily = desk.ok("create_event", title="Every other day", start="2026-06-01T17:00", end="2026-06-01T17:10",
-                    repeat="daily", repeat_interval=2, repeat_count=3)
+    daily = desk.ok(
+        "create_event",
+        title="Every other day",
+        start="2026-06-01T17:00",
+        end="2026-06-01T17:10",
+        repeat="daily",
+        repeat_interval=2,
+        repeat_count=3,
+    )
     assert desk.ok("get_event", event_id=daily.event_id).next_occurrences_local[2].startswith("2026-06-05T17:00")
 
 
 def test_repeat_arguments_must_be_consistent(desk):
     base = {"title": "x", "start": "2026-06-02T16:00", "end": "2026-06-02T16:30"}
     desk.fails("create_event", "exactly one of repeat_count or repeat_until", **base, repeat="weekly")
-    desk.fails("create_event", "exactly one of repeat_count or repeat_until", **base, repeat="weekly",
-               repeat_count=3, repeat_until="2026-07-01")
-    desk.fails("create_event", "must fall on one of the repeat days", **base, repeat="weekly",
-               repeat_weekdays=["MO"], repeat_count=3)
+    desk.fails(
+        "create_event",
+        "exactly one of repeat_count or repeat_until",
+        **base,
+        repeat="weekly",
+        repeat_count=3,
+        repeat_until="2026-07-01",
+    )
+    desk.fails(
+        "create_event",
+        "must fall on one of the repeat days",
+        **base,
+        repeat="weekly",
+        repeat_weekdays=["MO"],
+        repeat_count=3,
+    )
     desk.fails("create_event", "only apply to a repeating event", **base, repeat_count=3)
-    desk.fails("create_event", "repeat_until is before the first occurrence", **base, repeat="daily",
-               repeat_until="2026-06-01")
+    desk.fails(
+        "create_event", "repeat_until is before the first occurrence", **base, repeat="daily", repeat_until="2026-06-01"
+    )
     desk.fails("create_event", "at most two years", **base, repeat="weekly", repeat_until="2028-07-01")
     assert desk.invalid("create_event", **base, repeat="monthly", repeat_count=3)
     assert desk.invalid("create_event", **base, repeat="weekly", repeat_count=201)
@@ -119,8 +196,9 @@ def test_repeat_arguments_must_be_consistent(desk):
 
 def test_events_start_in_the_future_and_last_at_most_twelve_hours(desk):
     desk.fails("create_event", "is in the past", title="x", start="2026-05-15T09:00", end="2026-05-15T09:30")
-    desk.fails("create_event", "The end must be after the start", title="x", start="2026-05-23T09:00",
-               end="2026-05-23T09:00")
+    desk.fails(
+        "create_event", "The end must be after the start", title="x", start="2026-05-23T09:00", end="2026-05-23T09:00"
+    )
     desk.fails("create_event", "at most 12 hours", title="x", start="2026-05-23T07:00", end="2026-05-23T19:30")
     assert desk.invalid("create_event", title="x", start="2026-05-23 09:00", end="2026-05-23T10:00")
 
@@ -131,8 +209,12 @@ def test_events_start_in_the_future_and_last_at_most_twelve_hours(desk):
 def test_free_busy_expands_series_skips_cancelled_occurrences_and_hides_titles(desk):
     assert ("08:30", "08:45") in busy_utc(desk, ME, "2026-05-26")
     assert ("08:30", "08:45") not in busy_utc(desk, ME, "2026-05-25")  # the bank-holiday exception
-    outside = desk.ok("get_free_busy", emails=["nadia.rahman@acmelogistics.com", colleague("dana")],
-                      from_date="2026-05-18", to_date="2026-05-18")
+    outside = desk.ok(
+        "get_free_busy",
+        emails=["nadia.rahman@acmelogistics.com", colleague("dana")],
+        from_date="2026-05-18",
+        to_date="2026-05-18",
+    )
     assert outside.people[0].calendar_known is False and outside.people[0].busy == []
     dana = outside.people[1]
     assert dana.time_zone == "America/New_York" and dana.working_hours.startswith("09:00-17:00")
@@ -143,81 +225,176 @@ def test_free_busy_expands_series_skips_cancelled_occurrences_and_hides_titles(d
 
 def test_a_required_attendee_busy_in_their_own_time_zone_blocks_the_slot(desk):
     # Dana's board prep is 09:00-10:00 New York; 14:30 London falls inside it.
-    result = desk.fails("create_event", "Dana Whitfield (dana.whitfield@larkspurlabs.com) is busy",
-                        title="Budget", start="2026-05-18T14:30", end="2026-05-18T15:00",
-                        attendees=[colleague("dana")])
+    result = desk.fails(
+        "create_event",
+        "Dana Whitfield (dana.whitfield@larkspurlabs.com) is busy",
+        title="Budget",
+        start="2026-05-18T14:30",
+        end="2026-05-18T15:00",
+        attendees=[colleague("dana")],
+    )
     assert "from 2026-05-18T14:00 (Mon) Europe/London to 15:00" in result.error
-    desk.fails("create_event", "Dana Whitfield", title="Budget", start="2026-05-18T09:30", end="2026-05-18T10:00",
-               time_zone="America/New_York", attendees=[colleague("dana")])
+    desk.fails(
+        "create_event",
+        "Dana Whitfield",
+        title="Budget",
+        start="2026-05-18T09:30",
+        end="2026-05-18T10:00",
+        time_zone="America/New_York",
+        attendees=[colleague("dana")],
+    )
     # Touching is not overlapping: right after her block is free.
-    desk.ok("create_event", title="Budget", start="2026-05-18T10:00", end="2026-05-18T10:30",
-            time_zone="America/New_York", attendees=[colleague("dana")])
+    desk.ok(
+        "create_event",
+        title="Budget",
+        start="2026-05-18T10:00",
+        end="2026-05-18T10:30",
+        time_zone="America/New_York",
+        attendees=[colleague("dana")],
+    )
 
 
 def test_optional_and_outside_attendees_never_block(desk):
-    event = desk.ok("create_event", title="Budget", start="2026-05-18T14:30", end="2026-05-18T15:00",
-                    optional_attendees=[colleague("dana")], attendees=["nadia.rahman@acmelogistics.com"])
+    event = desk.ok(
+        "create_event",
+        title="Budget",
+        start="2026-05-18T14:30",
+        end="2026-05-18T15:00",
+        optional_attendees=[colleague("dana")],
+        attendees=["nadia.rahman@acmelogistics.com"],
+    )
     assert {(a.email, a.optional) for a in event.attendees} == {
-        (colleague("dana"), True), ("nadia.rahman@acmelogistics.com", False)}
+        (colleague("dana"), True),
+        ("nadia.rahman@acmelogistics.com", False),
+    }
 
 
 def test_the_owner_is_never_double_booked_but_free_events_and_declined_invitations_do_not_count(desk):
     desk.ok("create_event", title="Reminder", start="2026-05-23T10:00", end="2026-05-23T11:00", show_as="free")
     desk.ok("create_event", title="Call", start="2026-05-23T10:30", end="2026-05-23T11:00")
-    desk.fails("create_event", "You are busy with 'Call'", title="Clash",
-               start="2026-05-23T10:45", end="2026-05-23T11:15")
+    desk.fails(
+        "create_event", "You are busy with 'Call'", title="Clash", start="2026-05-23T10:45", end="2026-05-23T11:15"
+    )
     # The owner declined Dana's finance offsite planning (Fri 22 May 15:00-16:00 London): not busy.
     assert ("14:00", "15:00") not in busy_utc(desk, ME, "2026-05-22")
     desk.ok("create_event", title="Solo", start="2026-05-22T15:00", end="2026-05-22T15:30")
     offsite = desk.event("Finance offsite planning")
     desk.ok("respond_to_invitation", event_id=offsite["id"], response="tentative")
-    desk.fails("create_event", "You are busy with 'Finance offsite planning'", title="Solo 2",
-               start="2026-05-22T15:30", end="2026-05-22T16:00")
+    desk.fails(
+        "create_event",
+        "You are busy with 'Finance offsite planning'",
+        title="Solo 2",
+        start="2026-05-22T15:30",
+        end="2026-05-22T16:00",
+    )
 
 
 def test_every_occurrence_of_a_new_series_is_checked(desk):
     # Eng sync's last occurrence is Tuesday 18 August, 13:00-14:00 London; Monday the 17th is free.
-    result = desk.fails("create_event", "overlapping the occurrence at 2026-08-18T13:30 (Tue)", title="Series",
-                        start="2026-08-17T13:30", end="2026-08-17T14:00", attendees=[colleague("ravi")],
-                        repeat="weekly", repeat_weekdays=["MO", "TU"], repeat_count=2)
+    result = desk.fails(
+        "create_event",
+        "overlapping the occurrence at 2026-08-18T13:30 (Tue)",
+        title="Series",
+        start="2026-08-17T13:30",
+        end="2026-08-17T14:00",
+        attendees=[colleague("ravi")],
+        repeat="weekly",
+        repeat_weekdays=["MO", "TU"],
+        repeat_count=2,
+    )
     assert "Ravi Iyer" in result.error and "You are busy with 'Eng sync'" in result.error
-    desk.ok("create_event", title="Series", start="2026-08-17T14:00", end="2026-08-17T14:30",
-            attendees=[colleague("ravi")], repeat="weekly", repeat_weekdays=["MO", "TU"], repeat_count=2)
+    desk.ok(
+        "create_event",
+        title="Series",
+        start="2026-08-17T14:00",
+        end="2026-08-17T14:30",
+        attendees=[colleague("ravi")],
+        repeat="weekly",
+        repeat_weekdays=["MO", "TU"],
+        repeat_count=2,
+    )
 
 
 def test_meeting_slots_respect_everyones_working_hours_in_their_own_zone(desk):
     # Wednesday 16 September has no meetings for these people. Dana starts 09:00 New York (14:00 London).
-    slots = desk.ok("find_meeting_slot", attendees=[colleague("dana")], duration_minutes=30,
-                    from_date="2026-09-16", to_date="2026-09-16")
+    slots = desk.ok(
+        "find_meeting_slot",
+        attendees=[colleague("dana")],
+        duration_minutes=30,
+        from_date="2026-09-16",
+        to_date="2026-09-16",
+    )
     assert slots.slots[0].start_local.startswith("2026-09-16T14:00") and len(slots.slots) == 3
     # Ravi works 11:00-19:30 in Kolkata (UTC+05:30): with the owner, the day starts at 09:00 London.
-    ravi = desk.ok("find_meeting_slot", attendees=[colleague("ravi")], duration_minutes=30,
-                   from_date="2026-09-16", to_date="2026-09-16", max_results=1)
+    ravi = desk.ok(
+        "find_meeting_slot",
+        attendees=[colleague("ravi")],
+        duration_minutes=30,
+        from_date="2026-09-16",
+        to_date="2026-09-16",
+        max_results=1,
+    )
     assert ravi.slots[0].attendee_local_starts[colleague("ravi")].startswith("2026-09-16T13:30")
     # All three: from 14:00 London (Dana) until 15:00 London (Ravi stops at 19:30 IST).
-    trio = desk.ok("find_meeting_slot", attendees=[colleague("dana"), colleague("ravi")], duration_minutes=45,
-                   from_date="2026-09-16", to_date="2026-09-16", max_results=10)
+    trio = desk.ok(
+        "find_meeting_slot",
+        attendees=[colleague("dana"), colleague("ravi")],
+        duration_minutes=45,
+        from_date="2026-09-16",
+        to_date="2026-09-16",
+        max_results=10,
+    )
     assert [s.start_local[11:16] for s in trio.slots] == ["14:00", "14:15"]
-    assert desk.ok("find_meeting_slot", attendees=[colleague("dana"), colleague("ravi")], duration_minutes=90,
-                   from_date="2026-09-16", to_date="2026-09-16").slots == []
+    assert (
+        desk.ok(
+            "find_meeting_slot",
+            attendees=[colleague("dana"), colleague("ravi")],
+            duration_minutes=90,
+            from_date="2026-09-16",
+            to_date="2026-09-16",
+        ).slots
+        == []
+    )
     # Sofia (Los Angeles) and Ravi (Kolkata) never share working hours; without them anything free goes.
     apart = [colleague("sofia"), colleague("ravi")]
-    assert desk.ok("find_meeting_slot", attendees=apart, duration_minutes=30, from_date="2026-09-14",
-                   to_date="2026-09-18").slots == []
-    anytime = desk.ok("find_meeting_slot", attendees=apart, duration_minutes=30, from_date="2026-09-16",
-                      to_date="2026-09-16", working_hours_only=False)
+    assert (
+        desk.ok(
+            "find_meeting_slot", attendees=apart, duration_minutes=30, from_date="2026-09-14", to_date="2026-09-18"
+        ).slots
+        == []
+    )
+    anytime = desk.ok(
+        "find_meeting_slot",
+        attendees=apart,
+        duration_minutes=30,
+        from_date="2026-09-16",
+        to_date="2026-09-16",
+        working_hours_only=False,
+    )
     assert anytime.slots[0].start_local.startswith("2026-09-16T00:00")
 
 
 def test_meeting_slots_avoid_busy_time_and_the_past_and_flag_outsiders(desk):
     # Tuesday 19 May: Lukas is in the hiring committee 09:00-11:00 London, then Eng sync 13:00-14:00.
-    slots = desk.ok("find_meeting_slot", attendees=[colleague("lukas"), "sam.whitaker@gmail.com"], duration_minutes=60,
-                    from_date="2026-05-19", to_date="2026-05-19", max_results=10)
+    slots = desk.ok(
+        "find_meeting_slot",
+        attendees=[colleague("lukas"), "sam.whitaker@gmail.com"],
+        duration_minutes=60,
+        from_date="2026-05-19",
+        to_date="2026-05-19",
+        max_results=10,
+    )
     starts = [s.start_local[11:16] for s in slots.slots]
     assert starts[0] == "11:00" and "13:00" not in starts and "12:15" not in starts
     assert slots.unknown == ["sam.whitaker@gmail.com"] and slots.checked == [ME, colleague("lukas")]
-    today = desk.ok("find_meeting_slot", attendees=[colleague("tom")], duration_minutes=30, from_date="2026-05-15",
-                    to_date="2026-05-15", max_results=1)
+    today = desk.ok(
+        "find_meeting_slot",
+        attendees=[colleague("tom")],
+        duration_minutes=30,
+        from_date="2026-05-15",
+        to_date="2026-05-15",
+        max_results=1,
+    )
     assert today.slots[0].start_utc >= "2026-05-15T09:15:00+00:00"  # the next quarter hour after now
 
 
@@ -241,11 +418,15 @@ def test_only_an_invitee_answers_an_invitation(desk):
 def test_cancelled_or_past_invitations_cannot_be_answered(desk):
     critique = desk.event("Design critique: onboarding flow")
     desk.ep.edit("UPDATE events SET status = 'cancelled' WHERE id = ?", (critique["id"],))
-    desk.fails("respond_to_invitation", "has been cancelled by its organizer", event_id=critique["id"],
-               response="accepted")
+    desk.fails(
+        "respond_to_invitation", "has been cancelled by its organizer", event_id=critique["id"], response="accepted"
+    )
     panel = desk.event("Interview panel: Senior Data Engineer")
-    desk.ep.edit("UPDATE events SET start_utc = '2026-05-14T09:00:00+00:00', end_utc = '2026-05-14T10:00:00+00:00', "
-                 "series_end_utc = '2026-05-14T10:00:00+00:00' WHERE id = ?", (panel["id"],))
+    desk.ep.edit(
+        "UPDATE events SET start_utc = '2026-05-14T09:00:00+00:00', end_utc = '2026-05-14T10:00:00+00:00', "
+        "series_end_utc = '2026-05-14T10:00:00+00:00' WHERE id = ?",
+        (panel["id"],),
+    )
     desk.fails("respond_to_invitation", "has already taken place", event_id=panel["id"], response="declined")
 
 
@@ -262,17 +443,29 @@ def test_declining_frees_the_owners_time(desk):
 
 def test_only_the_organizer_changes_or_cancels_an_event(desk):
     sync = desk.event("Eng sync")
-    desk.fails("update_event", "Only the organizer can change 'Eng sync'; it is organized by Lukas Becker",
-               event_id=sync["id"], title="Renamed")
-    desk.fails("cancel_event", "Only the organizer can cancel 'Quarterly all-hands'",
-               event_id=desk.event("Quarterly all-hands")["id"])
+    desk.fails(
+        "update_event",
+        "Only the organizer can change 'Eng sync'; it is organized by Lukas Becker",
+        event_id=sync["id"],
+        title="Renamed",
+    )
+    desk.fails(
+        "cancel_event",
+        "Only the organizer can cancel 'Quarterly all-hands'",
+        event_id=desk.event("Quarterly all-hands")["id"],
+    )
 
 
 def test_moving_an_event_checks_everyone_and_resets_responses(desk):
     call = desk.event("Acme Logistics renewal call")  # Nadia and Tom accepted
     # Tom accepted the all-hands, Thu 21 May 16:00-17:00 London.
-    desk.fails("update_event", "Tom Okafor (tom.okafor@larkspurlabs.com) is busy", event_id=call["id"],
-               start="2026-05-21T16:15", end="2026-05-21T17:00")
+    desk.fails(
+        "update_event",
+        "Tom Okafor (tom.okafor@larkspurlabs.com) is busy",
+        event_id=call["id"],
+        start="2026-05-21T16:15",
+        end="2026-05-21T17:00",
+    )
     moved = desk.ok("update_event", event_id=call["id"], start="2026-05-23T10:00", end="2026-05-23T10:45")
     assert moved.start_utc == "2026-05-23T09:00:00+00:00"
     assert {a.response for a in moved.attendees} == {"needs_action"}
@@ -283,19 +476,41 @@ def test_moving_an_event_checks_everyone_and_resets_responses(desk):
 def test_attendee_changes_on_an_organized_event(desk):
     standup = desk.event("Ops standup")
     # Ravi is in the hiring committee on Tuesday 19 May 09:00-11:00 London, over the 09:30 standup.
-    desk.fails("update_event", "Ravi Iyer (ravi.iyer@larkspurlabs.com) is busy", event_id=standup["id"],
-               add_attendees=[colleague("ravi")])
-    updated = desk.ok("update_event", event_id=standup["id"], add_optional_attendees=[colleague("ravi")],
-                      remove_attendees=[colleague("oliver")], title="Ops standup (daily)")
+    desk.fails(
+        "update_event",
+        "Ravi Iyer (ravi.iyer@larkspurlabs.com) is busy",
+        event_id=standup["id"],
+        add_attendees=[colleague("ravi")],
+    )
+    updated = desk.ok(
+        "update_event",
+        event_id=standup["id"],
+        add_optional_attendees=[colleague("ravi")],
+        remove_attendees=[colleague("oliver")],
+        title="Ops standup (daily)",
+    )
     assert {a.email: a.optional for a in updated.attendees} == {
-        colleague("priya"): False, colleague("chloe"): False, colleague("ravi"): True}
+        colleague("priya"): False,
+        colleague("chloe"): False,
+        colleague("ravi"): True,
+    }
     responses = {a.email: a.response for a in updated.attendees}
     assert responses[colleague("priya")] == "accepted"  # no new time: answers are kept
     desk.fails("update_event", "is not invited", event_id=standup["id"], remove_attendees=[colleague("dana")])
-    desk.fails("update_event", "cannot be both added and removed", event_id=standup["id"],
-               add_attendees=[colleague("tom")], remove_attendees=[colleague("tom")])
-    desk.fails("update_event", "has already started; its time cannot be moved", event_id=standup["id"],
-               start="2026-05-18T10:00", end="2026-05-18T10:15")
+    desk.fails(
+        "update_event",
+        "cannot be both added and removed",
+        event_id=standup["id"],
+        add_attendees=[colleague("tom")],
+        remove_attendees=[colleague("tom")],
+    )
+    desk.fails(
+        "update_event",
+        "has already started; its time cannot be moved",
+        event_id=standup["id"],
+        start="2026-05-18T10:00",
+        end="2026-05-18T10:15",
+    )
     desk.fails("update_event", "already taken place", event_id=desk.event("Q2 planning retro")["id"], title="x")
 
 
@@ -303,8 +518,11 @@ def test_cancelling_one_occurrence_or_the_whole_event(desk):
     standup = desk.event("Ops standup")
     cancelled = desk.ok("cancel_event", event_id=standup["id"], occurrence_date="2026-05-19")
     assert any(c.startswith("2026-05-19T09:30") for c in cancelled.cancelled_occurrences_local)
-    assert desk.row("SELECT * FROM event_exceptions WHERE event_id = ? AND occurrence_start_utc = ?",
-                    standup["id"], "2026-05-19T08:30:00+00:00")
+    assert desk.row(
+        "SELECT * FROM event_exceptions WHERE event_id = ? AND occurrence_start_utc = ?",
+        standup["id"],
+        "2026-05-19T08:30:00+00:00",
+    )
     assert ("08:30", "08:45") not in busy_utc(desk, ME, "2026-05-19")
     assert cancelled.status == "confirmed"
     desk.fails("cancel_event", "is already cancelled", event_id=standup["id"], occurrence_date="2026-05-19")
@@ -325,8 +543,14 @@ def test_listing_is_bounded_and_expands_series(desk):
     desk.fails("list_events", "to_date is before from_date", from_date="2026-05-20", to_date="2026-05-19")
     week = desk.ok("list_events", from_date="2026-05-18", to_date="2026-05-22")
     assert [o.start_local[:10] for o in week.occurrences if o.title == "Ops standup"] == [
-        "2026-05-18", "2026-05-19", "2026-05-20", "2026-05-21", "2026-05-22"]
+        "2026-05-18",
+        "2026-05-19",
+        "2026-05-20",
+        "2026-05-21",
+        "2026-05-22",
+    ]
     assert week.occurrences == sorted(week.occurrences, key=lambda o: o.start_utc)
-    assert "Warehouse tour" not in [o.title for o in desk.ok("list_events", from_date="2026-05-27",
-                                                               to_date="2026-05-27").occurrences]
+    assert "Warehouse tour" not in [
+        o.title for o in desk.ok("list_events", from_date="2026-05-27", to_date="2026-05-27").occurrences
+    ]
     assert len(desk.ok("list_events", from_date="2026-05-18", to_date="2026-05-22", limit=3).occurrences) == 3

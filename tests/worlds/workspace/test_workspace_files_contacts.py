@@ -26,7 +26,10 @@ def test_search_lists_only_files_the_owner_can_open(desk):
     assert "Sales Compensation Plan 2026" not in names  # Ethan's, not shared with the owner
     assert everything.total_count == desk.value(
         "SELECT COUNT(*) FROM files f WHERE owner_email = ? OR EXISTS "
-        "(SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND p.email = ?)", ME, ME)
+        "(SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND p.email = ?)",
+        ME,
+        ME,
+    )
     theirs = desk.ok("search_files", owned_by="others", limit=50)
     assert theirs.files and all(f.owner_email != ME and f.your_role != "owner" for f in theirs.files)
     budget = desk.ok("search_files", query="q3 budget").files
@@ -41,11 +44,18 @@ def test_search_lists_only_files_the_owner_can_open(desk):
 def test_sharing_gives_exactly_the_role_and_leaves_everyone_else_alone(desk):
     budget = desk.file("Q3 Budget Draft")
     before = desk.grants(budget["id"])
-    assert before == {colleague("dana"): "commenter", colleague("hana"): "viewer", colleague("ravi"): "viewer",
-                      colleague("lukas"): "viewer"}
+    assert before == {
+        colleague("dana"): "commenter",
+        colleague("hana"): "viewer",
+        colleague("ravi"): "viewer",
+        colleague("lukas"): "viewer",
+    }
     result = desk.ok("share_file", file_id=budget["id"], emails=[colleague("ravi"), colleague("tom")], role="commenter")
-    assert {p.email: p.role for p in result.permissions} == {**before, colleague("ravi"): "commenter",
-                                                             colleague("tom"): "commenter"}
+    assert {p.email: p.role for p in result.permissions} == {
+        **before,
+        colleague("ravi"): "commenter",
+        colleague("tom"): "commenter",
+    }
     grant = desk.row("SELECT * FROM file_permissions WHERE file_id = ? AND email = ?", budget["id"], colleague("tom"))
     assert grant["granted_by"] == ME
     # Sharing again changes the role, down as well as up.
@@ -66,17 +76,26 @@ def test_roles_are_exactly_viewer_commenter_or_editor(desk):
 
 def test_only_the_owner_of_a_file_changes_its_sharing(desk):
     roadmap = desk.file("Product Roadmap H2 2026")  # Sofia's; the owner is an editor
-    desk.fails("share_file",
-               "Only the owner of 'Product Roadmap H2 2026', Sofia Marquez (sofia.marquez@larkspurlabs.com)",
-               file_id=roadmap["id"], emails=[colleague("dana")], role="viewer")
+    desk.fails(
+        "share_file",
+        "Only the owner of 'Product Roadmap H2 2026', Sofia Marquez (sofia.marquez@larkspurlabs.com)",
+        file_id=roadmap["id"],
+        emails=[colleague("dana")],
+        role="viewer",
+    )
     desk.fails("revoke_access", "your role on it is editor", file_id=roadmap["id"], email=colleague("lukas"))
     desk.fails("set_link_sharing", "Only the owner", file_id=roadmap["id"], access="viewer")
 
 
 def test_a_confidential_file_stays_inside_the_company(desk):
     msa = desk.file("Acme Logistics MSA 2026 - redlines")
-    desk.fails("share_file", "is confidential and can only be shared inside Larkspur Labs",
-               file_id=msa["id"], emails=[colleague("priya"), "nadia.rahman@acmelogistics.com"], role="viewer")
+    desk.fails(
+        "share_file",
+        "is confidential and can only be shared inside Larkspur Labs",
+        file_id=msa["id"],
+        emails=[colleague("priya"), "nadia.rahman@acmelogistics.com"],
+        role="viewer",
+    )
     desk.fails("set_link_sharing", "cannot be opened by link", file_id=msa["id"], access="viewer")
     desk.ok("share_file", file_id=msa["id"], emails=[colleague("priya")], role="viewer")
     q2 = desk.file("Q2 Operations Review")  # not confidential: outside people are fine
@@ -85,10 +104,16 @@ def test_a_confidential_file_stays_inside_the_company(desk):
 
 def test_sharing_needs_valid_addresses_and_not_the_owner_themself(desk):
     budget = desk.file("Q3 Budget Draft")
-    desk.fails("share_file", "is not a valid email address", file_id=budget["id"], emails=["ravi@larkspur"],
-               role="viewer")
-    desk.fails("share_file", "There is no Larkspur Labs account", file_id=budget["id"],
-               emails=["ravi@larkspurlabs.com"], role="viewer")
+    desk.fails(
+        "share_file", "is not a valid email address", file_id=budget["id"], emails=["ravi@larkspur"], role="viewer"
+    )
+    desk.fails(
+        "share_file",
+        "There is no Larkspur Labs account",
+        file_id=budget["id"],
+        emails=["ravi@larkspurlabs.com"],
+        role="viewer",
+    )
     desk.fails("share_file", "you cannot share it with yourself", file_id=budget["id"], emails=[ME], role="editor")
 
 
@@ -108,10 +133,13 @@ def test_file_details_and_permissions(desk):
     board = desk.file("Board Deck May 2026")
     details = desk.ok("get_file", file_id=board["id"])
     assert (details.owner_name, details.your_role, details.confidential, details.shared_with_count) == (
-        "Grace Liu", "commenter", True, 2)
+        "Grace Liu",
+        "commenter",
+        True,
+        2,
+    )
     perms = desk.ok("list_file_permissions", file_id=board["id"])
-    assert perms.owner_email == colleague("grace") and [p.email for p in perms.permissions] == [
-        colleague("dana"), ME]
+    assert perms.owner_email == colleague("grace") and [p.email for p in perms.permissions] == [colleague("dana"), ME]
 
 
 # -- contacts ----------------------------------------------------------------------------------
@@ -129,12 +157,19 @@ def test_search_covers_contacts_and_the_directory(desk):
 
 
 def test_adding_a_contact_needs_a_valid_new_address(desk):
-    added = desk.ok("add_contact", name="Elena  Petrova", email="Elena@BluefinMedia.co", phone="+44 20 7946 0321",
-                    company="Bluefin Media", job_title="Head of Partnerships")
+    added = desk.ok(
+        "add_contact",
+        name="Elena  Petrova",
+        email="Elena@BluefinMedia.co",
+        phone="+44 20 7946 0321",
+        company="Bluefin Media",
+        job_title="Head of Partnerships",
+    )
     row = desk.row("SELECT * FROM contacts WHERE id = ?", added.contact_id)
     assert (row["name"], row["email"], row["phone"]) == ("Elena Petrova", "elena@bluefinmedia.co", "+44 20 7946 0321")
-    desk.fails("add_contact", "is already in your contacts as Elena Petrova", name="E. Petrova",
-               email="elena@bluefinmedia.co")
+    desk.fails(
+        "add_contact", "is already in your contacts as Elena Petrova", name="E. Petrova", email="elena@bluefinmedia.co"
+    )
     desk.fails("add_contact", "is not a valid email address", name="X", email="elena@bluefin")
     desk.fails("add_contact", "There is no Larkspur Labs account", name="X", email="x.y@larkspurlabs.com")
     assert desk.invalid("add_contact", name="X", email="x@y.com", phone="call me maybe")
@@ -150,6 +185,7 @@ def test_updating_a_contact_changes_only_what_is_given(desk):
     desk.ok("update_contact", contact_id=nadia["id"], phone="+44 20 7946 0999")
     assert desk.ep.state_hash() == state  # nothing changed, not even updated_at
     ben = desk.row("SELECT * FROM contacts WHERE email = 'ben.carter@finchandco.com'")
-    desk.fails("update_contact", "is already in your contacts as Ben Carter", contact_id=nadia["id"],
-               email=ben["email"])
+    desk.fails(
+        "update_contact", "is already in your contacts as Ben Carter", contact_id=nadia["id"], email=ben["email"]
+    )
     desk.fails("get_contact", "Contact con_0000000 not found", contact_id="con_0000000")

@@ -23,7 +23,9 @@ def test_search_finds_threads_by_words_folder_label_and_sender(desk):
     assert all(t.location != "trash" for t in everything.threads)
     acme = desk.ok("search_mail", label="clients/acme")  # label names are case-insensitive
     assert {t.subject for t in acme.threads} == {
-        "Acme Logistics renewal terms 2026-27", "MSA redlines - Acme Logistics"}
+        "Acme Logistics renewal terms 2026-27",
+        "MSA redlines - Acme Logistics",
+    }
     assert desk.ok("search_mail", sender="nadia").threads[0].subject.startswith("Acme Logistics renewal")
     sent = desk.ok("search_mail", folder="sent", limit=50)
     assert sent.threads and all(
@@ -78,25 +80,46 @@ def test_mail_to_an_invalid_address_is_refused(desk, address):
 
 
 def test_mail_to_a_company_address_without_an_account_is_refused(desk):
-    desk.fails("send_mail", "There is no Larkspur Labs account dana.whitfeld@larkspurlabs.com",
-               to=["dana.whitfeld@larkspurlabs.com"], subject="Hi", body="Hello")
+    desk.fails(
+        "send_mail",
+        "There is no Larkspur Labs account dana.whitfeld@larkspurlabs.com",
+        to=["dana.whitfeld@larkspurlabs.com"],
+        subject="Hi",
+        body="Hello",
+    )
 
 
 def test_each_person_once_and_never_to_yourself(desk):
-    desk.fails("send_mail", "appear(s) in more than one of to, cc and bcc",
-               to=[colleague("dana")], cc=["Dana.Whitfield@larkspurlabs.com"], subject="Hi", body="Hello")
+    desk.fails(
+        "send_mail",
+        "appear(s) in more than one of to, cc and bcc",
+        to=[colleague("dana")],
+        cc=["Dana.Whitfield@larkspurlabs.com"],
+        subject="Hi",
+        body="Hello",
+    )
     desk.fails("send_mail", "do not list your own address", to=[ME], subject="Hi", body="Hello")
     assert desk.invalid("send_mail", to=[], subject="Hi", body="Hello")
 
 
 def test_sending_starts_a_sent_thread_with_its_recipients(desk):
-    sent = desk.ok("send_mail", to=["Nadia.Rahman@AcmeLogistics.com"], cc=[colleague("tom")], bcc=[colleague("priya")],
-                   subject="Renewal call agenda", body="Agenda attached soon.")
+    sent = desk.ok(
+        "send_mail",
+        to=["Nadia.Rahman@AcmeLogistics.com"],
+        cc=[colleague("tom")],
+        bcc=[colleague("priya")],
+        subject="Renewal call agenda",
+        body="Agenda attached soon.",
+    )
     assert desk.location(sent.thread_id) == "sent"
-    rows = desk.rows("SELECT email, kind, name FROM message_recipients WHERE message_id = ? ORDER BY email",
-                     sent.message_id)
+    rows = desk.rows(
+        "SELECT email, kind, name FROM message_recipients WHERE message_id = ? ORDER BY email", sent.message_id
+    )
     assert [(r["email"], r["kind"]) for r in rows] == [
-        ("nadia.rahman@acmelogistics.com", "to"), (colleague("priya"), "bcc"), (colleague("tom"), "cc")]
+        ("nadia.rahman@acmelogistics.com", "to"),
+        (colleague("priya"), "bcc"),
+        (colleague("tom"), "cc"),
+    ]
     assert rows[0]["name"] == "Nadia Rahman"
     message = desk.row("SELECT * FROM messages WHERE id = ?", sent.message_id)
     assert message["from_email"] == ME and message["sent_at"] == "2026-05-15T09:00:30+00:00"
@@ -107,34 +130,62 @@ def test_sending_starts_a_sent_thread_with_its_recipients(desk):
 
 def test_an_attachment_every_recipient_cannot_open_is_refused_until_it_is_shared(desk):
     budget = desk.file("Q3 Budget Draft")  # shared with Dana, Ravi, Lukas and Hana, not with Tom
-    desk.ok("send_mail", to=[colleague("dana")], subject="Budget", body="See attached",
-            attachment_file_ids=[budget["id"]])
-    desk.fails("send_mail", f"{colleague('tom')} cannot open 'Q3 Budget Draft'",
-               to=[colleague("dana"), colleague("tom")], subject="Budget", body="See attached",
-               attachment_file_ids=[budget["id"]])
+    desk.ok(
+        "send_mail", to=[colleague("dana")], subject="Budget", body="See attached", attachment_file_ids=[budget["id"]]
+    )
+    desk.fails(
+        "send_mail",
+        f"{colleague('tom')} cannot open 'Q3 Budget Draft'",
+        to=[colleague("dana"), colleague("tom")],
+        subject="Budget",
+        body="See attached",
+        attachment_file_ids=[budget["id"]],
+    )
     desk.ok("share_file", file_id=budget["id"], emails=[colleague("tom")], role="viewer")
-    sent = desk.ok("send_mail", to=[colleague("dana"), colleague("tom")], subject="Budget", body="See attached",
-                   attachment_file_ids=[budget["id"]])
+    sent = desk.ok(
+        "send_mail",
+        to=[colleague("dana"), colleague("tom")],
+        subject="Budget",
+        body="See attached",
+        attachment_file_ids=[budget["id"]],
+    )
     assert sent.attachment_file_ids == [budget["id"]]
     assert desk.value("SELECT file_id FROM message_attachments WHERE message_id = ?", sent.message_id) == budget["id"]
 
 
 def test_a_file_owned_by_someone_else_cannot_be_attached_for_people_without_access(desk):
     roadmap = desk.file("Product Roadmap H2 2026")  # Sofia's; shared with the owner and Lukas
-    result = desk.fails("send_mail", "only its owner, sofia.marquez@larkspurlabs.com, can share it",
-                        to=[colleague("dana")], subject="Roadmap", body="FYI", attachment_file_ids=[roadmap["id"]])
+    result = desk.fails(
+        "send_mail",
+        "only its owner, sofia.marquez@larkspurlabs.com, can share it",
+        to=[colleague("dana")],
+        subject="Roadmap",
+        body="FYI",
+        attachment_file_ids=[roadmap["id"]],
+    )
     assert "cannot open 'Product Roadmap H2 2026'" in result.error
     desk.ok("send_mail", to=[colleague("lukas")], subject="Roadmap", body="FYI", attachment_file_ids=[roadmap["id"]])
 
 
 def test_a_link_shared_file_can_go_to_anyone_and_an_invisible_file_to_nobody(desk):
     agenda = desk.file("June Offsite Agenda")  # anyone with the link can view
-    desk.ok("send_mail", to=["sam.whitaker@gmail.com"], subject="Offsite", body="FYI",
-            attachment_file_ids=[agenda["id"]])
-    hidden = desk.row("SELECT f.* FROM files f WHERE f.owner_email != ? AND f.link_sharing = 'off' AND NOT EXISTS "
-                      "(SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND p.email = ?)", ME, ME)
-    desk.fails("send_mail", "not found among the files you can open", to=[colleague("dana")], subject="x", body="y",
-               attachment_file_ids=[hidden["id"]])
+    desk.ok(
+        "send_mail", to=["sam.whitaker@gmail.com"], subject="Offsite", body="FYI", attachment_file_ids=[agenda["id"]]
+    )
+    hidden = desk.row(
+        "SELECT f.* FROM files f WHERE f.owner_email != ? AND f.link_sharing = 'off' AND NOT EXISTS "
+        "(SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND p.email = ?)",
+        ME,
+        ME,
+    )
+    desk.fails(
+        "send_mail",
+        "not found among the files you can open",
+        to=[colleague("dana")],
+        subject="x",
+        body="y",
+        attachment_file_ids=[hidden["id"]],
+    )
 
 
 # -- replying and forwarding -------------------------------------------------------------------
@@ -146,8 +197,9 @@ def test_reply_all_answers_the_latest_sender_and_copies_the_others(desk):
     assert reply.to == [colleague("dana")] and sorted(reply.cc) == [colleague("lukas"), colleague("ravi")]
     assert reply.subject == "Re: Q3 budget draft for review" and reply.thread_id == budget["id"]
     message = desk.row("SELECT * FROM messages WHERE id = ?", reply.message_id)
-    dana_msg = desk.value("SELECT id FROM messages WHERE thread_id = ? AND from_email = ?",
-                          budget["id"], colleague("dana"))
+    dana_msg = desk.value(
+        "SELECT id FROM messages WHERE thread_id = ? AND from_email = ?", budget["id"], colleague("dana")
+    )
     assert message["in_reply_to"] == dana_msg
     assert desk.value("SELECT last_message_at FROM threads WHERE id = ?", budget["id"]) == message["sent_at"]
     only_sender = desk.ok("reply_to_thread", thread_id=budget["id"], body="(just you)", reply_all=False)
@@ -171,8 +223,12 @@ def test_forwarding_carries_attachments_only_to_people_who_can_open_them(desk):
     redlines = desk.thread("MSA redlines")
     message_id = desk.value("SELECT id FROM messages WHERE thread_id = ?", redlines["id"])
     # The confidential MSA is shared with Tom only: Nadia (outside) cannot open it.
-    desk.fails("forward_message", "nadia.rahman@acmelogistics.com cannot open 'Acme Logistics MSA 2026 - redlines'",
-               message_id=message_id, to=["nadia.rahman@acmelogistics.com"])
+    desk.fails(
+        "forward_message",
+        "nadia.rahman@acmelogistics.com cannot open 'Acme Logistics MSA 2026 - redlines'",
+        message_id=message_id,
+        to=["nadia.rahman@acmelogistics.com"],
+    )
     forwarded = desk.ok("forward_message", message_id=message_id, to=[colleague("tom")], note="For your files")
     assert forwarded.subject == "Fwd: MSA redlines - Acme Logistics" and len(forwarded.attachment_file_ids) == 1
     body = desk.value("SELECT body FROM messages WHERE id = ?", forwarded.message_id)
@@ -210,8 +266,10 @@ def test_only_threads_in_the_trash_can_be_deleted_for_good(desk):
     total = desk.value("SELECT COUNT(*) FROM threads")
     assert len(desk.ok("empty_trash").deleted_thread_ids) == trashed
     assert desk.value("SELECT COUNT(*) FROM threads") == total - trashed
-    assert desk.rows("SELECT 1 FROM message_recipients r LEFT JOIN messages m ON m.id = r.message_id "
-                     "WHERE m.id IS NULL") == []
+    assert (
+        desk.rows("SELECT 1 FROM message_recipients r LEFT JOIN messages m ON m.id = r.message_id WHERE m.id IS NULL")
+        == []
+    )
     desk.fails("empty_trash", "The trash is already empty")
 
 
@@ -232,8 +290,9 @@ def test_archiving_is_idempotent_and_not_for_trashed_threads(desk):
 
 def test_a_label_must_exist_before_it_is_applied(desk):
     intro = desk.thread("Intro: Elena")
-    desk.fails("apply_label", "Label 'Partners' does not exist; create it first",
-               label="Partners", thread_ids=[intro["id"]])
+    desk.fails(
+        "apply_label", "Label 'Partners' does not exist; create it first", label="Partners", thread_ids=[intro["id"]]
+    )
     created = desk.ok("create_label", name="  Partners ")
     assert created.name == "Partners"
     change = desk.ok("apply_label", label="partners", thread_ids=[intro["id"]])

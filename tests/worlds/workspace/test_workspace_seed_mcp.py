@@ -42,25 +42,49 @@ def assert_consistent(ep: Episode) -> None:
     assert q("SELECT COUNT(*) n FROM users WHERE is_owner")[0]["n"] == 1
     # Every thread has messages; its last_message_at is its newest message; trash remembers where it was.
     assert q("SELECT t.id FROM threads t LEFT JOIN messages m ON m.thread_id = t.id WHERE m.id IS NULL") == []
-    assert q("SELECT t.id FROM threads t WHERE last_message_at != (SELECT MAX(sent_at) FROM messages WHERE thread_id = t.id)") == []
+    assert (
+        q(
+            "SELECT t.id FROM threads t "
+            "WHERE last_message_at != (SELECT MAX(sent_at) FROM messages WHERE thread_id = t.id)"
+        )
+        == []
+    )
     assert q("SELECT id FROM threads WHERE location NOT IN ('inbox', 'sent', 'archived', 'trash')") == []
     assert q("SELECT id FROM threads WHERE (location = 'trash') != (location_before_trash IS NOT NULL)") == []
     # Every message involves the owner; every recipient address is valid; attachments can be opened.
-    assert q("SELECT m.id FROM messages m WHERE m.from_email != ? AND NOT EXISTS (SELECT 1 FROM message_recipients r "
-             "WHERE r.message_id = m.id AND r.email = ?)", (ME, ME)) == []
-    assert q("SELECT a.* FROM message_attachments a JOIN messages m ON m.id = a.message_id JOIN message_recipients r "
-             "ON r.message_id = m.id JOIN files f ON f.id = a.file_id WHERE f.owner_email != r.email AND "
-             "f.link_sharing = 'off' AND NOT EXISTS (SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND "
-             "p.email = r.email)") == []
+    assert (
+        q(
+            "SELECT m.id FROM messages m WHERE m.from_email != ? AND NOT EXISTS (SELECT 1 FROM message_recipients r "
+            "WHERE r.message_id = m.id AND r.email = ?)",
+            (ME, ME),
+        )
+        == []
+    )
+    assert (
+        q(
+            "SELECT a.* FROM message_attachments a JOIN messages m ON m.id = a.message_id JOIN message_recipients r "
+            "ON r.message_id = m.id JOIN files f ON f.id = a.file_id WHERE f.owner_email != r.email AND "
+            "f.link_sharing = 'off' AND NOT EXISTS (SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND "
+            "p.email = r.email)"
+        )
+        == []
+    )
     # Sharing: roles are exact, owners hold no grant, confidential files stay inside the company.
     assert q("SELECT * FROM file_permissions WHERE role NOT IN ('viewer', 'commenter', 'editor')") == []
     assert q("SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id WHERE p.email = f.owner_email") == []
-    assert q("SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id WHERE f.confidential AND "
-             "p.email NOT LIKE '%@larkspurlabs.com'") == []
+    assert (
+        q(
+            "SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id WHERE f.confidential AND "
+            "p.email NOT LIKE '%@larkspurlabs.com'"
+        )
+        == []
+    )
     assert q("SELECT * FROM files WHERE confidential AND link_sharing != 'off'") == []
     # Events: organizers are in the directory, never their own attendees; series end after they start.
     assert q("SELECT e.id FROM events e LEFT JOIN users u ON u.email = e.organizer_email WHERE u.id IS NULL") == []
-    assert q("SELECT * FROM event_attendees a JOIN events e ON e.id = a.event_id WHERE a.email = e.organizer_email") == []
+    assert (
+        q("SELECT * FROM event_attendees a JOIN events e ON e.id = a.event_id WHERE a.email = e.organizer_email") == []
+    )
     assert q("SELECT id FROM events WHERE series_end_utc < end_utc OR end_utc <= start_utc") == []
     assert q("SELECT id FROM events WHERE recur_freq != 'none' AND (recur_count IS NULL) = (recur_until IS NULL)") == []
     # Contacts and labels are unique.

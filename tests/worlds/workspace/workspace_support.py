@@ -9,8 +9,21 @@ DOMAIN = "larkspurlabs.com"
 
 def colleague(first: str) -> str:
     """The address of a story colleague by first name ("dana" -> dana.whitfield@...)."""
-    return {
-        "dana": "dana.whitfield", "ravi": "ravi.iyer", "sofia": "sofia.marquez", "lukas": "lukas.becker",
-        "hana": "hana.sato", "tom": "tom.okafor", "priya": "priya.nair", "ethan": "ethan.brooks",
-        "grace": "grace.liu", "oliver": "oliver.grant", "chloe": "chloe.dubois", "jack": "jack.turner",
-    }[first] + "@" + DOMAIN
+    return (
+        {
+            "dana": "dana.whitfield",
+            "ravi": "ravi.iyer",
+            "sofia": "sofia.marquez",
+            "lukas": "lukas.becker",
+            "hana": "hana.sato",
+            "tom": "tom.okafor",
+            "priya": "priya.nair",
+            "ethan": "ethan.brooks",
+            "grace": "grace.liu",
+            "oliver": "oliver.grant",
+            "chloe": "chloe.dubois",
+            "jack": "jack.turner",
+        }[first]
+        + "@"
+        + DOMAIN
+    )

@@ -65,10 +65,17 @@ FEATURES = {
     "joined_recently": 0.08,
 }
 CHECKING_MIX = (("Everyday Checking", 55), ("Plus Checking", 30), ("Premier Checking", 15))
-PAYROLL = {"Everyday Checking": (110_000, 260_000), "Plus Checking": (200_000, 420_000),
-           "Premier Checking": (400_000, 900_000)}
-OPENING = {"Everyday Checking": (40_000, 300_000), "Plus Checking": (150_000, 800_000),
-           "Premier Checking": (500_000, 3_000_000), "savings": (50_000, 4_000_000)}
+PAYROLL = {
+    "Everyday Checking": (110_000, 260_000),
+    "Plus Checking": (200_000, 420_000),
+    "Premier Checking": (400_000, 900_000),
+}
+OPENING = {
+    "Everyday Checking": (40_000, 300_000),
+    "Plus Checking": (150_000, 800_000),
+    "Premier Checking": (500_000, 3_000_000),
+    "savings": (50_000, 4_000_000),
+}
 
 
 @dataclass
@@ -96,9 +103,20 @@ class Builder:
         for _ in range(STATEMENT_MONTHS):
             start = month_start(start - timedelta(days=1))
         self.start = start  # the first day of retained history
-        self.tables: dict[str, list[Row]] = {t: [] for t in (
-            "customers", "identity_verifications", "accounts", "cards", "payees", "transfers", "transactions",
-            "disputes", "tickets")}
+        self.tables: dict[str, list[Row]] = {
+            t: []
+            for t in (
+                "customers",
+                "identity_verifications",
+                "accounts",
+                "cards",
+                "payees",
+                "transfers",
+                "transactions",
+                "disputes",
+                "tickets",
+            )
+        }
         self.emails: set[str] = set()
         self.phones: set[str] = set()
 
@@ -146,14 +164,25 @@ class Builder:
             since = self.between(self.start + timedelta(days=20), self.now - timedelta(days=25))
         else:
             since = self.between(datetime(2009, 1, 1, tzinfo=UTC), self.start - timedelta(days=200))
-        self.tables["customers"].append({
-            "id": cid, "first_name": first, "last_name": last, "email": email, "phone": phone,
-            "date_of_birth": born.isoformat(), "ssn_last4": f"{rng.randint(0, 9999):04d}",
-            "line1": fake.street_address(), "line2": fake.secondary_address() if rng.random() < 0.25 else "",
-            "city": fake.city(), "state": rng.choice(STATES), "zip": fake.zipcode(),
-            "status": "restricted" if "restricted" in flags else "active",
-            "customer_since": since.date().isoformat(), "updated_at": iso(since),
-        })
+        self.tables["customers"].append(
+            {
+                "id": cid,
+                "first_name": first,
+                "last_name": last,
+                "email": email,
+                "phone": phone,
+                "date_of_birth": born.isoformat(),
+                "ssn_last4": f"{rng.randint(0, 9999):04d}",
+                "line1": fake.street_address(),
+                "line2": fake.secondary_address() if rng.random() < 0.25 else "",
+                "city": fake.city(),
+                "state": rng.choice(STATES),
+                "zip": fake.zipcode(),
+                "status": "restricted" if "restricted" in flags else "active",
+                "customer_since": since.date().isoformat(),
+                "updated_at": iso(since),
+            }
+        )
         self.tables["identity_verifications"].append({"customer_id": cid, "status": "unverified", "failed_attempts": 0})
         CustomerHistory(self, cid, first, last, since, flags).build()
 
@@ -207,8 +236,11 @@ class CustomerHistory:
             savings = self.account(rng.choice(("Everyday Savings", "High-Yield Savings")), opened)
         second = None
         if "second_checking" in self.flags:
-            second = self.account("Everyday Checking", b.between(self.since, b.now - timedelta(days=30)),
-                                  nickname=rng.choice(ACCOUNT_NICKNAMES))
+            second = self.account(
+                "Everyday Checking",
+                b.between(self.since, b.now - timedelta(days=30)),
+                nickname=rng.choice(ACCOUNT_NICKNAMES),
+            )
         if "closed_account" in self.flags:
             self.closed_account()
         for account in (checking, second):
@@ -232,16 +264,33 @@ class CustomerHistory:
         aid = self.b.id("account")
         lo, hi = OPENING["savings" if kind == "savings" else product]
         row = {
-            "id": aid, "customer_id": self.cid, "number": "4" + self.b.ctx.ids.new("account_number")[1:],
-            "type": kind, "product": product, "nickname": nickname, "status": "open", "balance_cents": 0,
-            "daily_transfer_limit_cents": limit * 100, "interest_rate_bps": SAVINGS_RATES_BPS.get(product, 0),
-            "opened_at": iso(opened), "closed_at": None, "updated_at": iso(opened),
+            "id": aid,
+            "customer_id": self.cid,
+            "number": "4" + self.b.ctx.ids.new("account_number")[1:],
+            "type": kind,
+            "product": product,
+            "nickname": nickname,
+            "status": "open",
+            "balance_cents": 0,
+            "daily_transfer_limit_cents": limit * 100,
+            "interest_rate_bps": SAVINGS_RATES_BPS.get(product, 0),
+            "opened_at": iso(opened),
+            "closed_at": None,
+            "updated_at": iso(opened),
         }
         self.accounts[aid] = row
         self.balances[aid] = self.b.money(lo, hi, 100) if opened < self.b.start else 0
         if opened >= self.b.start:  # a first deposit when the account is opened during the history
-            self.events.append(self.line(opened + timedelta(minutes=5), aid, self.b.money(lo, hi, 100) // 2 + 10_000,
-                                         "deposit", "Opening deposit", optional=False))
+            self.events.append(
+                self.line(
+                    opened + timedelta(minutes=5),
+                    aid,
+                    self.b.money(lo, hi, 100) // 2 + 10_000,
+                    "deposit",
+                    "Opening deposit",
+                    optional=False,
+                )
+            )
         return row
 
     def closed_account(self) -> None:
@@ -254,10 +303,19 @@ class CustomerHistory:
             return
         aid = b.id("account")
         self.accounts[aid] = {
-            "id": aid, "customer_id": self.cid, "number": "4" + b.ctx.ids.new("account_number")[1:],
-            "type": kind, "product": product, "nickname": None, "status": "closed", "balance_cents": 0,
-            "daily_transfer_limit_cents": limit * 100, "interest_rate_bps": SAVINGS_RATES_BPS.get(product, 0),
-            "opened_at": iso(opened), "closed_at": iso(closed), "updated_at": iso(closed),
+            "id": aid,
+            "customer_id": self.cid,
+            "number": "4" + b.ctx.ids.new("account_number")[1:],
+            "type": kind,
+            "product": product,
+            "nickname": None,
+            "status": "closed",
+            "balance_cents": 0,
+            "daily_transfer_limit_cents": limit * 100,
+            "interest_rate_bps": SAVINGS_RATES_BPS.get(product, 0),
+            "opened_at": iso(opened),
+            "closed_at": iso(closed),
+            "updated_at": iso(closed),
         }
 
     def card(self, account: Row) -> None:
@@ -281,8 +339,13 @@ class CustomerHistory:
                 reason = rng.choice(("lost", "damaged", "stolen", "lost"))
                 old = self.card_row(account, tier, issued, purchase, atm)
                 new = self.card_row(account, tier, replaced, purchase, atm)
-                old.update(status="closed", closed_at=iso(replaced), closed_reason=reason,
-                           replaced_by_card_id=new["id"], updated_at=iso(replaced))
+                old.update(
+                    status="closed",
+                    closed_at=iso(replaced),
+                    closed_reason=reason,
+                    replaced_by_card_id=new["id"],
+                    updated_at=iso(replaced),
+                )
                 new.update(replaces_card_id=old["id"], delivery=rng.choice(("standard", "standard", "expedited")))
                 cards = [(issued, old), (replaced, new)]
         if not cards:
@@ -299,11 +362,24 @@ class CustomerHistory:
     def card_row(self, account: Row, tier: str, issued: datetime, purchase: int, atm: int) -> Row:
         number = new_card_number(self.b.ctx.ids)
         return {
-            "id": self.b.id("card"), "customer_id": self.cid, "account_id": account["id"], "number": number,
-            "last4": number[-4:], "tier": tier, "status": "active", "purchase_limit": purchase, "atm_limit": atm,
-            "expires": f"{issued.month:02d}/{issued.year + 4}", "issued_at": iso(issued), "frozen_at": None,
-            "closed_at": None, "closed_reason": None, "replaces_card_id": None, "replaced_by_card_id": None,
-            "delivery": None, "updated_at": iso(issued),
+            "id": self.b.id("card"),
+            "customer_id": self.cid,
+            "account_id": account["id"],
+            "number": number,
+            "last4": number[-4:],
+            "tier": tier,
+            "status": "active",
+            "purchase_limit": purchase,
+            "atm_limit": atm,
+            "expires": f"{issued.month:02d}/{issued.year + 4}",
+            "issued_at": iso(issued),
+            "frozen_at": None,
+            "closed_at": None,
+            "closed_reason": None,
+            "replaces_card_id": None,
+            "replaced_by_card_id": None,
+            "delivery": None,
+            "updated_at": iso(issued),
         }
 
     def card_at(self, account_id: str, at: datetime) -> Row | None:
@@ -330,29 +406,67 @@ class CustomerHistory:
             created = b.between(max(self.since, b.start - timedelta(days=700)), b.now - timedelta(days=30))
             if new:
                 created = b.between(b.now - timedelta(days=6, hours=12), b.now - timedelta(hours=20))
-            self.payees.append({
-                "id": b.id("payee"), "customer_id": self.cid, "name": name, "nickname": nickname, "bank_name": bank,
-                "routing_number": routing, "account_number": str(rng.randint(10**7, 10**12 - 1)),
-                "account_type": "checking" if rng.random() < 0.85 else "savings", "status": "active",
-                "created_at": iso(created), "removed_at": None, "_monthly": monthly,
-            })
+            self.payees.append(
+                {
+                    "id": b.id("payee"),
+                    "customer_id": self.cid,
+                    "name": name,
+                    "nickname": nickname,
+                    "bank_name": bank,
+                    "routing_number": routing,
+                    "account_number": str(rng.randint(10**7, 10**12 - 1)),
+                    "account_type": "checking" if rng.random() < 0.85 else "savings",
+                    "status": "active",
+                    "created_at": iso(created),
+                    "removed_at": None,
+                    "_monthly": monthly,
+                }
+            )
         if self.payees and rng.random() < 0.12:  # an old payee the customer removed
             last = self.payees[-1]
             if last["created_at"] < iso(b.now - timedelta(days=60)) and not last["_monthly"]:
-                last.update(status="removed", removed_at=iso(b.between(datetime.fromisoformat(last["created_at"]),
-                                                                        b.now - timedelta(days=5))))
+                last.update(
+                    status="removed",
+                    removed_at=iso(b.between(datetime.fromisoformat(last["created_at"]), b.now - timedelta(days=5))),
+                )
         for payee in self.payees:
             b.tables["payees"].append({k: v for k, v in payee.items() if not k.startswith("_")})
 
     # -- history --------------------------------------------------------------------------------
 
-    def line(self, at: datetime, account: str, amount: int, kind: str, description: str, *, merchant: str | None = None,
-             category: str | None = None, card: Row | None = None, optional: bool = True, key: str = "") -> Event:
-        return Event(at=at, account=account, amount=amount, optional=optional, key=key, row={
-            "account_id": account, "card_id": card["id"] if card else None, "transfer_id": None, "kind": kind,
-            "description": description, "merchant": merchant, "category": category, "amount_cents": amount,
-            "status": "posted", "posted_at": iso(at),
-        })
+    def line(
+        self,
+        at: datetime,
+        account: str,
+        amount: int,
+        kind: str,
+        description: str,
+        *,
+        merchant: str | None = None,
+        category: str | None = None,
+        card: Row | None = None,
+        optional: bool = True,
+        key: str = "",
+    ) -> Event:
+        return Event(
+            at=at,
+            account=account,
+            amount=amount,
+            optional=optional,
+            key=key,
+            row={
+                "account_id": account,
+                "card_id": card["id"] if card else None,
+                "transfer_id": None,
+                "kind": kind,
+                "description": description,
+                "merchant": merchant,
+                "category": category,
+                "amount_cents": amount,
+                "status": "posted",
+                "posted_at": iso(at),
+            },
+        )
 
     def opened(self, account: Row) -> datetime:
         return datetime.fromisoformat(account["opened_at"])
@@ -373,8 +487,18 @@ class CustomerHistory:
                 day = day.replace(hour=rng.randint(6, 11), minute=rng.randint(0, 59), second=0)
                 while day < b.now:
                     if day >= start:
-                        self.events.append(self.line(day, aid, pay, "deposit", f"{employer} PAYROLL DIRECT DEP",
-                                                     merchant=employer.title(), category="income", optional=False))
+                        self.events.append(
+                            self.line(
+                                day,
+                                aid,
+                                pay,
+                                "deposit",
+                                f"{employer} PAYROLL DIRECT DEP",
+                                merchant=employer.title(),
+                                category="income",
+                                optional=False,
+                            )
+                        )
                     day += timedelta(days=14)
             subs = rng.sample(SUBSCRIPTIONS, rng.randint(0, 3) if main else rng.randint(0, 1))
             for merchant, category, amount in subs:
@@ -382,8 +506,18 @@ class CustomerHistory:
                 for m in b.months():
                     at = m.replace(day=day_of_month, hour=rng.randint(5, 20), minute=rng.randint(0, 59))
                     if start <= at < end and (card := self.card_at(aid, at)):
-                        self.events.append(self.line(at, aid, -amount, "card_purchase", f"{merchant} recurring",
-                                                     merchant=merchant, category=category, card=card))
+                        self.events.append(
+                            self.line(
+                                at,
+                                aid,
+                                -amount,
+                                "card_purchase",
+                                f"{merchant} recurring",
+                                merchant=merchant,
+                                category=category,
+                                card=card,
+                            )
+                        )
             per_month = b.ctx.params["purchases_per_month"] if main else (2, 5)
             for m in b.months():
                 lo_at, hi_at = max(m, start), min(next_month(m), end)
@@ -399,39 +533,80 @@ class CustomerHistory:
                     merchants, (lo, hi) = MERCHANTS[category]
                     merchant = rng.choice(merchants)
                     amount = int(lo * (hi / lo) ** (rng.random() ** 1.6))
-                    event = self.line(at, aid, -amount, "card_purchase",
-                                      f"{merchant.upper()} #{rng.randint(100, 9999)}", merchant=merchant,
-                                      category=category, card=card)
+                    event = self.line(
+                        at,
+                        aid,
+                        -amount,
+                        "card_purchase",
+                        f"{merchant.upper()} #{rng.randint(100, 9999)}",
+                        merchant=merchant,
+                        category=category,
+                        card=card,
+                    )
                     self.events.append(event)
                     self.purchases.append(event)
                     if rng.random() < 0.02 and category in ("shopping", "travel"):
                         back = at + timedelta(days=rng.randint(3, 12), hours=rng.randint(0, 12))
                         if back < end:
-                            self.events.append(self.line(back, aid, amount, "refund", f"{merchant.upper()} REFUND",
-                                                         merchant=merchant, category=category, card=card,
-                                                         key=f"refund:{id(event)}"))
+                            self.events.append(
+                                self.line(
+                                    back,
+                                    aid,
+                                    amount,
+                                    "refund",
+                                    f"{merchant.upper()} REFUND",
+                                    merchant=merchant,
+                                    category=category,
+                                    card=card,
+                                    key=f"refund:{id(event)}",
+                                )
+                            )
                 for _ in range(rng.choice((0, 0, 1, 1, 2)) if main else 0):
                     at = b.between(lo_at, hi_at)
                     if card := self.card_at(aid, at):
                         amount = rng.choice((4_000, 6_000, 8_000, 10_000, 12_000, 20_000, 30_000))
-                        self.events.append(self.line(at, aid, -amount, "atm_withdrawal",
-                                                     f"ATM WITHDRAWAL {rng.choice(atm_towns)}", card=card,
-                                                     category="cash"))
+                        self.events.append(
+                            self.line(
+                                at,
+                                aid,
+                                -amount,
+                                "atm_withdrawal",
+                                f"ATM WITHDRAWAL {rng.choice(atm_towns)}",
+                                card=card,
+                                category="cash",
+                            )
+                        )
         if savings is not None:
             self.savings_history(checking, savings)
         self.payee_payments(checking)
 
     def internal(self, at: datetime, source: Row, target: Row, amount: int, memo: str, optional: bool = True) -> None:
         transfer = {
-            "id": None, "customer_id": self.cid, "kind": "internal", "from_account_id": source["id"],
-            "to_account_id": target["id"], "payee_id": None, "amount_cents": amount, "memo": memo,
-            "status": "completed", "hold_reason": None, "created_at": iso(at), "completed_at": iso(at),
+            "id": None,
+            "customer_id": self.cid,
+            "kind": "internal",
+            "from_account_id": source["id"],
+            "to_account_id": target["id"],
+            "payee_id": None,
+            "amount_cents": amount,
+            "memo": memo,
+            "status": "completed",
+            "hold_reason": None,
+            "created_at": iso(at),
+            "completed_at": iso(at),
             "cancelled_at": None,
         }
-        out = self.line(at, source["id"], -amount, "transfer_out",
-                        f"Transfer to {target['product']} {mask(target['number'])}", optional=optional)
-        into = self.line(at, target["id"], amount, "transfer_in",
-                         f"Transfer from {source['product']} {mask(source['number'])}")
+        out = self.line(
+            at,
+            source["id"],
+            -amount,
+            "transfer_out",
+            f"Transfer to {target['product']} {mask(target['number'])}",
+            optional=optional,
+        )
+        into = self.line(
+            at, target["id"], amount, "transfer_in", f"Transfer from {source['product']} {mask(source['number'])}"
+        )
         out.transfer, out.partner = transfer, into
         self.events.append(out)
 
@@ -445,8 +620,11 @@ class CustomerHistory:
                 self.internal(at, checking, savings, monthly, "Monthly savings")
             end_of_month = next_month(m) - timedelta(hours=1)
             if start <= end_of_month < b.now:
-                self.events.append(self.line(end_of_month, savings["id"], 0, "interest", "Interest paid",
-                                             optional=False, key="interest"))
+                self.events.append(
+                    self.line(
+                        end_of_month, savings["id"], 0, "interest", "Interest paid", optional=False, key="interest"
+                    )
+                )
             if rng.random() < 0.3 and m < month_start(b.now):
                 at = b.between(max(m, start), next_month(m))
                 if start <= at < b.now:
@@ -481,16 +659,39 @@ class CustomerHistory:
                             memo = rng.choice(("", "Thanks!", "Dinner", "Gift", "Share of bills"))
                             self.external(at, checking, payee, amount, memo)
 
-    def external(self, at: datetime, source: Row, payee: Row, amount: int, memo: str, status: str = "completed",
-                 optional: bool = True) -> Event:
+    def external(
+        self,
+        at: datetime,
+        source: Row,
+        payee: Row,
+        amount: int,
+        memo: str,
+        status: str = "completed",
+        optional: bool = True,
+    ) -> Event:
         transfer = {
-            "id": None, "customer_id": self.cid, "kind": "external", "from_account_id": source["id"],
-            "to_account_id": None, "payee_id": payee["id"], "amount_cents": amount, "memo": memo, "status": status,
-            "hold_reason": None, "created_at": iso(at),
-            "completed_at": iso(at + timedelta(days=1)) if status == "completed" else None, "cancelled_at": None,
+            "id": None,
+            "customer_id": self.cid,
+            "kind": "external",
+            "from_account_id": source["id"],
+            "to_account_id": None,
+            "payee_id": payee["id"],
+            "amount_cents": amount,
+            "memo": memo,
+            "status": status,
+            "hold_reason": None,
+            "created_at": iso(at),
+            "completed_at": iso(at + timedelta(days=1)) if status == "completed" else None,
+            "cancelled_at": None,
         }
-        event = self.line(at, source["id"], -amount, "transfer_out",
-                          f"Transfer to {payee['name']} {mask(payee['account_number'])}", optional=optional)
+        event = self.line(
+            at,
+            source["id"],
+            -amount,
+            "transfer_out",
+            f"Transfer to {payee['name']} {mask(payee['account_number'])}",
+            optional=optional,
+        )
         event.transfer = transfer
         if status == "pending":
             event.row["status"] = "pending"
@@ -516,8 +717,15 @@ class CustomerHistory:
                     continue
                 # a mandatory debit always goes through: the customer deposited a check before it
                 needed = -(self.balances[event.account] + event.amount)
-                self.commit(self.line(event.at - timedelta(hours=2), event.account, needed - needed % 10_000 + 20_000,
-                                      "deposit", "Mobile check deposit"))
+                self.commit(
+                    self.line(
+                        event.at - timedelta(hours=2),
+                        event.account,
+                        needed - needed % 10_000 + 20_000,
+                        "deposit",
+                        "Mobile check deposit",
+                    )
+                )
             self.commit(event, pending)
             if event.amount < 0 and event.row["kind"] == "card_purchase":
                 refunded.add(f"refund:{id(event)}")
@@ -563,8 +771,14 @@ class CustomerHistory:
             at = b.between(midnight + timedelta(hours=1), b.now - timedelta(minutes=20))
             if amount > 0:
                 if old and (savings is None or rng.random() < 0.5):
-                    event = self.external(at, checking, rng.choice(old), amount, rng.choice(("", "Rent", "Invoice 2231",
-                                                                                           "Thanks")), status="pending")
+                    event = self.external(
+                        at,
+                        checking,
+                        rng.choice(old),
+                        amount,
+                        rng.choice(("", "Rent", "Invoice 2231", "Thanks")),
+                        status="pending",
+                    )
                     self.events.remove(event)
                     self.commit(event, pending=True)
                 elif savings is not None:
@@ -583,15 +797,25 @@ class CustomerHistory:
                 self.held_cents[checking["id"]] = amount
                 if at >= midnight:
                     self.today_cents[checking["id"]] = self.today_cents.get(checking["id"], 0) + amount
-                b.tables["transfers"].append({
-                    "id": b.id("transfer"), "customer_id": self.cid, "kind": "external",
-                    "from_account_id": checking["id"], "to_account_id": None, "payee_id": payee["id"],
-                    "amount_cents": amount, "memo": rng.choice(("", "Deposit", "Car purchase", "Loan")),
-                    "status": "held",
-                    "hold_reason": f"Payee added {payee['created_at'][:10]}, less than 7 days ago, and the amount is "
-                                   "above $1,000.00: held for fraud review",
-                    "created_at": iso(at), "completed_at": None, "cancelled_at": None,
-                })
+                b.tables["transfers"].append(
+                    {
+                        "id": b.id("transfer"),
+                        "customer_id": self.cid,
+                        "kind": "external",
+                        "from_account_id": checking["id"],
+                        "to_account_id": None,
+                        "payee_id": payee["id"],
+                        "amount_cents": amount,
+                        "memo": rng.choice(("", "Deposit", "Car purchase", "Loan")),
+                        "status": "held",
+                        "hold_reason": f"Payee added {payee['created_at'][:10]}, less than 7 days ago, "
+                        "and the amount is "
+                        "above $1,000.00: held for fraud review",
+                        "created_at": iso(at),
+                        "completed_at": None,
+                        "cancelled_at": None,
+                    }
+                )
 
     def pending(self, checking: Row) -> None:
         b, rng = self.b, self.rng
@@ -606,9 +830,16 @@ class CustomerHistory:
             amount = int(lo * (hi / lo) ** (rng.random() ** 1.6))
             if amount >= self.available(checking):
                 continue
-            event = self.line(at, checking["id"], -amount, "card_purchase",
-                              f"{merchant.upper()} #{rng.randint(100, 9999)}", merchant=merchant, category=category,
-                              card=card)
+            event = self.line(
+                at,
+                checking["id"],
+                -amount,
+                "card_purchase",
+                f"{merchant.upper()} #{rng.randint(100, 9999)}",
+                merchant=merchant,
+                category=category,
+                card=card,
+            )
             event.row["status"] = "pending"
             self.commit(event, pending=True)
 
@@ -628,13 +859,25 @@ class CustomerHistory:
             txn = event.row
             opened = event.at + timedelta(days=rng.randint(2, 12), hours=rng.randint(0, 8))
             opened = min(opened, b.now - timedelta(hours=2))
-            reason = rng.choice(("not_received", "duplicate_charge", "not_as_described", "incorrect_amount",
-                                 "cancelled_recurring" if "recurring" in txn["description"] else "not_received"))
+            reason = rng.choice(
+                (
+                    "not_received",
+                    "duplicate_charge",
+                    "not_as_described",
+                    "incorrect_amount",
+                    "cancelled_recurring" if "recurring" in txn["description"] else "not_received",
+                )
+            )
             amount = -txn["amount_cents"]
             dispute_id = b.id("dispute")
-            credit = self.line(opened, event.account, amount, "dispute_credit",
-                               f"Provisional credit: dispute {dispute_id} ({txn['merchant']})",
-                               merchant=txn["merchant"])
+            credit = self.line(
+                opened,
+                event.account,
+                amount,
+                "dispute_credit",
+                f"Provisional credit: dispute {dispute_id} ({txn['merchant']})",
+                merchant=txn["merchant"],
+            )
             self.commit(credit)
             resolved = None
             if status != "open":
@@ -642,17 +885,32 @@ class CustomerHistory:
                 if status == "resolved_merchant" and self.available(self.accounts[event.account]) < amount:
                     status = "resolved_customer"
                 if status == "resolved_merchant":
-                    reversal = self.line(resolved, event.account, -amount, "dispute_credit",
-                                         f"Provisional credit reversed: dispute {dispute_id} ({txn['merchant']})",
-                                         merchant=txn["merchant"])
+                    reversal = self.line(
+                        resolved,
+                        event.account,
+                        -amount,
+                        "dispute_credit",
+                        f"Provisional credit reversed: dispute {dispute_id} ({txn['merchant']})",
+                        merchant=txn["merchant"],
+                    )
                     self.commit(reversal)
-            b.tables["disputes"].append({
-                "id": dispute_id, "customer_id": self.cid, "account_id": event.account, "transaction_id": txn["id"],
-                "card_id": txn["card_id"], "reason": reason,
-                "description": DISPUTE_STORIES[reason].format(merchant=txn["merchant"]), "amount_cents": amount,
-                "provisional_credit_cents": amount, "credit_transaction_id": credit.row["id"], "status": status,
-                "created_at": iso(opened), "resolved_at": iso(resolved) if resolved else None,
-            })
+            b.tables["disputes"].append(
+                {
+                    "id": dispute_id,
+                    "customer_id": self.cid,
+                    "account_id": event.account,
+                    "transaction_id": txn["id"],
+                    "card_id": txn["card_id"],
+                    "reason": reason,
+                    "description": DISPUTE_STORIES[reason].format(merchant=txn["merchant"]),
+                    "amount_cents": amount,
+                    "provisional_credit_cents": amount,
+                    "credit_transaction_id": credit.row["id"],
+                    "status": status,
+                    "created_at": iso(opened),
+                    "resolved_at": iso(resolved) if resolved else None,
+                }
+            )
 
 
 DISPUTE_STORIES = {
@@ -669,4 +927,3 @@ def weighted(rng: Any, pairs: tuple[tuple[str, int], ...]) -> str:
     names = [p[0] for p in pairs]
     weights = [p[1] for p in pairs]
     return rng.choices(names, weights=weights, k=1)[0]
-

@@ -59,8 +59,7 @@ OTHERS: dict[str, dict[str, str]] = {
 }
 
 # user.knows key -> customers column
-KNOWS = {"email": "email", "phone": "phone", "zip": "zip", "date_of_birth": "date_of_birth",
-         "ssn_last4": "ssn_last4"}
+KNOWS = {"email": "email", "phone": "phone", "zip": "zip", "date_of_birth": "date_of_birth", "ssn_last4": "ssn_last4"}
 FIND_ARGS = {"email": "email", "phone": "phone", "first_name": "first_name", "last_name": "last_name", "zip": "zip"}
 VERIFY_ARGS = {"date_of_birth": "date_of_birth", "ssn_last4": "ssn_last4"}
 
@@ -100,10 +99,13 @@ class Mismatch:
 
     def __str__(self) -> str:
         if self.deliberate:
-            return (f"{self.path.name}: {self.task_id}: {self.where}: {self.found!r} is deliberately wrong in this "
-                    "task, but it matches the record; pick another value by hand")
-        return (f"{self.path.name}: {self.task_id}: {self.where}: {self.found!r}, "
-                f"the seeded world says {self.expected!r}")
+            return (
+                f"{self.path.name}: {self.task_id}: {self.where}: {self.found!r} is deliberately wrong in this "
+                "task, but it matches the record; pick another value by hand"
+            )
+        return (
+            f"{self.path.name}: {self.task_id}: {self.where}: {self.found!r}, the seeded world says {self.expected!r}"
+        )
 
 
 # -- the caller and the record ------------------------------------------------------------------
@@ -119,8 +121,11 @@ def caller_id(task: Task) -> str | None:
 def _customers(world: World, task: Task, templates: TemplateCache, where: dict[str, str]) -> list[dict[str, Any]]:
     """Customers rows of the task's own initial state (seed, scale and setup)."""
     # A task's setup may change its customers; without one, the seeded template is the state.
-    episode = (task_episode(world, task, templates=templates, faults=None) if task.setup
-               else Episode.restore(world, templates.get(world, task.seed, task.scale)))
+    episode = (
+        task_episode(world, task, templates=templates, faults=None)
+        if task.setup
+        else Episode.restore(world, templates.get(world, task.seed, task.scale))
+    )
     try:
         return episode.select("customers", where)
     finally:
@@ -136,8 +141,10 @@ def identity(world: World, task: Task, templates: TemplateCache) -> Identity | N
     if not rows:
         raise LookupError(f"task {task.id}: customer {customer_id} does not exist in the seeded world")
     row = rows[0]
-    return Identity(customer_id, *(str(row[c]) for c in
-                                   ("first_name", "last_name", "email", "phone", "zip", "date_of_birth", "ssn_last4")))
+    return Identity(
+        customer_id,
+        *(str(row[c]) for c in ("first_name", "last_name", "email", "phone", "zip", "date_of_birth", "ssn_last4")),
+    )
 
 
 def spoken_date(iso: str) -> str:
@@ -201,9 +208,11 @@ def task_mismatches(path: Path, task: Task, who: Identity) -> list[Mismatch]:
     # The instruction: the caller says the name, the lookup key, the birth date and the SSN digits
     # as the record holds them (or, where the task gets one wrong on purpose, as user.knows does).
     keep = DELIBERATE.get(task.id, frozenset())
-    said = {key: str(task.user.knows[key]) if key in keep else who.field(key)
-            for key in ("name", "email", "phone", "zip", "date_of_birth", "ssn_last4")
-            if key in task.user.knows or key == "name"}
+    said = {
+        key: str(task.user.knows[key]) if key in keep else who.field(key)
+        for key in ("name", "email", "phone", "zip", "date_of_birth", "ssn_last4")
+        if key in task.user.knows or key == "name"
+    }
     if "date_of_birth" in said:
         said["date_of_birth"] = spoken_date(said["date_of_birth"])
     for key, text in said.items():
@@ -212,15 +221,19 @@ def task_mismatches(path: Path, task: Task, who: Identity) -> list[Mismatch]:
     return found
 
 
-def other_people_mismatches(world: World, path: Path, task: Task, templates: TemplateCache,
-                            caller: str | None) -> list[Mismatch]:
+def other_people_mismatches(
+    world: World, path: Path, task: Task, templates: TemplateCache, caller: str | None
+) -> list[Mismatch]:
     """The other customers a task names on purpose still exist, and are not the caller."""
     found = []
     for column, value in OTHERS.get(task.id, {}).items():
         rows = _customers(world, task, templates, {column: value})
         if not rows or rows[0]["id"] == caller:
-            found.append(Mismatch(path, task.id, f"OTHERS[{task.id!r}].{column}", column, value,
-                                  "(a customer other than the caller)"))
+            found.append(
+                Mismatch(
+                    path, task.id, f"OTHERS[{task.id!r}].{column}", column, value, "(a customer other than the caller)"
+                )
+            )
     return found
 
 
@@ -271,8 +284,11 @@ def rewrite_task(text: str, task: Task, who: Identity) -> str:
             block = _replace_spoken(head, str(knows[key]), who.field(key)) + "    user:\n" + rest
     if "date_of_birth" in knows and "date_of_birth" not in keep and str(knows["date_of_birth"]) != who.date_of_birth:
         head, rest = block.split("    user:\n", 1)
-        block = (_replace_spoken(head, spoken_date(str(knows["date_of_birth"])), spoken_date(who.date_of_birth))
-                 + "    user:\n" + rest)
+        block = (
+            _replace_spoken(head, spoken_date(str(knows["date_of_birth"])), spoken_date(who.date_of_birth))
+            + "    user:\n"
+            + rest
+        )
     lines = block.split("\n")
     for index, line in enumerate(lines):
         stripped = line.strip()

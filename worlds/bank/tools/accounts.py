@@ -71,10 +71,12 @@ def list_transactions(
     end_date: Annotated[Date | None, Field(description="Latest date, inclusive (YYYY-MM-DD).")] = None,
     kind: Annotated[TransactionKind | None, Field(description="Only this kind of transaction.")] = None,
     card_id: Annotated[CardId | None, Field(description="Only transactions made with this card.")] = None,
-    search: Annotated[str | None, Field(description="Text the merchant or description contains.",
-                                        min_length=2, max_length=60)] = None,
-    status: Annotated[str | None, Field(description="posted, pending or cancelled.",
-                                        pattern=r"^(posted|pending|cancelled)$")] = None,
+    search: Annotated[
+        str | None, Field(description="Text the merchant or description contains.", min_length=2, max_length=60)
+    ] = None,
+    status: Annotated[
+        str | None, Field(description="posted, pending or cancelled.", pattern=r"^(posted|pending|cancelled)$")
+    ] = None,
     limit: Limit = 20,
     offset: Offset = 0,
 ) -> TransactionList:
@@ -97,16 +99,21 @@ def list_transactions(
     if search:
         pattern = "%" + search.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conditions.append(
-            func.lower(func.coalesce(Transaction.merchant, "") + " " + Transaction.description)
-            .like(pattern, escape="\\")
+            func.lower(func.coalesce(Transaction.merchant, "") + " " + Transaction.description).like(
+                pattern, escape="\\"
+            )
         )
     total = ctx.session.exec(select(func.count()).select_from(Transaction).where(*conditions)).one()
     rows = ctx.session.exec(
-        select(Transaction).where(*conditions).order_by(Transaction.posted_at.desc(), Transaction.id)  # type: ignore[attr-defined]
-        .offset(offset).limit(limit)
+        select(Transaction)
+        .where(*conditions)
+        .order_by(Transaction.posted_at.desc(), Transaction.id)  # type: ignore[attr-defined]
+        .offset(offset)
+        .limit(limit)
     ).all()
-    return TransactionList(account_id=account.id, total_count=total, offset=offset,
-                           transactions=transaction_views(ctx.session, list(rows)))
+    return TransactionList(
+        account_id=account.id, total_count=total, offset=offset, transactions=transaction_views(ctx.session, list(rows))
+    )
 
 
 def _day_after(date: str) -> str:
@@ -129,10 +136,12 @@ def get_statement(
     ctx: ToolContext,
     customer_id: CustomerId,
     account_id: AccountId,
-    period: Annotated[str, Field(description="The statement month, YYYY-MM, such as '2026-04'.",
-                                 pattern=r"^\d{4}-(0[1-9]|1[0-2])$")],
-    limit: Annotated[int, Field(description="How many of the period's transactions to list (at most 100).",
-                                ge=0, le=100)] = 50,
+    period: Annotated[
+        str, Field(description="The statement month, YYYY-MM, such as '2026-04'.", pattern=r"^\d{4}-(0[1-9]|1[0-2])$")
+    ],
+    limit: Annotated[
+        int, Field(description="How many of the period's transactions to list (at most 100).", ge=0, le=100)
+    ] = 50,
     offset: Offset = 0,
 ) -> StatementView:
     """The monthly statement of a verified customer's account: opening and closing balance,
@@ -177,13 +186,23 @@ def get_statement(
     ).one()
     opening = account.balance_cents - int(after_start)
     rows = ctx.session.exec(
-        select(Transaction).where(*in_period).order_by(Transaction.posted_at, Transaction.id)
-        .offset(offset).limit(limit)
+        select(Transaction)
+        .where(*in_period)
+        .order_by(Transaction.posted_at, Transaction.id)
+        .offset(offset)
+        .limit(limit)
     ).all()
     return StatementView(
-        account_id=account.id, number=mask(account.number), period=period,
-        period_start=start.date().isoformat(), period_end=(end - timedelta(days=1)).date().isoformat(),
-        opening_balance=dollars(opening), total_credits=dollars(int(credits)), total_debits=dollars(int(debits)),
-        closing_balance=dollars(opening + int(credits) + int(debits)), transaction_count=int(count), offset=offset,
+        account_id=account.id,
+        number=mask(account.number),
+        period=period,
+        period_start=start.date().isoformat(),
+        period_end=(end - timedelta(days=1)).date().isoformat(),
+        opening_balance=dollars(opening),
+        total_credits=dollars(int(credits)),
+        total_debits=dollars(int(debits)),
+        closing_balance=dollars(opening + int(credits) + int(debits)),
+        transaction_count=int(count),
+        offset=offset,
         transactions=transaction_views(ctx.session, list(rows)),
     )

@@ -92,8 +92,10 @@ def replace_card(
     customer_id: CustomerId,
     card_id: CardId,
     reason: Annotated[ReplaceReason, Field(description="lost, stolen or damaged.")],
-    delivery: Annotated[Delivery, Field(description="standard (free, 7-10 days) or expedited (2 days; $25.00, "
-                                                    "free for platinum cards).")] = "standard",
+    delivery: Annotated[
+        Delivery,
+        Field(description="standard (free, 7-10 days) or expedited (2 days; $25.00, free for platinum cards)."),
+    ] = "standard",
 ) -> CardReplacement:
     """Close a card for good and issue a replacement with a new number on the same account (same
     tier and limits). The old number stops working at once. Lost or stolen: allowed for active or
@@ -103,9 +105,7 @@ def replace_card(
     card = owned(ctx.session, customer, Card, card_id)
     _not_closed(card)
     if card.status == "frozen" and reason == "damaged":
-        raise WorldError(
-            f"The {_label(card)} is frozen; a frozen card can only be unfrozen or reported lost or stolen"
-        )
+        raise WorldError(f"The {_label(card)} is frozen; a frozen card can only be unfrozen or reported lost or stolen")
     account = ctx.session.get(Account, card.account_id)
     assert account is not None, f"card {card.id} has no account"
     if account.status != "open":
@@ -120,9 +120,19 @@ def replace_card(
     number = new_card_number(ctx.ids)
     years = ctx.now.year + 4
     new = Card(
-        id=ctx.new_id("card"), customer_id=customer.id, account_id=account.id, number=number, last4=number[-4:],
-        tier=card.tier, status="active", purchase_limit=card.purchase_limit, atm_limit=card.atm_limit,
-        expires=f"{ctx.now.month:02d}/{years}", issued_at=now, replaces_card_id=card.id, delivery=delivery,
+        id=ctx.new_id("card"),
+        customer_id=customer.id,
+        account_id=account.id,
+        number=number,
+        last4=number[-4:],
+        tier=card.tier,
+        status="active",
+        purchase_limit=card.purchase_limit,
+        atm_limit=card.atm_limit,
+        expires=f"{ctx.now.month:02d}/{years}",
+        issued_at=now,
+        replaces_card_id=card.id,
+        delivery=delivery,
         updated_at=now,
     )
     ctx.session.add(new)
@@ -134,8 +144,13 @@ def replace_card(
     fee_txn = None
     if fee:
         fee_txn = Transaction(
-            id=ctx.new_id("transaction"), account_id=account.id, card_id=new.id, kind="fee",
-            description=f"Expedited card delivery fee (card ••••{new.last4})", amount_cents=-fee, status="posted",
+            id=ctx.new_id("transaction"),
+            account_id=account.id,
+            card_id=new.id,
+            kind="fee",
+            description=f"Expedited card delivery fee (card ••••{new.last4})",
+            amount_cents=-fee,
+            status="posted",
             posted_at=now,
         )
         account.balance_cents -= fee
@@ -143,7 +158,9 @@ def replace_card(
         ctx.session.add_all([fee_txn, account])
     days = "2 business days" if delivery == "expedited" else "7 to 10 business days"
     return CardReplacement(
-        old_card=card_view(card), new_card=card_view(new), fee=fee / 100,
+        old_card=card_view(card),
+        new_card=card_view(new),
+        fee=fee / 100,
         fee_transaction_id=fee_txn.id if fee_txn else None,
         message=f"Card ••••{card.last4} is closed. The new card ••••{new.last4} arrives in {days}"
         + (f"; a {money(fee)} delivery fee was charged." if fee else "."),

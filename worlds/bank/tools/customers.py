@@ -70,8 +70,9 @@ def find_customer(
 def verify_identity(
     ctx: ToolContext,
     customer_id: CustomerId,
-    date_of_birth: Annotated[str, Field(description="Date of birth the customer gives, YYYY-MM-DD.",
-                                        pattern=r"^\d{4}-\d{2}-\d{2}$")],
+    date_of_birth: Annotated[
+        str, Field(description="Date of birth the customer gives, YYYY-MM-DD.", pattern=r"^\d{4}-\d{2}-\d{2}$")
+    ],
     ssn_last4: Annotated[str, Field(description="The last four digits of the customer's SSN.", pattern=r"^\d{4}$")],
 ) -> VerificationResult:
     """Verify the identity of the customer you are speaking with, with the date of birth and the
@@ -92,17 +93,25 @@ def verify_identity(
             "attempts; transfer the customer to a human agent"
         )
     if check.status == "verified":
-        return VerificationResult(customer_id=customer.id, verified=True, status="verified",
-                                  attempts_remaining=MAX_FAILED_VERIFICATIONS,
-                                  message="The customer's identity is already verified in this session.")
+        return VerificationResult(
+            customer_id=customer.id,
+            verified=True,
+            status="verified",
+            attempts_remaining=MAX_FAILED_VERIFICATIONS,
+            message="The customer's identity is already verified in this session.",
+        )
     now = iso(ctx.now)
     if date_of_birth == customer.date_of_birth and ssn_last4 == customer.ssn_last4:
         check.status, check.method, check.failed_attempts = "verified", "dob_ssn4", 0
         check.verified_at = check.updated_at = now
         ctx.session.add(check)
-        return VerificationResult(customer_id=customer.id, verified=True, status="verified",
-                                  attempts_remaining=MAX_FAILED_VERIFICATIONS,
-                                  message=f"Identity verified for {customer.first_name} {customer.last_name}.")
+        return VerificationResult(
+            customer_id=customer.id,
+            verified=True,
+            status="verified",
+            attempts_remaining=MAX_FAILED_VERIFICATIONS,
+            message=f"Identity verified for {customer.first_name} {customer.last_name}.",
+        )
     check.failed_attempts += 1
     check.updated_at = now
     left = MAX_FAILED_VERIFICATIONS - check.failed_attempts
@@ -112,8 +121,9 @@ def verify_identity(
     else:
         message = f"The details do not match the customer's records. {left} attempt(s) left before verification locks."
     ctx.session.add(check)
-    return VerificationResult(customer_id=customer.id, verified=False, status=check.status,
-                              attempts_remaining=max(left, 0), message=message)
+    return VerificationResult(
+        customer_id=customer.id, verified=False, status=check.status, attempts_remaining=max(left, 0), message=message
+    )
 
 
 def _profile(ctx: ToolContext, customer: Customer) -> CustomerProfile:

@@ -35,10 +35,17 @@ def open_dispute(
     customer_id: CustomerId,
     transaction_id: TransactionId,
     reason: Annotated[DisputeReason, Field(description="Why the customer disputes the charge.")],
-    description: Annotated[str, Field(description="What the customer says happened, in a sentence or two.",
-                                      min_length=10, max_length=1000)],
-    amount: Annotated[float | None, Field(description="The disputed part in dollars, if not the whole charge "
-                                                      "(for example an overcharge).", gt=0, le=1_000_000)] = None,
+    description: Annotated[
+        str, Field(description="What the customer says happened, in a sentence or two.", min_length=10, max_length=1000)
+    ],
+    amount: Annotated[
+        float | None,
+        Field(
+            description="The disputed part in dollars, if not the whole charge (for example an overcharge).",
+            gt=0,
+            le=1_000_000,
+        ),
+    ] = None,
 ) -> DisputeView:
     """Dispute a posted card transaction (purchase or ATM withdrawal) of a verified customer,
     within 60 days of its posting date; a transaction can be disputed only once, and pending
@@ -85,14 +92,27 @@ def open_dispute(
         )
     now = iso(ctx.now)
     dispute = Dispute(
-        id=ctx.new_id("dispute"), customer_id=customer.id, account_id=account.id, transaction_id=txn.id,
-        card_id=card.id, reason=reason, description=description.strip(), amount_cents=cents,
-        provisional_credit_cents=cents, status="open", created_at=now,
+        id=ctx.new_id("dispute"),
+        customer_id=customer.id,
+        account_id=account.id,
+        transaction_id=txn.id,
+        card_id=card.id,
+        reason=reason,
+        description=description.strip(),
+        amount_cents=cents,
+        provisional_credit_cents=cents,
+        status="open",
+        created_at=now,
     )
     credit = Transaction(
-        id=ctx.new_id("transaction"), account_id=account.id, kind="dispute_credit",
+        id=ctx.new_id("transaction"),
+        account_id=account.id,
+        kind="dispute_credit",
         description=f"Provisional credit: dispute {dispute.id} ({txn.merchant or txn.description})",
-        merchant=txn.merchant, amount_cents=cents, status="posted", posted_at=now,
+        merchant=txn.merchant,
+        amount_cents=cents,
+        status="posted",
+        posted_at=now,
     )
     ctx.session.add(credit)
     ctx.session.flush()
@@ -108,8 +128,10 @@ def open_dispute(
 def list_disputes(
     ctx: ToolContext,
     customer_id: CustomerId,
-    status: Annotated[Literal["open", "resolved_customer", "resolved_merchant", "withdrawn"] | None,
-                      Field(description="Only disputes with this status.")] = None,
+    status: Annotated[
+        Literal["open", "resolved_customer", "resolved_merchant", "withdrawn"] | None,
+        Field(description="Only disputes with this status."),
+    ] = None,
 ) -> DisputeList:
     """A verified customer's disputes (at most 50, newest first)."""
     customer = verified_customer(ctx.session, customer_id)

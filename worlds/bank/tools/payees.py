@@ -39,12 +39,14 @@ def list_payees(
 def add_payee(
     ctx: ToolContext,
     customer_id: CustomerId,
-    name: Annotated[str, Field(description="The recipient's name as on their bank account.", min_length=2,
-                               max_length=80)],
+    name: Annotated[
+        str, Field(description="The recipient's name as on their bank account.", min_length=2, max_length=80)
+    ],
     bank_name: Annotated[str, Field(description="The recipient's bank.", min_length=2, max_length=80)],
     routing_number: Annotated[str, Field(description="The 9-digit ABA routing number.", pattern=r"^\d{9}$")],
-    account_number: Annotated[str, Field(description="The recipient's account number, 4 to 17 digits.",
-                                         pattern=r"^\d{4,17}$")],
+    account_number: Annotated[
+        str, Field(description="The recipient's account number, 4 to 17 digits.", pattern=r"^\d{4,17}$")
+    ],
     account_type: Annotated[Literal["checking", "savings"], Field(description="The recipient's account type.")],
     nickname: Annotated[str | None, Field(description="A short name for the payee.", max_length=40)] = None,
 ) -> PayeeView:
@@ -56,8 +58,12 @@ def add_payee(
     if not aba_valid(routing_number):
         raise WorldError(f"{routing_number} is not a valid ABA routing number; check it with the recipient")
     existing = ctx.session.exec(
-        select(Payee).where(Payee.customer_id == customer.id, Payee.routing_number == routing_number,
-                            Payee.account_number == account_number, Payee.status == "active")
+        select(Payee).where(
+            Payee.customer_id == customer.id,
+            Payee.routing_number == routing_number,
+            Payee.account_number == account_number,
+            Payee.status == "active",
+        )
     ).first()
     if existing is not None:
         raise WorldError(
@@ -70,9 +76,15 @@ def add_payee(
     if active >= MAX_ACTIVE_PAYEES:
         raise WorldError(f"Customer {customer.id} already has {MAX_ACTIVE_PAYEES} payees; remove one first")
     payee = Payee(
-        id=ctx.new_id("payee"), customer_id=customer.id, name=" ".join(name.split()),
-        nickname=nickname.strip() if nickname else None, bank_name=" ".join(bank_name.split()),
-        routing_number=routing_number, account_number=account_number, account_type=account_type, status="active",
+        id=ctx.new_id("payee"),
+        customer_id=customer.id,
+        name=" ".join(name.split()),
+        nickname=nickname.strip() if nickname else None,
+        bank_name=" ".join(bank_name.split()),
+        routing_number=routing_number,
+        account_number=account_number,
+        account_type=account_type,
+        status="active",
         created_at=iso(ctx.now),
     )
     ctx.session.add(payee)
@@ -88,8 +100,7 @@ def remove_payee(ctx: ToolContext, customer_id: CustomerId, payee_id: PayeeId) -
     if payee.status == "removed":
         raise WorldError(f"Payee {payee.id} ({payee.name}) was already removed")
     open_transfer = ctx.session.exec(
-        select(Transfer).where(Transfer.payee_id == payee.id,
-                               Transfer.status.in_(("pending", "held")))  # type: ignore[attr-defined]
+        select(Transfer).where(Transfer.payee_id == payee.id, Transfer.status.in_(("pending", "held")))  # type: ignore[attr-defined]
     ).first()
     if open_transfer is not None:
         raise WorldError(

@@ -22,8 +22,12 @@ def transfer_to_human_agent(
     ctx: ToolContext,
     topic: Annotated[TicketTopic, Field(description="What the human agent is needed for.")],
     summary: Annotated[
-        str, Field(description="What the customer wants, what was done and why a human is needed.",
-                   min_length=10, max_length=2000),
+        str,
+        Field(
+            description="What the customer wants, what was done and why a human is needed.",
+            min_length=10,
+            max_length=2000,
+        ),
     ],
     customer_id: Annotated[CustomerId | None, Field(description="The customer, once found (verified or not).")] = None,
 ) -> TicketView:
@@ -33,8 +37,12 @@ def transfer_to_human_agent(
     you have tried to help. Then tell the customer they are being transferred and stop."""
     customer = get_customer(ctx.session, customer_id) if customer_id else None
     ticket = Ticket(
-        id=ctx.new_id("ticket"), customer_id=customer.id if customer else None, topic=topic,
-        summary=summary.strip(), status="open", created_at=iso(ctx.now),
+        id=ctx.new_id("ticket"),
+        customer_id=customer.id if customer else None,
+        topic=topic,
+        summary=summary.strip(),
+        status="open",
+        created_at=iso(ctx.now),
     )
     ctx.add(ticket)
     return TicketView.from_row(ticket)

@@ -51,19 +51,35 @@ def transfer_between_own_accounts(
     check_outgoing(ctx.session, source, cents, ctx.now)
     now = iso(ctx.now)
     transfer = Transfer(
-        id=ctx.new_id("transfer"), customer_id=customer.id, kind="internal", from_account_id=source.id,
-        to_account_id=target.id, amount_cents=cents, memo=memo.strip(), status="completed", created_at=now,
+        id=ctx.new_id("transfer"),
+        customer_id=customer.id,
+        kind="internal",
+        from_account_id=source.id,
+        to_account_id=target.id,
+        amount_cents=cents,
+        memo=memo.strip(),
+        status="completed",
+        created_at=now,
         completed_at=now,
     )
     ctx.session.add(transfer)
     ctx.session.flush()
-    for account, sign, text in ((source, -1, f"Transfer to {target.product} {mask(target.number)}"),
-                                (target, 1, f"Transfer from {source.product} {mask(source.number)}")):
-        ctx.session.add(Transaction(
-            id=ctx.new_id("transaction"), account_id=account.id, transfer_id=transfer.id,
-            kind="transfer_out" if sign < 0 else "transfer_in", description=text, amount_cents=sign * cents,
-            status="posted", posted_at=now,
-        ))
+    for account, sign, text in (
+        (source, -1, f"Transfer to {target.product} {mask(target.number)}"),
+        (target, 1, f"Transfer from {source.product} {mask(source.number)}"),
+    ):
+        ctx.session.add(
+            Transaction(
+                id=ctx.new_id("transaction"),
+                account_id=account.id,
+                transfer_id=transfer.id,
+                kind="transfer_out" if sign < 0 else "transfer_in",
+                description=text,
+                amount_cents=sign * cents,
+                status="posted",
+                posted_at=now,
+            )
+        )
         account.balance_cents += sign * cents
         account.updated_at = now
         ctx.session.add(account)
@@ -99,22 +115,37 @@ def transfer_to_payee(
     now = iso(ctx.now)
     held = needs_fraud_hold(payee, cents, ctx.now)
     transfer = Transfer(
-        id=ctx.new_id("transfer"), customer_id=customer.id, kind="external", from_account_id=source.id,
-        payee_id=payee.id, amount_cents=cents, memo=memo.strip(), status="held" if held else "pending",
+        id=ctx.new_id("transfer"),
+        customer_id=customer.id,
+        kind="external",
+        from_account_id=source.id,
+        payee_id=payee.id,
+        amount_cents=cents,
+        memo=memo.strip(),
+        status="held" if held else "pending",
         hold_reason=(
             f"Payee added {payee.created_at[:10]}, less than {NEW_PAYEE_DAYS} days ago, and the amount is above "
             f"{money(FRAUD_HOLD_THRESHOLD_CENTS)}: held for fraud review"
-        ) if held else None,
+        )
+        if held
+        else None,
         created_at=now,
     )
     ctx.session.add(transfer)
     ctx.session.flush()
     if not held:
-        ctx.session.add(Transaction(
-            id=ctx.new_id("transaction"), account_id=source.id, transfer_id=transfer.id, kind="transfer_out",
-            description=f"Transfer to {payee.name} {mask(payee.account_number)}", amount_cents=-cents,
-            status="pending", posted_at=now,
-        ))
+        ctx.session.add(
+            Transaction(
+                id=ctx.new_id("transaction"),
+                account_id=source.id,
+                transfer_id=transfer.id,
+                kind="transfer_out",
+                description=f"Transfer to {payee.name} {mask(payee.account_number)}",
+                amount_cents=-cents,
+                status="pending",
+                posted_at=now,
+            )
+        )
     return transfer_view(ctx.session, transfer)
 
 
@@ -123,8 +154,10 @@ def list_transfers(
     ctx: ToolContext,
     customer_id: CustomerId,
     account_id: Annotated[AccountId | None, Field(description="Only transfers out of this account.")] = None,
-    status: Annotated[Literal["completed", "pending", "held", "cancelled"] | None,
-                      Field(description="Only transfers with this status.")] = None,
+    status: Annotated[
+        Literal["completed", "pending", "held", "cancelled"] | None,
+        Field(description="Only transfers with this status."),
+    ] = None,
     limit: Limit = 20,
     offset: Offset = 0,
 ) -> TransferList:
@@ -137,11 +170,18 @@ def list_transfers(
         conditions.append(Transfer.status == status)
     total = ctx.session.exec(select(func.count()).select_from(Transfer).where(*conditions)).one()
     rows = ctx.session.exec(
-        select(Transfer).where(*conditions).order_by(Transfer.created_at.desc(), Transfer.id)  # type: ignore[attr-defined]
-        .offset(offset).limit(limit)
+        select(Transfer)
+        .where(*conditions)
+        .order_by(Transfer.created_at.desc(), Transfer.id)  # type: ignore[attr-defined]
+        .offset(offset)
+        .limit(limit)
     ).all()
-    return TransferList(customer_id=customer.id, total_count=total, offset=offset,
-                        transfers=[transfer_view(ctx.session, t) for t in rows])
+    return TransferList(
+        customer_id=customer.id,
+        total_count=total,
+        offset=offset,
+        transfers=[transfer_view(ctx.session, t) for t in rows],
+    )
 
 
 @world.tool(read_only=True, idempotent=True)

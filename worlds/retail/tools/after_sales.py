@@ -195,8 +195,14 @@ def exchange_delivered_order_items(
         variant.stock -= quantity
         difference += (variant.price_cents - part.unit_price_cents) * quantity
         new_line = new_order_line(
-            ctx, order.id, variant, part.product_name, quantity,
-            shipment_id=replacement.id, exchange_id=exchange.id, replaces_item_id=part.id,
+            ctx,
+            order.id,
+            variant,
+            part.product_name,
+            quantity,
+            shipment_id=replacement.id,
+            exchange_id=exchange.id,
+            replaces_item_id=part.id,
         )
         session.add_all([part, old, variant, new_line])
     exchange.price_difference_cents = difference

@@ -28,7 +28,14 @@ from ..views import OrderDetails, OrderList, ShipmentTracking, ShipmentView, ord
 
 StatusFilter = Literal[
     "payment_pending",
-    "pending", "processing", "shipped", "delivered", "cancelled", "returned", "partially_returned", "exchanged"
+    "pending",
+    "processing",
+    "shipped",
+    "delivered",
+    "cancelled",
+    "returned",
+    "partially_returned",
+    "exchanged",
 ]
 
 
@@ -182,8 +189,10 @@ def retry_order_payment(ctx: ToolContext, order_id: OrderId, payment_method_id: 
     if order.status != "payment_pending":
         raise WorldError(f"Order {order.id} has status '{order.status}'; only orders awaiting payment can be charged")
     method = get_payment_method_of(ctx, payment_method_id, order.customer_id)
-    total = sum(i.unit_price_cents * i.quantity for i in session.exec(
-        select(OrderItem).where(OrderItem.order_id == order.id, OrderItem.status == "ordered")))
+    total = sum(
+        i.unit_price_cents * i.quantity
+        for i in session.exec(select(OrderItem).where(OrderItem.order_id == order.id, OrderItem.status == "ordered"))
+    )
     check_can_pay(method, total, ctx.now)
     charge(ctx, order, method, total, "purchase")
     order.status = "pending"

@@ -73,9 +73,24 @@ class Builder:
         self.rng = ctx.rng
         self.faker = ctx.faker
         self.now = ctx.now
-        self.rows: dict[type, list[Row]] = {t: [] for t in (
-            User, Contact, Label, Thread, Message, MessageRecipient, MessageAttachment, ThreadLabel, Event,
-            EventAttendee, EventException, File, FilePermission)}
+        self.rows: dict[type, list[Row]] = {
+            t: []
+            for t in (
+                User,
+                Contact,
+                Label,
+                Thread,
+                Message,
+                MessageRecipient,
+                MessageAttachment,
+                ThreadLabel,
+                Event,
+                EventAttendee,
+                EventException,
+                File,
+                FilePermission,
+            )
+        }
         self.emails: dict[str, str] = {}  # story key -> email
         self.names: dict[str, str] = {}  # email -> name
         self.users: list[Row] = []
@@ -91,7 +106,8 @@ class Builder:
         self.contact_emails: set[str] = set()
         self.me = f"{OWNER.local_part}@{DOMAIN}"
         self.story_names = {w.lower() for p in [OWNER, *COLLEAGUES.values()] for w in p.name.split()} | {
-            w.lower() for o in OUTSIDERS.values() for w in o.name.split()}
+            w.lower() for o in OUTSIDERS.values() for w in o.name.split()
+        }
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -99,13 +115,24 @@ class Builder:
         self.rows[table].append(row)
         return row
 
-    def user(self, name: str, email: str, title: str, department: str, tz: str, start: str, end: str,
-             owner: bool = False) -> Row:
-        row = self.add(User, {
-            "id": self.ctx.ids.new("user"), "email": email, "name": name, "title": title,
-            "department": department, "time_zone": tz, "work_start": start, "work_end": end, "is_owner": owner,
-            "passcode": PASSCODE if owner else None,
-        })
+    def user(
+        self, name: str, email: str, title: str, department: str, tz: str, start: str, end: str, owner: bool = False
+    ) -> Row:
+        row = self.add(
+            User,
+            {
+                "id": self.ctx.ids.new("user"),
+                "email": email,
+                "name": name,
+                "title": title,
+                "department": department,
+                "time_zone": tz,
+                "work_start": start,
+                "work_end": end,
+                "is_owner": owner,
+                "passcode": PASSCODE if owner else None,
+            },
+        )
         self.used_emails.add(email)
         self.names[email] = name
         if not owner:
@@ -119,30 +146,57 @@ class Builder:
         if (file_id, email) in self.grants or self.files[file_id]["owner_email"] == email:
             return
         self.grants[(file_id, email)] = role
-        self.add(FilePermission, {"file_id": file_id, "email": email, "role": role, "granted_by": granted_by,
-                                  "granted_at": when})
+        self.add(
+            FilePermission,
+            {"file_id": file_id, "email": email, "role": role, "granted_by": granted_by, "granted_at": when},
+        )
 
-    def thread(self, subject: str, location: str, messages: list[dict[str, Any]], labels: list[str],
-               before_trash: str | None = None, trashed_at: str | None = None) -> str:
+    def thread(
+        self,
+        subject: str,
+        location: str,
+        messages: list[dict[str, Any]],
+        labels: list[str],
+        before_trash: str | None = None,
+        trashed_at: str | None = None,
+    ) -> str:
         thread_id = self.ctx.ids.new("thread")
         messages.sort(key=lambda m: m["sent_at"])
-        self.add(Thread, {"id": thread_id, "subject": subject, "location": location,
-                          "location_before_trash": before_trash, "trashed_at": trashed_at,
-                          "last_message_at": messages[-1]["sent_at"]})
+        self.add(
+            Thread,
+            {
+                "id": thread_id,
+                "subject": subject,
+                "location": location,
+                "location_before_trash": before_trash,
+                "trashed_at": trashed_at,
+                "last_message_at": messages[-1]["sent_at"],
+            },
+        )
         previous = None
         for m in messages:
             message_id = self.ctx.ids.new("message")
-            self.add(Message, {
-                "id": message_id, "thread_id": thread_id, "from_email": m["from"],
-                "from_name": self.names.get(m["from"], ""),
-                "subject": subject if previous is None else f"Re: {subject}", "body": m["body"],
-                "sent_at": m["sent_at"], "is_read": m.get("read", True), "in_reply_to": previous,
-                "forwarded_from": None,
-            })
+            self.add(
+                Message,
+                {
+                    "id": message_id,
+                    "thread_id": thread_id,
+                    "from_email": m["from"],
+                    "from_name": self.names.get(m["from"], ""),
+                    "subject": subject if previous is None else f"Re: {subject}",
+                    "body": m["body"],
+                    "sent_at": m["sent_at"],
+                    "is_read": m.get("read", True),
+                    "in_reply_to": previous,
+                    "forwarded_from": None,
+                },
+            )
             for kind in ("to", "cc"):
                 for email in m.get(kind, []):
-                    self.add(MessageRecipient, {"message_id": message_id, "email": email,
-                                                "name": self.names.get(email, ""), "kind": kind})
+                    self.add(
+                        MessageRecipient,
+                        {"message_id": message_id, "email": email, "name": self.names.get(email, ""), "kind": kind},
+                    )
             for file_id in m.get("attachments", []):
                 self.add(MessageAttachment, {"message_id": message_id, "file_id": file_id})
             previous = message_id
@@ -150,11 +204,26 @@ class Builder:
             self.add(ThreadLabel, {"thread_id": thread_id, "label_id": self.label_ids[label]})
         return thread_id
 
-    def event(self, *, title: str, organizer: str, start: str, end: str, tz: str,
-              attendees: list[tuple[str, str, bool]],
-              freq: str = "none", weekdays: str = "", interval: int = 1, count: int | None = None,
-              until: str | None = None, show_as: str = "busy", status: str = "confirmed",
-              exceptions: tuple[str, ...] = (), location: str = "", description: str = "") -> str:
+    def event(
+        self,
+        *,
+        title: str,
+        organizer: str,
+        start: str,
+        end: str,
+        tz: str,
+        attendees: list[tuple[str, str, bool]],
+        freq: str = "none",
+        weekdays: str = "",
+        interval: int = 1,
+        count: int | None = None,
+        until: str | None = None,
+        show_as: str = "busy",
+        status: str = "confirmed",
+        exceptions: tuple[str, ...] = (),
+        location: str = "",
+        description: str = "",
+    ) -> str:
         zone_ = zone(tz)
         start_utc, end_utc = local_to_utc(start, zone_), local_to_utc(end, zone_)
         until_utc = local_to_utc(datetime.combine(date.fromisoformat(until), time(23, 59)), zone_) if until else None
@@ -163,43 +232,84 @@ class Builder:
         occurrences = list(expand(start_utc, end_utc, zone_, rule))
         event_id = self.ctx.ids.new("event")
         created = iso(min(start_utc, self.now) - timedelta(days=self.rng.randint(2, 20)))
-        self.add(Event, {
-            "id": event_id, "organizer_email": organizer, "title": title, "description": description,
-            "location": location, "start_utc": iso(start_utc), "end_utc": iso(end_utc), "time_zone": tz,
-            "recur_freq": freq, "recur_interval": interval, "recur_weekdays": weekdays, "recur_count": count,
-            "recur_until": iso(until_utc) if until_utc else None, "series_end_utc": iso(occurrences[-1].end),
-            "show_as": show_as, "status": status, "created_at": created,
-            "updated_at": iso(self.now - timedelta(days=5)) if status == "cancelled" else created,
-            "cancelled_at": iso(self.now - timedelta(days=5)) if status == "cancelled" else None,
-        })
-        if status == "confirmed" and show_as == "busy" and (
-            organizer == self.me or any(e == self.me and r != "declined" for e, r, _ in attendees)
+        self.add(
+            Event,
+            {
+                "id": event_id,
+                "organizer_email": organizer,
+                "title": title,
+                "description": description,
+                "location": location,
+                "start_utc": iso(start_utc),
+                "end_utc": iso(end_utc),
+                "time_zone": tz,
+                "recur_freq": freq,
+                "recur_interval": interval,
+                "recur_weekdays": weekdays,
+                "recur_count": count,
+                "recur_until": iso(until_utc) if until_utc else None,
+                "series_end_utc": iso(occurrences[-1].end),
+                "show_as": show_as,
+                "status": status,
+                "created_at": created,
+                "updated_at": iso(self.now - timedelta(days=5)) if status == "cancelled" else created,
+                "cancelled_at": iso(self.now - timedelta(days=5)) if status == "cancelled" else None,
+            },
+        )
+        if (
+            status == "confirmed"
+            and show_as == "busy"
+            and (organizer == self.me or any(e == self.me and r != "declined" for e, r, _ in attendees))
         ):
             cancelled = {date.fromisoformat(d) for d in exceptions}
             self.my_busy.extend(
                 (o.start, o.end) for o in occurrences if o.start.astimezone(zone_).date() not in cancelled
             )
         for email, response, optional in attendees:
-            self.add(EventAttendee, {
-                "event_id": event_id, "email": email, "name": self.names.get(email, ""), "optional": optional,
-                "response": response, "responded_at": None if response == "needs_action" else created,
-            })
+            self.add(
+                EventAttendee,
+                {
+                    "event_id": event_id,
+                    "email": email,
+                    "name": self.names.get(email, ""),
+                    "optional": optional,
+                    "response": response,
+                    "responded_at": None if response == "needs_action" else created,
+                },
+            )
         for day in exceptions:
             match = next(o for o in occurrences if o.start.astimezone(zone_).date() == date.fromisoformat(day))
-            self.add(EventException, {"event_id": event_id, "occurrence_start_utc": iso(match.start),
-                                      "cancelled_at": created})
+            self.add(
+                EventException,
+                {"event_id": event_id, "occurrence_start_utc": iso(match.start), "cancelled_at": created},
+            )
         return event_id
 
     # -- the story ---------------------------------------------------------------------------------
 
     def story(self) -> None:
-        self.user(OWNER.name, self.me, OWNER.title, OWNER.department, OWNER.time_zone, OWNER.work_start,
-                  OWNER.work_end, owner=True)
+        self.user(
+            OWNER.name,
+            self.me,
+            OWNER.title,
+            OWNER.department,
+            OWNER.time_zone,
+            OWNER.work_start,
+            OWNER.work_end,
+            owner=True,
+        )
         for key, person in COLLEAGUES.items():
             email = f"{person.local_part}@{DOMAIN}"
             self.emails[key] = email
-            self.user(person.name, email, person.title, person.department, person.time_zone, person.work_start,
-                      person.work_end)
+            self.user(
+                person.name,
+                email,
+                person.title,
+                person.department,
+                person.time_zone,
+                person.work_start,
+                person.work_end,
+            )
         for key, other in OUTSIDERS.items():
             self.emails[key] = other.email
             self.names[other.email] = other.name
@@ -210,18 +320,33 @@ class Builder:
             colleague = COLLEAGUES.get(key)
             outsider = OUTSIDERS.get(key)
             created = iso(self.now - timedelta(days=self.rng.randint(40, 700)))
-            self.add(Contact, {
-                "id": self.ctx.ids.new("contact"), "name": self.names[email], "email": email,
-                "phone": outsider.phone if outsider else self.faker.numerify("+44 20 7946 0###"),
-                "company": outsider.company if outsider else "Larkspur Labs",
-                "job_title": outsider.title if outsider else (colleague.title if colleague else ""),
-                "notes": notes, "starred": starred, "created_at": created, "updated_at": created,
-            })
+            self.add(
+                Contact,
+                {
+                    "id": self.ctx.ids.new("contact"),
+                    "name": self.names[email],
+                    "email": email,
+                    "phone": outsider.phone if outsider else self.faker.numerify("+44 20 7946 0###"),
+                    "company": outsider.company if outsider else "Larkspur Labs",
+                    "job_title": outsider.title if outsider else (colleague.title if colleague else ""),
+                    "notes": notes,
+                    "starred": starred,
+                    "created_at": created,
+                    "updated_at": created,
+                },
+            )
         for name in LABELS:
             label_id = self.ctx.ids.new("label")
             self.label_ids[name] = label_id
-            self.add(Label, {"id": label_id, "name": name, "name_key": name.lower(),
-                             "created_at": iso(self.now - timedelta(days=300))})
+            self.add(
+                Label,
+                {
+                    "id": label_id,
+                    "name": name,
+                    "name_key": name.lower(),
+                    "created_at": iso(self.now - timedelta(days=300)),
+                },
+            )
         for file_spec in FILES:
             self.story_file(file_spec)
         for thread_spec in THREADS:
@@ -234,34 +359,63 @@ class Builder:
         self.file_ids[spec.key] = file_id
         owner_email = self.email_of(spec.owner)
         modified = at(spec.modified, "Europe/London")
-        row = self.add(File, {
-            "id": file_id, "name": spec.name, "kind": spec.kind, "folder": spec.folder, "owner_email": owner_email,
-            "size_bytes": spec.size_kb * 1024 + self.rng.randint(0, 1023), "confidential": spec.confidential,
-            "link_sharing": spec.link_sharing, "created_at": at(spec.created, "Europe/London"),
-            "modified_at": modified,
-        })
+        row = self.add(
+            File,
+            {
+                "id": file_id,
+                "name": spec.name,
+                "kind": spec.kind,
+                "folder": spec.folder,
+                "owner_email": owner_email,
+                "size_bytes": spec.size_kb * 1024 + self.rng.randint(0, 1023),
+                "confidential": spec.confidential,
+                "link_sharing": spec.link_sharing,
+                "created_at": at(spec.created, "Europe/London"),
+                "modified_at": modified,
+            },
+        )
         self.files[file_id] = row
         self.files_by_owner.setdefault(row["owner_email"], []).append(row)
         for key, role in spec.grants.items():
             self.grant(file_id, self.email_of(key), role, owner_email, modified)
 
     def story_thread(self, spec: ThreadSpec) -> None:
-        messages = [{
-            "from": self.email_of(m.sender), "to": [self.email_of(k) for k in m.to],
-            "cc": [self.email_of(k) for k in m.cc], "sent_at": at(m.at, m.tz), "body": m.body, "read": m.read,
-            "attachments": [self.file_ids[k] for k in m.attachments],
-        } for m in spec.messages]
+        messages = [
+            {
+                "from": self.email_of(m.sender),
+                "to": [self.email_of(k) for k in m.to],
+                "cc": [self.email_of(k) for k in m.cc],
+                "sent_at": at(m.at, m.tz),
+                "body": m.body,
+                "read": m.read,
+                "attachments": [self.file_ids[k] for k in m.attachments],
+            }
+            for m in spec.messages
+        ]
         trashed = iso(self.now - timedelta(days=3)) if spec.location == "trash" else None
         self.thread(spec.subject, spec.location, messages, spec.labels, spec.location_before_trash, trashed)
 
     def story_event(self, spec: EventSpec) -> None:
         required = [(self.email_of(k), r, False) for k, r in spec.attendees.items() if k not in spec.optional]
         optional = [(self.email_of(k), r, True) for k, r in spec.attendees.items() if k in spec.optional]
-        self.event(title=spec.title, organizer=self.email_of(spec.organizer), start=spec.start, end=spec.end,
-                   tz=spec.tz, attendees=required + optional, freq=spec.freq, weekdays=spec.weekdays,
-                   interval=spec.interval, count=spec.count, until=spec.until, show_as=spec.show_as,
-                   status=spec.status, exceptions=spec.exceptions, location=spec.location,
-                   description=spec.description)
+        self.event(
+            title=spec.title,
+            organizer=self.email_of(spec.organizer),
+            start=spec.start,
+            end=spec.end,
+            tz=spec.tz,
+            attendees=required + optional,
+            freq=spec.freq,
+            weekdays=spec.weekdays,
+            interval=spec.interval,
+            count=spec.count,
+            until=spec.until,
+            show_as=spec.show_as,
+            status=spec.status,
+            exceptions=spec.exceptions,
+            location=spec.location,
+            description=spec.description,
+        )
 
     # -- filler ------------------------------------------------------------------------------------
 
@@ -322,25 +476,45 @@ class Builder:
             if user["email"] in self.contact_emails:
                 return None
             self.contact_emails.add(user["email"])
-            self.add(Contact, {
-                "id": self.ctx.ids.new("contact"), "name": user["name"], "email": user["email"],
-                "phone": self.faker.numerify("+44 20 7946 0###"), "company": "Larkspur Labs",
-                "job_title": user["title"],
-                "notes": "", "starred": self.rng.random() < 0.1, "created_at": created, "updated_at": created,
-            })
+            self.add(
+                Contact,
+                {
+                    "id": self.ctx.ids.new("contact"),
+                    "name": user["name"],
+                    "email": user["email"],
+                    "phone": self.faker.numerify("+44 20 7946 0###"),
+                    "company": "Larkspur Labs",
+                    "job_title": user["title"],
+                    "notes": "",
+                    "starred": self.rng.random() < 0.1,
+                    "created_at": created,
+                    "updated_at": created,
+                },
+            )
             return None
         first, last = self.person_name()
         company, domain = self.rng.choice(companies)
         email = self.unique_email(self.rng.choice([f"{first}.{last}", f"{first[0]}{last}", f"{first}"]), domain)
         self.names[email] = f"{first} {last}"
-        self.add(Contact, {
-            "id": self.ctx.ids.new("contact"), "name": f"{first} {last}", "email": email,
-            "phone": self.faker.numerify(self.rng.choice(["+44 20 7946 0###", "+1 415 555 01##", "+1 212 555 01##"])),
-            "company": company, "job_title": self.faker.job()[:100],
-            "notes": self.rng.choice(["", "", "", "Met at the logistics summit.", "Prefers calls to email.",
-                                      "Billing contact."]),
-            "starred": self.rng.random() < 0.05, "created_at": created, "updated_at": created,
-        })
+        self.add(
+            Contact,
+            {
+                "id": self.ctx.ids.new("contact"),
+                "name": f"{first} {last}",
+                "email": email,
+                "phone": self.faker.numerify(
+                    self.rng.choice(["+44 20 7946 0###", "+1 415 555 01##", "+1 212 555 01##"])
+                ),
+                "company": company,
+                "job_title": self.faker.job()[:100],
+                "notes": self.rng.choice(
+                    ["", "", "", "Met at the logistics summit.", "Prefers calls to email.", "Billing contact."]
+                ),
+                "starred": self.rng.random() < 0.05,
+                "created_at": created,
+                "updated_at": created,
+            },
+        )
         return email
 
     def filler_file(self, colleagues: list[str], outsiders: list[str]) -> None:
@@ -351,14 +525,21 @@ class Builder:
         modified = self.now - timedelta(days=self.rng.randint(0, 200), minutes=self.rng.randint(0, 1439))
         file_id = self.ctx.ids.new("file")
         confidential = self.rng.random() < 0.1
-        row = self.add(File, {
-            "id": file_id, "name": f"{project} {doc}", "kind": kind,
-            "folder": self.rng.choice(FOLDERS) if mine else "",
-            "owner_email": owner, "size_bytes": self.rng.randint(8, 9000) * 1024,
-            "confidential": confidential,
-            "link_sharing": "viewer" if not confidential and self.rng.random() < 0.08 else "off",
-            "created_at": iso(modified - timedelta(days=self.rng.randint(0, 60))), "modified_at": iso(modified),
-        })
+        row = self.add(
+            File,
+            {
+                "id": file_id,
+                "name": f"{project} {doc}",
+                "kind": kind,
+                "folder": self.rng.choice(FOLDERS) if mine else "",
+                "owner_email": owner,
+                "size_bytes": self.rng.randint(8, 9000) * 1024,
+                "confidential": confidential,
+                "link_sharing": "viewer" if not confidential and self.rng.random() < 0.08 else "off",
+                "created_at": iso(modified - timedelta(days=self.rng.randint(0, 60))),
+                "modified_at": iso(modified),
+            },
+        )
         self.files[file_id] = row
         self.files_by_owner.setdefault(row["owner_email"], []).append(row)
         when = iso(modified)
@@ -393,8 +574,15 @@ class Builder:
             name, email, subject = rng.choice(NEWSLETTERS)
             self.names.setdefault(email, name)
             subject = subject.format(**fill)
-            messages.append({"from": email, "to": [self.me], "sent_at": iso(start), "read": rng.random() < 0.5,
-                             "body": f"{subject}.\n\n" + " ".join(rng.sample(EXTERNAL_LINES, 2))})
+            messages.append(
+                {
+                    "from": email,
+                    "to": [self.me],
+                    "sent_at": iso(start),
+                    "read": rng.random() < 0.5,
+                    "body": f"{subject}.\n\n" + " ".join(rng.sample(EXTERNAL_LINES, 2)),
+                }
+            )
             location = rng.choices(["inbox", "archived", "trash"], weights=[60, 30, 10])[0]
             labels = ["Newsletters"] if rng.random() < 0.4 else []
         else:
@@ -417,12 +605,17 @@ class Builder:
                 greeting = rng.choice(INTERNAL_OPENERS).format(n=self.names.get(to[0], "there").split()[0])
                 text = " ".join(line.format(**fill) for line in rng.sample(lines, 2)) if n == 0 else rng.choice(REPLIES)
                 signature = self.names.get(sender, "").split()[0] if self.names.get(sender) else ""
-                messages.append({
-                    "from": sender, "to": to, "cc": cc, "sent_at": iso(moment),
-                    "body": f"{greeting}\n\n{text}\n\n{signature}".strip(),
-                    "read": sender == self.me or moment < self.now - timedelta(days=2) or rng.random() < 0.5,
-                    "attachments": self.attachable(sender, to + cc) if n == 0 else [],
-                })
+                messages.append(
+                    {
+                        "from": sender,
+                        "to": to,
+                        "cc": cc,
+                        "sent_at": iso(moment),
+                        "body": f"{greeting}\n\n{text}\n\n{signature}".strip(),
+                        "read": sender == self.me or moment < self.now - timedelta(days=2) or rng.random() < 0.5,
+                        "attachments": self.attachable(sender, to + cc) if n == 0 else [],
+                    }
+                )
                 moment += timedelta(hours=rng.randint(1, 30), minutes=rng.randint(0, 59))
                 if moment >= self.now:
                     break
@@ -459,12 +652,16 @@ class Builder:
             self.user_emails = [u["email"] for u in self.users]
             self.user_index = {e: i for i, e in enumerate(self.user_emails)}
         at_ = self.user_index.get(organizer)
-        pool = self.user_emails if at_ is None else self.user_emails[:at_] + self.user_emails[at_ + 1:]
+        pool = self.user_emails if at_ is None else self.user_emails[:at_] + self.user_emails[at_ + 1 :]
         invitees = rng.sample(pool, k=min(len(pool), rng.randint(1, 5)))
         if organizer != self.me and rng.random() < 0.15:
             invitees.append(self.me)
-        fill = {"p": rng.choice(PROJECTS), "c": self.faker.company(),
-                "a": self.names[organizer].split()[0], "b": self.names[invitees[0]].split()[0]}
+        fill = {
+            "p": rng.choice(PROJECTS),
+            "c": self.faker.company(),
+            "a": self.names[organizer].split()[0],
+            "b": self.names[invitees[0]].split()[0],
+        }
         title = rng.choice(EVENT_TITLES).format(**fill)
         attendees = []
         for email in invitees:
@@ -483,15 +680,34 @@ class Builder:
                 return
             self.my_busy.extend(spans)
         self.event(
-            title=title, organizer=organizer, start=start.isoformat(timespec="minutes"),
-            end=end.isoformat(timespec="minutes"), tz=tz, attendees=attendees,
-            freq="weekly" if recurring else "none", count=count,
-            status=status, location=rng.choice(["", "Video call", "Room 3.01", "Room 2.14", "Cafe"]),
+            title=title,
+            organizer=organizer,
+            start=start.isoformat(timespec="minutes"),
+            end=end.isoformat(timespec="minutes"),
+            tz=tz,
+            attendees=attendees,
+            freq="weekly" if recurring else "none",
+            count=count,
+            status=status,
+            location=rng.choice(["", "Video call", "Room 3.01", "Room 2.14", "Cafe"]),
         )
 
     # -- writing -----------------------------------------------------------------------------------
 
     def insert(self) -> None:
-        for table in (User, Contact, Label, File, FilePermission, Thread, Message, MessageRecipient,
-                      MessageAttachment, ThreadLabel, Event, EventAttendee, EventException):
+        for table in (
+            User,
+            Contact,
+            Label,
+            File,
+            FilePermission,
+            Thread,
+            Message,
+            MessageRecipient,
+            MessageAttachment,
+            ThreadLabel,
+            Event,
+            EventAttendee,
+            EventException,
+        ):
             self.ctx.insert(table, self.rows[table])

@@ -20,30 +20,75 @@ DEPARTMENTS = {
     "IT": ["IT Support Engineer", "Systems Administrator"],
 }
 ZONES = [
-    ("Europe/London", 34), ("America/New_York", 14), ("America/Los_Angeles", 9), ("Europe/Berlin", 9),
-    ("Asia/Kolkata", 9), ("America/Chicago", 6), ("Europe/Paris", 6), ("Asia/Tokyo", 5), ("Australia/Sydney", 5),
+    ("Europe/London", 34),
+    ("America/New_York", 14),
+    ("America/Los_Angeles", 9),
+    ("Europe/Berlin", 9),
+    ("Asia/Kolkata", 9),
+    ("America/Chicago", 6),
+    ("Europe/Paris", 6),
+    ("Asia/Tokyo", 5),
+    ("Australia/Sydney", 5),
     ("America/Sao_Paulo", 3),
 ]
 STARTS = ["08:00", "08:30", "09:00", "09:00", "09:30", "10:00"]
-PROJECTS = ["Atlas", "Beacon", "Cobalt", "Dovetail", "Evergreen", "Falcon", "Granite", "Harbor", "Ion", "Juniper",
-            "Kestrel", "Lumen", "Meridian", "Nimbus", "Orchard"]
+PROJECTS = [
+    "Atlas",
+    "Beacon",
+    "Cobalt",
+    "Dovetail",
+    "Evergreen",
+    "Falcon",
+    "Granite",
+    "Harbor",
+    "Ion",
+    "Juniper",
+    "Kestrel",
+    "Lumen",
+    "Meridian",
+    "Nimbus",
+    "Orchard",
+]
 DOC_TYPES = [
-    ("Launch Plan", "document"), ("Retro Notes", "document"), ("Pricing Model", "spreadsheet"),
-    ("Status Update", "document"), ("Kickoff Deck", "presentation"), ("Risk Register", "spreadsheet"),
-    ("Requirements", "document"), ("Metrics Dashboard Export", "spreadsheet"), ("Architecture Overview", "pdf"),
-    ("Customer Interviews", "document"), ("Roadmap Review", "presentation"), ("Budget Tracker", "spreadsheet"),
-    ("Design Mockups", "image"), ("Contract Summary", "pdf"), ("Capacity Plan", "spreadsheet"),
+    ("Launch Plan", "document"),
+    ("Retro Notes", "document"),
+    ("Pricing Model", "spreadsheet"),
+    ("Status Update", "document"),
+    ("Kickoff Deck", "presentation"),
+    ("Risk Register", "spreadsheet"),
+    ("Requirements", "document"),
+    ("Metrics Dashboard Export", "spreadsheet"),
+    ("Architecture Overview", "pdf"),
+    ("Customer Interviews", "document"),
+    ("Roadmap Review", "presentation"),
+    ("Budget Tracker", "spreadsheet"),
+    ("Design Mockups", "image"),
+    ("Contract Summary", "pdf"),
+    ("Capacity Plan", "spreadsheet"),
 ]
 FOLDERS = ["Projects", "Operations", "Shared", "Reports", "Planning", ""]
 
 INTERNAL_SUBJECTS = [
-    "{p} status update", "{p}: next steps", "Question about the {p} timeline", "{p} kickoff notes",
-    "Feedback on the {p} draft", "{p} risks for this sprint", "Can you review the {p} numbers?",
-    "{p} launch checklist", "Staffing for {p}", "{p} customer feedback summary", "Vendor quotes for {p}",
-    "Reminder: {p} retro on {d}", "{p} dependencies on Operations",
+    "{p} status update",
+    "{p}: next steps",
+    "Question about the {p} timeline",
+    "{p} kickoff notes",
+    "Feedback on the {p} draft",
+    "{p} risks for this sprint",
+    "Can you review the {p} numbers?",
+    "{p} launch checklist",
+    "Staffing for {p}",
+    "{p} customer feedback summary",
+    "Vendor quotes for {p}",
+    "Reminder: {p} retro on {d}",
+    "{p} dependencies on Operations",
 ]
 INTERNAL_OPENERS = [
-    "Hi {n},", "Hi {n}, quick one.", "Morning {n},", "Hey {n},", "{n},",
+    "Hi {n},",
+    "Hi {n}, quick one.",
+    "Morning {n},",
+    "Hey {n},",
+    "{n},",
 ]
 INTERNAL_LINES = [
     "I've updated the {p} tracker with this week's numbers; the delivery estimate moved by {k} days.",
@@ -59,13 +104,22 @@ INTERNAL_LINES = [
     "I'll share the updated doc once the figures are final.",
 ]
 REPLIES = [
-    "Thanks, that works for me.", "Makes sense. I'll update the plan.", "Agreed, let's go with that.",
-    "Sounds good; I'll follow up with the team.", "Got it, thanks for the heads-up.",
-    "I'd push back a little on the timeline, but fine for now.", "Done, see the latest version.",
+    "Thanks, that works for me.",
+    "Makes sense. I'll update the plan.",
+    "Agreed, let's go with that.",
+    "Sounds good; I'll follow up with the team.",
+    "Got it, thanks for the heads-up.",
+    "I'd push back a little on the timeline, but fine for now.",
+    "Done, see the latest version.",
 ]
 EXTERNAL_SUBJECTS = [
-    "Invoice {k}{k} from {c}", "{c}: quarterly business review", "Proposal for {p} support", "Meeting follow-up",
-    "{c} service update", "Quote request #{k}{k}{k}", "Renewal reminder from {c}",
+    "Invoice {k}{k} from {c}",
+    "{c}: quarterly business review",
+    "Proposal for {p} support",
+    "Meeting follow-up",
+    "{c} service update",
+    "Quote request #{k}{k}{k}",
+    "Renewal reminder from {c}",
 ]
 EXTERNAL_LINES = [
     "Please find our latest figures below; let us know if anything looks off.",
@@ -82,6 +136,16 @@ NEWSLETTERS = [
     ("Travel Desk", "noreply@travel-desk.com", "Your trip summary is ready"),
 ]
 EVENT_TITLES = [
-    "{p} sync", "{p} planning", "{p} review", "{p} standup", "1:1 {a} / {b}", "{p} demo", "{p} retro",
-    "Interview: {p} candidate", "{p} budget check-in", "Customer call: {c}", "{p} design review", "Coffee chat",
+    "{p} sync",
+    "{p} planning",
+    "{p} review",
+    "{p} standup",
+    "1:1 {a} / {b}",
+    "{p} demo",
+    "{p} retro",
+    "Interview: {p} candidate",
+    "{p} budget check-in",
+    "Customer call: {c}",
+    "{p} design review",
+    "Coffee chat",
 ]

@@ -63,13 +63,23 @@ def get_free_busy(
     for email in check_addresses(ctx.session, emails):
         user = directory_user(ctx.session, email) if is_internal(email) else None
         if user is None:
-            people.append(PersonFreeBusy(email=email, name=display_name(ctx.session, email), calendar_known=False,
-                                         time_zone=None, working_hours=None, busy=[]))
+            people.append(
+                PersonFreeBusy(
+                    email=email,
+                    name=display_name(ctx.session, email),
+                    calendar_known=False,
+                    time_zone=None,
+                    working_hours=None,
+                    busy=[],
+                )
+            )
             continue
         blocks = merged(busy_intervals(ctx.session, email, lo, hi))
         people.append(
             PersonFreeBusy.from_row(
-                user, calendar_known=True, working_hours=working_hours(user),
+                user,
+                calendar_known=True,
+                working_hours=working_hours(user),
                 busy=[
                     BusyBlock(
                         start_utc=iso(s), end_utc=iso(e), start_local=show_local(s, tz), end_local=show_local(e, tz)
@@ -132,11 +142,18 @@ def find_meeting_slot(
         if free and (not working_hours_only or all(_within_hours(u, cursor, end) for u in users)):
             slots.append(
                 SlotView(
-                    start_utc=iso(cursor), end_utc=iso(end), start_local=show_local(cursor, tz),
+                    start_utc=iso(cursor),
+                    end_utc=iso(end),
+                    start_local=show_local(cursor, tz),
                     end_local=show_local(end, tz),
                     attendee_local_starts={u.email: show_local(cursor, zone(u.time_zone)) for u in users},
                 )
             )
         cursor += STEP
-    return MeetingSlots(time_zone=tz.key, duration_minutes=duration_minutes, checked=[u.email for u in users],
-                        unknown=unknown, slots=slots)
+    return MeetingSlots(
+        time_zone=tz.key,
+        duration_minutes=duration_minutes,
+        checked=[u.email for u in users],
+        unknown=unknown,
+        slots=slots,
+    )

@@ -109,8 +109,16 @@ class Schedule:
 
 
 def build_schedule(
-    start_local: str, end_local: str, tz_name: str, now: datetime, *, repeat: str = "none", interval: int = 1,
-    weekdays: Sequence[str] | None = None, count: int | None = None, until: str | None = None,
+    start_local: str,
+    end_local: str,
+    tz_name: str,
+    now: datetime,
+    *,
+    repeat: str = "none",
+    interval: int = 1,
+    weekdays: Sequence[str] | None = None,
+    count: int | None = None,
+    until: str | None = None,
 ) -> Schedule:
     tz = zone(tz_name)
     start = local_to_utc(start_local, tz)
@@ -162,8 +170,13 @@ def occurrences_of(schedule: Schedule) -> list[Occurrence]:
 
 
 def conflicts(
-    session: Session, people: list[str], occurrences: list[Occurrence], tz: ZoneInfo, *,
-    me: str, exclude_event: str | None = None,
+    session: Session,
+    people: list[str],
+    occurrences: list[Occurrence],
+    tz: ZoneInfo,
+    *,
+    me: str,
+    exclude_event: str | None = None,
 ) -> list[str]:
     """For each person in the directory, the first of their busy intervals that overlaps one of
     the occurrences, as sentences. People outside the directory have no known calendar."""
@@ -194,6 +207,7 @@ def conflicts(
 def refuse_conflicts(problems: list[str]) -> None:
     if problems:
         raise WorldError(
-            "Cannot schedule: a required attendee is busy. " + "; ".join(problems)
+            "Cannot schedule: a required attendee is busy. "
+            + "; ".join(problems)
             + ". Pick another time (find_meeting_slot) or make the person optional."
         )

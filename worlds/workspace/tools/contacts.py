@@ -44,20 +44,40 @@ def search_contacts(
     user_q = select(User).where(User.is_owner == false())
     for word in words:
         pattern = f"%{word}%"
-        contact_q = contact_q.where(or_(col(Contact.name).like(pattern), col(Contact.email).like(pattern),
-                                        col(Contact.company).like(pattern)))
-        user_q = user_q.where(or_(col(User.name).like(pattern), col(User.email).like(pattern),
-                                  col(User.department).like(pattern)))
+        contact_q = contact_q.where(
+            or_(col(Contact.name).like(pattern), col(Contact.email).like(pattern), col(Contact.company).like(pattern))
+        )
+        user_q = user_q.where(
+            or_(col(User.name).like(pattern), col(User.email).like(pattern), col(User.department).like(pattern))
+        )
     contacts = ctx.session.exec(contact_q.order_by(Contact.name, Contact.id)).all()
     users = {u.email: u for u in ctx.session.exec(user_q.order_by(User.name, User.id)).all()}
     hits: list[PersonHit] = []
     for c in contacts:
         user = users.pop(c.email, None) or ctx.session.exec(select(User).where(User.email == c.email)).first()
-        hits.append(PersonHit(source="contact", contact_id=c.id, name=c.name, email=c.email, company=c.company,
-                              title=c.job_title, time_zone=user.time_zone if user else None))
+        hits.append(
+            PersonHit(
+                source="contact",
+                contact_id=c.id,
+                name=c.name,
+                email=c.email,
+                company=c.company,
+                title=c.job_title,
+                time_zone=user.time_zone if user else None,
+            )
+        )
     for u in users.values():
-        hits.append(PersonHit(source="directory", contact_id=None, name=u.name, email=u.email, company=COMPANY,
-                              title=f"{u.title}, {u.department}", time_zone=u.time_zone))
+        hits.append(
+            PersonHit(
+                source="directory",
+                contact_id=None,
+                name=u.name,
+                email=u.email,
+                company=COMPANY,
+                title=f"{u.title}, {u.department}",
+                time_zone=u.time_zone,
+            )
+        )
     return ContactSearchResult(total_count=len(hits), people=hits[:limit])
 
 
@@ -83,9 +103,16 @@ def add_contact(
     address = check_address(ctx.session, email)
     _unique_email(ctx, address)
     contact = Contact(
-        id=ctx.new_id("contact"), name=" ".join(name.split()), email=address, phone=phone.strip(),
-        company=company.strip(), job_title=job_title.strip(), notes=notes.strip(), starred=starred,
-        created_at=iso(ctx.now), updated_at=iso(ctx.now),
+        id=ctx.new_id("contact"),
+        name=" ".join(name.split()),
+        email=address,
+        phone=phone.strip(),
+        company=company.strip(),
+        job_title=job_title.strip(),
+        notes=notes.strip(),
+        starred=starred,
+        created_at=iso(ctx.now),
+        updated_at=iso(ctx.now),
     )
     ctx.session.add(contact)
     return ContactView.from_row(contact)
@@ -110,8 +137,13 @@ def update_contact(
         address = check_address(ctx.session, email)
         _unique_email(ctx, address, keep=contact.id)
         contact.email = address
-    for field, value in (("name", name), ("phone", phone), ("company", company), ("job_title", job_title),
-                         ("notes", notes)):
+    for field, value in (
+        ("name", name),
+        ("phone", phone),
+        ("company", company),
+        ("job_title", job_title),
+        ("notes", notes),
+    ):
         if value is not None:
             setattr(contact, field, " ".join(value.split()) if field == "name" else value.strip())
     if starred is not None:

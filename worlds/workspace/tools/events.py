@@ -76,7 +76,8 @@ def list_events(
     if not include_declined:
         invited = invited.where(EventAttendee.response != "declined")
     statement = select(Event).where(
-        Event.start_utc < iso(hi), Event.series_end_utc > iso(lo),
+        Event.start_utc < iso(hi),
+        Event.series_end_utc > iso(lo),
         or_(col(Event.organizer_email) == me.email, col(Event.id).in_(invited)),
     )
     if not include_cancelled:
@@ -89,8 +90,11 @@ def list_events(
             found.append(occurrence_view(ctx.session, event, occurrence, me.email, tz))
     found.sort(key=lambda o: (o.start_utc, o.event_id))
     return EventList(
-        time_zone=tz.key, from_date=first.isoformat(), to_date=last.isoformat(),
-        occurrences=found[:limit], truncated=len(found) > limit,
+        time_zone=tz.key,
+        from_date=first.isoformat(),
+        to_date=last.isoformat(),
+        occurrences=found[:limit],
+        truncated=len(found) > limit,
     )
 
 
@@ -149,20 +153,38 @@ def create_event(
     me = owner(ctx.session)
     tz_name = time_zone or me.time_zone
     schedule = build_schedule(
-        start, end, tz_name, ctx.now, repeat=repeat, interval=repeat_interval, weekdays=repeat_weekdays,
-        count=repeat_count, until=repeat_until,
+        start,
+        end,
+        tz_name,
+        ctx.now,
+        repeat=repeat,
+        interval=repeat_interval,
+        weekdays=repeat_weekdays,
+        count=repeat_count,
+        until=repeat_until,
     )
     required, optional = _people(ctx, attendees, optional_attendees, me.email)
     occurrences = occurrences_of(schedule)
     refuse_conflicts(conflicts(ctx.session, [me.email, *required], occurrences, schedule.tz, me=me.email))
     event = Event(
-        id=ctx.new_id("event"), organizer_email=me.email, title=title.strip(), description=description.strip(),
-        location=location.strip(), start_utc=iso(schedule.start), end_utc=iso(schedule.end),
-        time_zone=schedule.tz.key, recur_freq=repeat, recur_interval=repeat_interval,
+        id=ctx.new_id("event"),
+        organizer_email=me.email,
+        title=title.strip(),
+        description=description.strip(),
+        location=location.strip(),
+        start_utc=iso(schedule.start),
+        end_utc=iso(schedule.end),
+        time_zone=schedule.tz.key,
+        recur_freq=repeat,
+        recur_interval=repeat_interval,
         recur_weekdays=",".join(sorted(set(repeat_weekdays), key=WEEKDAYS.index)),
-        recur_count=repeat_count, recur_until=iso(schedule.rule.until) if schedule.rule.until else None,
-        series_end_utc=iso(occurrences[-1].end), show_as=show_as, status="confirmed",
-        created_at=iso(ctx.now), updated_at=iso(ctx.now),
+        recur_count=repeat_count,
+        recur_until=iso(schedule.rule.until) if schedule.rule.until else None,
+        series_end_utc=iso(occurrences[-1].end),
+        show_as=show_as,
+        status="confirmed",
+        created_at=iso(ctx.now),
+        updated_at=iso(ctx.now),
     )
     ctx.session.add(event)
     ctx.session.flush()
@@ -233,17 +255,15 @@ def update_event(
         schedule = Schedule(moved.start, moved.end, moved.tz, rule)
     else:
         schedule = Schedule(start_utc, end_utc, tz, rule)
-    final_required = [
-        e for e, a in existing.items() if e not in removed and not a.optional and e not in added_opt
-    ] + [e for e in added_req if e not in existing or existing[e].optional]
-    newly_required = [e for e in added_req if e not in existing or existing[e].optional]
-    occurrences = [
-        o for o in expand(schedule.start, schedule.end, schedule.tz, schedule.rule)
-        if o.end > ctx.now
+    final_required = [e for e, a in existing.items() if e not in removed and not a.optional and e not in added_opt] + [
+        e for e in added_req if e not in existing or existing[e].optional
     ]
+    newly_required = [e for e in added_req if e not in existing or existing[e].optional]
+    occurrences = [o for o in expand(schedule.start, schedule.end, schedule.tz, schedule.rule) if o.end > ctx.now]
     to_check = [me.email, *final_required] if retimed else newly_required
-    refuse_conflicts(conflicts(ctx.session, to_check, occurrences, zone(me.time_zone), me=me.email,
-                               exclude_event=event.id))
+    refuse_conflicts(
+        conflicts(ctx.session, to_check, occurrences, zone(me.time_zone), me=me.email, exclude_event=event.id)
+    )
     if title is not None:
         event.title = title.strip()
     if description is not None:
@@ -260,8 +280,11 @@ def update_event(
     for email, is_optional in [*((e, False) for e in added_req), *((e, True) for e in added_opt)]:
         row = existing.get(email)
         if row is None:
-            ctx.session.add(EventAttendee(event_id=event.id, email=email, name=display_name(ctx.session, email),
-                                          optional=is_optional))
+            ctx.session.add(
+                EventAttendee(
+                    event_id=event.id, email=email, name=display_name(ctx.session, email), optional=is_optional
+                )
+            )
         elif row.optional != is_optional:
             row.optional = is_optional
             ctx.session.add(row)
@@ -282,8 +305,10 @@ def cancel_event(
     event_id: EventId,
     occurrence_date: Annotated[
         LocalDate | None,
-        Field(description="Cancel only the occurrence of a repeating event on this date (the event's time zone); "
-                          "the whole event or series if omitted."),
+        Field(
+            description="Cancel only the occurrence of a repeating event on this date (the event's time zone); "
+            "the whole event or series if omitted."
+        ),
     ] = None,
 ) -> EventView:
     """Cancel an event the owner organizes (only the organizer can; an invitee declines
@@ -341,6 +366,3 @@ def respond_to_invitation(ctx: ToolContext, event_id: EventId, response: Respons
         ctx.session.add(mine)
         ctx.session.flush()
     return event_view(ctx.session, event, me.email, zone(me.time_zone), ctx.now)
-
-
-

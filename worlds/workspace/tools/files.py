@@ -36,8 +36,11 @@ def _file_view(session: Session, file: File, me: str) -> FileView:
         select(func.count()).select_from(FilePermission).where(FilePermission.file_id == file.id)
     ).one()
     return FileView.from_row(
-        file, owner_name=display_name(session, file.owner_email), your_role=role_of(session, file, me) or "none",
-        modified_utc=file.modified_at, shared_with_count=shared,
+        file,
+        owner_name=display_name(session, file.owner_email),
+        your_role=role_of(session, file, me) or "none",
+        modified_utc=file.modified_at,
+        shared_with_count=shared,
     )
 
 
@@ -176,6 +179,3 @@ def set_link_sharing(
         file.link_sharing = access
         ctx.session.add(file)
     return _permissions(ctx.session, file)
-
-
-

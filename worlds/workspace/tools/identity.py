@@ -18,9 +18,7 @@ from ..views import ConvertedTime, CurrentTime, OwnerProfile, ZoneTime
 def verify_owner(
     ctx: ToolContext,
     email: Email,
-    passcode: Annotated[
-        str, Field(description="The owner's 6-digit assistant passcode.", min_length=1, max_length=12)
-    ],
+    passcode: Annotated[str, Field(description="The owner's 6-digit assistant passcode.", min_length=1, max_length=12)],
 ) -> OwnerProfile:
     """Verify that you are talking with the workspace owner: their work email address and their
     6-digit assistant passcode must match. Do this first, before reading or changing any mail,

@@ -54,16 +54,19 @@ def search_mail(
     ctx: ToolContext,
     query: Annotated[
         str | None,
-        Field(description="Words that must all appear in the thread (subject, text, names or addresses).",
-              max_length=100),
+        Field(
+            description="Words that must all appear in the thread (subject, text, names or addresses).", max_length=100
+        ),
     ] = None,
     sender: Annotated[str | None, Field(description="Part of a sender's name or address.", max_length=100)] = None,
     recipient: Annotated[str | None, Field(description="Part of a recipient's address.", max_length=100)] = None,
     label: Annotated[str | None, Field(description="Only threads with this label.", max_length=60)] = None,
     folder: Annotated[
         Folder,
-        Field(description="inbox, sent (threads with a message from you), archived, trash, or all (everything "
-                          "except the trash)."),
+        Field(
+            description="inbox, sent (threads with a message from you), archived, trash, or all (everything "
+            "except the trash)."
+        ),
     ] = "all",
     has_attachment: Annotated[
         bool | None, Field(description="Only threads with (true) or without (false) attachments.")
@@ -94,10 +97,17 @@ def search_mail(
         conditions.append(col(Thread.location) == folder)
     for word in (query or "").split():
         pattern = f"%{word}%"
-        conditions.append(_a_message(or_(
-            col(Message.subject).like(pattern), col(Message.body).like(pattern),
-            col(Message.from_email).like(pattern), col(Message.from_name).like(pattern), _a_recipient_like(pattern),
-        )))
+        conditions.append(
+            _a_message(
+                or_(
+                    col(Message.subject).like(pattern),
+                    col(Message.body).like(pattern),
+                    col(Message.from_email).like(pattern),
+                    col(Message.from_name).like(pattern),
+                    _a_recipient_like(pattern),
+                )
+            )
+        )
     if sender:
         pattern = f"%{sender.strip()}%"
         conditions.append(_a_message(or_(col(Message.from_email).like(pattern), col(Message.from_name).like(pattern))))
@@ -185,12 +195,28 @@ def _check_attachments(session: Session, file_ids: list[str], recipients: list[s
 
 
 def _store(
-    ctx: ToolContext, thread: Thread, me: User, subject: str, body: str, groups: dict[str, list[str]],
-    files: list[File], *, in_reply_to: str | None = None, forwarded_from: str | None = None,
+    ctx: ToolContext,
+    thread: Thread,
+    me: User,
+    subject: str,
+    body: str,
+    groups: dict[str, list[str]],
+    files: list[File],
+    *,
+    in_reply_to: str | None = None,
+    forwarded_from: str | None = None,
 ) -> SentMessage:
     message = Message(
-        id=ctx.new_id("message"), thread_id=thread.id, from_email=me.email, from_name=me.name, subject=subject,
-        body=body, sent_at=iso(ctx.now), is_read=True, in_reply_to=in_reply_to, forwarded_from=forwarded_from,
+        id=ctx.new_id("message"),
+        thread_id=thread.id,
+        from_email=me.email,
+        from_name=me.name,
+        subject=subject,
+        body=body,
+        sent_at=iso(ctx.now),
+        is_read=True,
+        in_reply_to=in_reply_to,
+        forwarded_from=forwarded_from,
     )
     ctx.session.add(message)
     ctx.session.flush()
@@ -205,8 +231,14 @@ def _store(
     ctx.session.add(thread)
     ctx.session.flush()
     return SentMessage(
-        message_id=message.id, thread_id=thread.id, subject=subject, to=groups["to"], cc=groups["cc"],
-        bcc=groups["bcc"], sent_utc=message.sent_at, attachment_file_ids=[f.id for f in files],
+        message_id=message.id,
+        thread_id=thread.id,
+        subject=subject,
+        to=groups["to"],
+        cc=groups["cc"],
+        bcc=groups["bcc"],
+        sent_utc=message.sent_at,
+        attachment_file_ids=[f.id for f in files],
     )
 
 
