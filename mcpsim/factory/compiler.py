@@ -1,0 +1,58 @@
+"""Spec -> a real `World`, in memory: tables on a metadata of its own, typed tools, a seeded
+seeder and the policy text. Nothing is written to disk; the world's revision is the spec's
+digest, so its version changes with the spec (and with the factory's own code)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from mcpsim.factory.policy import policy_text
+from mcpsim.factory.schema import EntityModel, build_entities
+from mcpsim.factory.seeder import Seeder
+from mcpsim.factory.spec import WorldSpec, load_spec
+from mcpsim.factory.tools import ActionBuilder, CompiledAction
+from mcpsim.world import World, add_calculator
+
+
+@dataclass
+class CompiledWorld:
+    """A compiled world with what validation needs to know about it: each action's refusals."""
+
+    spec: WorldSpec
+    world: World
+    models: dict[str, EntityModel]
+    actions: dict[str, CompiledAction]
+
+
+def compile_spec(spec: WorldSpec) -> CompiledWorld:
+    metadata, models = build_entities(spec)
+    builders = [ActionBuilder(spec, models, a) for a in spec.actions]
+    refusals = {b.action.name: CompiledAction(b.action, tuple(b.refusals())) for b in builders}
+    world = World(
+        spec.name,
+        title=spec.title,
+        description=spec.description,
+        metadata=metadata,
+        policy=policy_text(spec, list(refusals.values())),
+        scales={scale: dict(counts) for scale, counts in spec.scales.items()},
+        epoch=datetime.fromisoformat(spec.epoch),
+        revision=f"spec-{spec.digest()}",
+        id_formats={entity: (e.id.prefix, e.id.digits) for entity, e in spec.entities.items()},
+    )
+    for builder in builders:
+        builder.register(world)
+    if spec.calculator:
+        add_calculator(world, example="3 * 2.50", purpose="totals and fees")
+    world.seeder(Seeder(spec, models))
+    return CompiledWorld(spec, world, models, refusals)
+
+
+def compile_world(spec: WorldSpec) -> World:
+    return compile_spec(spec).world
+
+
+def load_world_spec(path: str | Path) -> World:
+    """The world a spec file describes."""
+    return compile_world(load_spec(path))
