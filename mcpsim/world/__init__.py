@@ -4,9 +4,11 @@ worlds. Nothing here knows about MCP or HTTP.
 
 - `core`: World, ToolSpec, ToolContext, WorldError, PartialFailure;
 - `seeding`: IdGenerator, derive_seed, SeedContext (seeded Faker, random, epoch, bulk inserts);
-- `toolkit`: safe arithmetic, cents and dollars, timestamps;
+- `toolkit`: safe arithmetic, cents and dollars, money netted per payment method, timestamps;
 - `views`: RowView, tool results built from rows in one call;
-- `standard`: standard tools a world opts into (add_calculator);
+- `paging`: page(), one page of rows and how many match in all;
+- `standard`: standard tools a world opts into (add_calculator) and the hand-off to a human
+  (handoff_summary, open_ticket);
 - `registry`: worlds installed through the `mcpsim.worlds` entry-point group.
 """
 

@@ -1,13 +1,14 @@
 """What most worlds need and should not each write again: safe arithmetic for a `calculate`
-tool, money kept in integer cents, and UTC timestamps as ISO strings."""
+tool, money kept in integer cents (and netted per payment method), and UTC timestamps as ISO strings."""
 
 from __future__ import annotations
 
 import ast
 import math
 import operator
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from mcpsim.world.core import WorldError
 
@@ -65,6 +66,24 @@ def to_cents(dollars: float) -> int:
 
 def dollars(cents: int) -> float:
     return round(cents / 100, 2)
+
+
+class LedgerEntry(Protocol):
+    """A payment row as `net_by_method` reads it: a charge or a refund of a payment method."""
+
+    kind: str  # "charge" takes money from the method; any other kind gives it back
+    payment_method_id: str
+    amount_cents: int
+
+
+def net_by_method(payments: Iterable[LedgerEntry]) -> dict[str, int]:
+    """What each payment method has paid and not yet had back, keyed in the order of its first
+    payment (so that refunds can go back to methods in the order they paid)."""
+    net: dict[str, int] = {}
+    for payment in payments:
+        sign = 1 if payment.kind == "charge" else -1
+        net[payment.payment_method_id] = net.get(payment.payment_method_id, 0) + sign * payment.amount_cents
+    return net
 
 
 def money(cents: int) -> str:

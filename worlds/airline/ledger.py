@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session
 
-from mcpsim.world import ToolContext, WorldError
+from mcpsim.world import ToolContext, WorldError, toolkit
 
 from .rules import (
     CERTIFICATE_VALIDITY_DAYS,
@@ -133,11 +133,7 @@ def refund_as_certificate(ctx: ToolContext, reservation: Reservation, cents: int
 
 def net_by_method(session: Session, reservation_id: str) -> dict[str, int]:
     """What each payment method has paid for the reservation and not yet had back, by first charge."""
-    net: dict[str, int] = {}
-    for payment in payments_of(session, reservation_id):
-        sign = 1 if payment.kind == "charge" else -1
-        net[payment.payment_method_id] = net.get(payment.payment_method_id, 0) + sign * payment.amount_cents
-    return net
+    return toolkit.net_by_method(payments_of(session, reservation_id))
 
 
 def change_method(

@@ -145,19 +145,21 @@ def parse_date(text: str) -> date:
 
 
 def expected_departure(flight: Flight) -> datetime | None:
-    if flight.status == "cancelled":
-        return None
-    if flight.actual_departure:
-        return parse(flight.actual_departure)
-    return parse(flight.scheduled_departure) + timedelta(minutes=flight.delay_minutes)
+    return _expected(flight, flight.actual_departure, flight.scheduled_departure)
 
 
 def expected_arrival(flight: Flight) -> datetime | None:
+    return _expected(flight, flight.actual_arrival, flight.scheduled_arrival)
+
+
+def _expected(flight: Flight, actual: str | None, scheduled: str) -> datetime | None:
+    """When a flight leaves or lands: the actual time once known, else the schedule plus the
+    delay; never for a cancelled flight."""
     if flight.status == "cancelled":
         return None
-    if flight.actual_arrival:
-        return parse(flight.actual_arrival)
-    return parse(flight.scheduled_arrival) + timedelta(minutes=flight.delay_minutes)
+    if actual:
+        return parse(actual)
+    return parse(scheduled) + timedelta(minutes=flight.delay_minutes)
 
 
 def has_departed(flight: Flight, now: datetime) -> bool:

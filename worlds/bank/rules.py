@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from mcpsim.world import IdGenerator, WorldError
+from mcpsim.world import IdGenerator, ToolContext, WorldError
 from mcpsim.world.toolkit import dollars, iso, money, to_cents  # noqa: F401  (re-exported)
 
 from .tables import Account, Customer, Dispute, IdentityVerification, Payee, Transaction, Transfer
@@ -170,6 +170,29 @@ def transaction_of(session: Session, customer: Customer, transaction_id: str) ->
     if txn is None or account is None or account.customer_id != customer.id:
         raise WorldError(f"Customer {customer.id} has no transaction {transaction_id}")
     return txn
+
+
+def new_transaction(
+    ctx: ToolContext,
+    account: Account,
+    kind: str,
+    description: str,
+    amount_cents: int,
+    status: str = "posted",
+    **links: str | None,
+) -> Transaction:
+    """A transaction on `account` made by this call (negative `amount_cents` is a debit); `links`
+    name the card, transfer or merchant it comes from. The caller stages it."""
+    return Transaction(
+        id=ctx.new_id("transaction"),
+        account_id=account.id,
+        kind=kind,
+        description=description,
+        amount_cents=amount_cents,
+        status=status,
+        posted_at=iso(ctx.now),
+        **links,
+    )
 
 
 # -- balances and limits -----------------------------------------------------------------------

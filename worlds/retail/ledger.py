@@ -12,7 +12,7 @@ from datetime import datetime
 
 from sqlmodel import Session
 
-from mcpsim.world import ToolContext, WorldError
+from mcpsim.world import ToolContext, WorldError, toolkit
 from mcpsim.world.toolkit import iso, money
 
 from .rules import rows_in_creation_order
@@ -40,11 +40,7 @@ def order_payments(session: Session, order_id: str) -> list[Payment]:
 
 def net_by_method(session: Session, order_id: str) -> dict[str, int]:
     """What each payment method has paid for the order and not yet had back, by first charge."""
-    net: dict[str, int] = {}
-    for payment in order_payments(session, order_id):
-        sign = 1 if payment.kind == "charge" else -1
-        net[payment.payment_method_id] = net.get(payment.payment_method_id, 0) + sign * payment.amount_cents
-    return net
+    return toolkit.net_by_method(order_payments(session, order_id))
 
 
 def check_can_pay(method: PaymentMethod, amount_cents: int, now: datetime) -> None:
@@ -77,20 +73,7 @@ def charge(
     if method.kind == "gift_card":
         method.balance_cents = (method.balance_cents or 0) - amount_cents
         ctx.add(method)
-    payment = Payment(
-        id=ctx.new_id("payment"),
-        order_id=order.id,
-        payment_method_id=method.id,
-        kind="charge",
-        amount_cents=amount_cents,
-        status="captured",
-        reason=reason,
-        created_at=iso(ctx.now),
-        exchange_id=exchange_id,
-    )
-    ctx.add(payment)
-    ctx.session.flush()
-    return payment
+    return _record_payment(ctx, order, method, "charge", amount_cents, "captured", reason, exchange_id=exchange_id)
 
 
 def refund(
@@ -131,18 +114,33 @@ def refund(
     if method.kind == "gift_card" and not queued:
         method.balance_cents = (method.balance_cents or 0) + amount_cents
         ctx.add(method)
+    # Gift card credit lands at once; banks and PayPal take 5-7 business days.
+    status = "queued" if queued else "completed" if method.kind == "gift_card" else "pending"
+    return _record_payment(
+        ctx, order, method, "refund", amount_cents, status, reason, return_id=return_id, exchange_id=exchange_id
+    )
+
+
+def _record_payment(
+    ctx: ToolContext,
+    order: Order,
+    method: PaymentMethod,
+    kind: str,
+    amount_cents: int,
+    status: str,
+    reason: str,
+    **links: str | None,
+) -> Payment:
     payment = Payment(
         id=ctx.new_id("payment"),
         order_id=order.id,
         payment_method_id=method.id,
-        kind="refund",
+        kind=kind,
         amount_cents=amount_cents,
-        # Gift card credit lands at once; banks and PayPal take 5-7 business days.
-        status="queued" if queued else "completed" if method.kind == "gift_card" else "pending",
+        status=status,
         reason=reason,
         created_at=iso(ctx.now),
-        return_id=return_id,
-        exchange_id=exchange_id,
+        **links,
     )
     ctx.add(payment)
     ctx.session.flush()

@@ -132,6 +132,35 @@ def item_of_order(ctx: ToolContext, order: Order, item_id: str) -> OrderItem:
     return item
 
 
+def other_variant(
+    ctx: ToolContext, item: OrderItem, variant_id: str, *, same_product: str, unchanged: str, discontinued: str
+) -> Variant:
+    """The variant an order line switches to: another available variant of the line's product.
+    The wording of the refusals is the caller's: `same_product` follows "Variant X is not a
+    variant of P; ", `unchanged` follows "Item I already is variant X", `discontinued` follows
+    "Variant X is discontinued and cannot be "."""
+    variant = ctx.get(Variant, variant_id.strip())
+    if variant.product_id != item.product_id:
+        raise WorldError(
+            f"Variant {variant.id} is not a variant of {item.product_name} ({item.product_id}); {same_product}"
+        )
+    if variant.id == item.variant_id:
+        raise WorldError(f"Item {item.id} already is variant {variant.id}{unchanged}")
+    if not variant.available:
+        raise WorldError(f"Variant {variant.id} is discontinued and cannot be {discontinued}")
+    return variant
+
+
+def reserve_stock(demand: dict[str, int], variant: Variant, quantity: int) -> None:
+    """Add `quantity` units of `variant` to what a call takes from stock (`demand`, by variant id),
+    refusing more than the variant has."""
+    demand[variant.id] = demand.get(variant.id, 0) + quantity
+    if variant.stock < demand[variant.id]:
+        raise WorldError(
+            f"Only {variant.stock} unit(s) of variant {variant.id} are in stock; {demand[variant.id]} needed"
+        )
+
+
 def refuse_duplicates(ids: list[str], what: str = "Item") -> None:
     seen: set[str] = set()
     for item_id in ids:

@@ -6,10 +6,11 @@ from datetime import timedelta
 from typing import Annotated
 
 from pydantic import Field
-from sqlalchemy import func, or_
+from sqlalchemy import or_
 from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.paging import page
 
 from .. import world
 from ..inputs import AirportCode, FlightDate, FlightNumber
@@ -75,8 +76,7 @@ def list_airports(
                 col(Airport.state).ilike(like),
             )
         )
-    total = ctx.session.exec(select(func.count()).select_from(Airport).where(*where)).one()
-    rows = ctx.session.exec(select(Airport).where(*where).order_by(col(Airport.code)).limit(limit)).all()
+    total, rows = page(ctx.session, Airport, where, [col(Airport.code)], limit=limit)
     return AirportList(total_count=total, airports=AirportView.from_rows(rows))
 
 

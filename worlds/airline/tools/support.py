@@ -7,11 +7,11 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpsim.world import ToolContext, WorldError
-from mcpsim.world.standard import add_calculator
+from mcpsim.world.standard import add_calculator, handoff_summary, open_ticket
 
 from .. import world
 from ..inputs import ReservationId, UserId
-from ..rules import get_reservation, get_user, iso
+from ..rules import get_reservation, get_user
 from ..tables import Ticket
 from ..views import TicketView
 
@@ -21,12 +21,7 @@ add_calculator(world, example="(214 + 189) * 2 + 50", purpose="totals, fare diff
 @world.tool(irreversible=True)
 def transfer_to_human_agents(
     ctx: ToolContext,
-    summary: Annotated[
-        str,
-        Field(
-            description="What the user wants, what was done and why a human is needed.", min_length=10, max_length=2000
-        ),
-    ],
+    summary: Annotated[str, handoff_summary("user")],
     user_id: Annotated[UserId | None, Field(description="The user, if identified.")] = None,
     reservation_id: Annotated[ReservationId | None, Field(description="The reservation concerned, if any.")] = None,
 ) -> TicketView:
@@ -38,13 +33,11 @@ def transfer_to_human_agents(
     reservation = get_reservation(ctx.session, reservation_id) if reservation_id else None
     if user and reservation and reservation.user_id != user.id:
         raise WorldError(f"Reservation {reservation.id} does not belong to user {user.id}")
-    ticket = Ticket(
-        id=ctx.new_id("ticket"),
+    ticket = open_ticket(
+        ctx,
+        Ticket,
+        summary,
         user_id=user.id if user else (reservation.user_id if reservation else None),
         reservation_id=reservation.id if reservation else None,
-        summary=summary.strip(),
-        status="open",
-        created_at=iso(ctx.now),
     )
-    ctx.add(ticket)
     return TicketView.from_row(ticket)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field
-from sqlalchemy import func
 from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.paging import page
 
 from .. import world
 from ..inputs import BirthDate, ReservationId, UserId
@@ -68,14 +68,8 @@ def list_user_reservations(
     where = [Reservation.user_id == user.id]
     if status is not None:
         where.append(Reservation.status == status)
-    total = ctx.session.exec(select(func.count()).select_from(Reservation).where(*where)).one()
-    rows = ctx.session.exec(
-        select(Reservation)
-        .where(*where)
-        .order_by(col(Reservation.created_at).desc(), col(Reservation.id))
-        .offset(offset)
-        .limit(limit)
-    ).all()
+    newest_first = [col(Reservation.created_at).desc(), col(Reservation.id)]
+    total, rows = page(ctx.session, Reservation, where, newest_first, offset=offset, limit=limit)
     return ReservationList(
         user_id=user.id,
         total_count=total,

@@ -434,6 +434,20 @@ class CustomerHistory:
 
     # -- history --------------------------------------------------------------------------------
 
+    def draw_purchase(self) -> tuple[str, str, int]:
+        """A card purchase's category, merchant and amount in cents (mostly small, a few large)."""
+        category = weighted(self.rng, tuple(CATEGORY_WEIGHTS.items()))
+        merchants, (lo, hi) = MERCHANTS[category]
+        merchant = self.rng.choice(merchants)
+        return category, merchant, int(lo * (hi / lo) ** (self.rng.random() ** 1.6))
+
+    def purchase(self, at: datetime, account: str, card: Row, category: str, merchant: str, amount: int) -> Event:
+        """The card purchase drawn by `draw_purchase`, with a store number on its description."""
+        description = f"{merchant.upper()} #{self.rng.randint(100, 9999)}"
+        return self.line(
+            at, account, -amount, "card_purchase", description, merchant=merchant, category=category, card=card
+        )
+
     def line(
         self,
         at: datetime,
@@ -529,20 +543,8 @@ class CustomerHistory:
                     card = self.card_at(aid, at)
                     if card is None:
                         continue
-                    category = weighted(rng, tuple(CATEGORY_WEIGHTS.items()))
-                    merchants, (lo, hi) = MERCHANTS[category]
-                    merchant = rng.choice(merchants)
-                    amount = int(lo * (hi / lo) ** (rng.random() ** 1.6))
-                    event = self.line(
-                        at,
-                        aid,
-                        -amount,
-                        "card_purchase",
-                        f"{merchant.upper()} #{rng.randint(100, 9999)}",
-                        merchant=merchant,
-                        category=category,
-                        card=card,
-                    )
+                    category, merchant, amount = self.draw_purchase()
+                    event = self.purchase(at, aid, card, category, merchant, amount)
                     self.events.append(event)
                     self.purchases.append(event)
                     if rng.random() < 0.02 and category in ("shopping", "travel"):
@@ -824,22 +826,10 @@ class CustomerHistory:
             card = self.card_at(checking["id"], at)
             if card is None or card["status"] != "active":
                 continue
-            category = weighted(rng, tuple(CATEGORY_WEIGHTS.items()))
-            merchants, (lo, hi) = MERCHANTS[category]
-            merchant = rng.choice(merchants)
-            amount = int(lo * (hi / lo) ** (rng.random() ** 1.6))
+            category, merchant, amount = self.draw_purchase()
             if amount >= self.available(checking):
                 continue
-            event = self.line(
-                at,
-                checking["id"],
-                -amount,
-                "card_purchase",
-                f"{merchant.upper()} #{rng.randint(100, 9999)}",
-                merchant=merchant,
-                category=category,
-                card=card,
-            )
+            event = self.purchase(at, checking["id"], card, category, merchant, amount)
             event.row["status"] = "pending"
             self.commit(event, pending=True)
 

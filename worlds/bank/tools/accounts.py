@@ -10,6 +10,7 @@ from sqlalchemy import func
 from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.paging import page
 
 from .. import world
 from ..inputs import AccountId, CardId, CustomerId, Date, Limit, Offset, TransactionId, TransactionKind
@@ -103,16 +104,10 @@ def list_transactions(
                 pattern, escape="\\"
             )
         )
-    total = ctx.session.exec(select(func.count()).select_from(Transaction).where(*conditions)).one()
-    rows = ctx.session.exec(
-        select(Transaction)
-        .where(*conditions)
-        .order_by(Transaction.posted_at.desc(), Transaction.id)  # type: ignore[attr-defined]
-        .offset(offset)
-        .limit(limit)
-    ).all()
+    newest_first = [Transaction.posted_at.desc(), Transaction.id]  # type: ignore[attr-defined]
+    total, rows = page(ctx.session, Transaction, conditions, newest_first, offset=offset, limit=limit)
     return TransactionList(
-        account_id=account.id, total_count=total, offset=offset, transactions=transaction_views(ctx.session, list(rows))
+        account_id=account.id, total_count=total, offset=offset, transactions=transaction_views(ctx.session, rows)
     )
 
 

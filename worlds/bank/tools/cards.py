@@ -21,10 +21,11 @@ from ..rules import (
     iso,
     money,
     new_card_number,
+    new_transaction,
     owned,
     verified_customer,
 )
-from ..tables import Account, Card, Transaction
+from ..tables import Account, Card
 from ..views import CardList, CardReplacement, CardView, card_view
 
 
@@ -143,15 +144,8 @@ def replace_card(
     ctx.session.add(card)
     fee_txn = None
     if fee:
-        fee_txn = Transaction(
-            id=ctx.new_id("transaction"),
-            account_id=account.id,
-            card_id=new.id,
-            kind="fee",
-            description=f"Expedited card delivery fee (card ••••{new.last4})",
-            amount_cents=-fee,
-            status="posted",
-            posted_at=now,
+        fee_txn = new_transaction(
+            ctx, account, "fee", f"Expedited card delivery fee (card ••••{new.last4})", -fee, card_id=new.id
         )
         account.balance_cents -= fee
         account.updated_at = now

@@ -17,13 +17,14 @@ from ..rules import (
     dispute_of_transaction,
     iso,
     money,
+    new_transaction,
     owned,
     parse,
     to_cents,
     transaction_of,
     verified_customer,
 )
-from ..tables import Account, Card, Dispute, Transaction
+from ..tables import Account, Card, Dispute
 from ..views import DisputeList, DisputeView, dispute_view
 
 CARD_KINDS = ("card_purchase", "atm_withdrawal")
@@ -104,15 +105,13 @@ def open_dispute(
         status="open",
         created_at=now,
     )
-    credit = Transaction(
-        id=ctx.new_id("transaction"),
-        account_id=account.id,
-        kind="dispute_credit",
-        description=f"Provisional credit: dispute {dispute.id} ({txn.merchant or txn.description})",
+    credit = new_transaction(
+        ctx,
+        account,
+        "dispute_credit",
+        f"Provisional credit: dispute {dispute.id} ({txn.merchant or txn.description})",
+        cents,
         merchant=txn.merchant,
-        amount_cents=cents,
-        status="posted",
-        posted_at=now,
     )
     ctx.session.add(credit)
     ctx.session.flush()

@@ -7,10 +7,11 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpsim.world import ToolContext, add_calculator
+from mcpsim.world.standard import handoff_summary, open_ticket
 
 from .. import world
 from ..inputs import CustomerId, TicketTopic
-from ..rules import get_customer, iso
+from ..rules import get_customer
 from ..tables import Ticket
 from ..views import TicketView
 
@@ -21,14 +22,7 @@ add_calculator(world, example="2500 - 1875.40", purpose="balances, remaining lim
 def transfer_to_human_agent(
     ctx: ToolContext,
     topic: Annotated[TicketTopic, Field(description="What the human agent is needed for.")],
-    summary: Annotated[
-        str,
-        Field(
-            description="What the customer wants, what was done and why a human is needed.",
-            min_length=10,
-            max_length=2000,
-        ),
-    ],
+    summary: Annotated[str, handoff_summary("customer")],
     customer_id: Annotated[CustomerId | None, Field(description="The customer, once found (verified or not).")] = None,
 ) -> TicketView:
     """Hand the conversation to a human agent by opening a ticket. Only for what this policy and
@@ -36,13 +30,5 @@ def transfer_to_human_agent(
     raising a transfer limit, older statements...), or when the customer insists on a human after
     you have tried to help. Then tell the customer they are being transferred and stop."""
     customer = get_customer(ctx.session, customer_id) if customer_id else None
-    ticket = Ticket(
-        id=ctx.new_id("ticket"),
-        customer_id=customer.id if customer else None,
-        topic=topic,
-        summary=summary.strip(),
-        status="open",
-        created_at=iso(ctx.now),
-    )
-    ctx.add(ticket)
+    ticket = open_ticket(ctx, Ticket, summary, customer_id=customer.id if customer else None, topic=topic)
     return TicketView.from_row(ticket)

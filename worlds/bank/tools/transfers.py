@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field
-from sqlalchemy import func
 from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.paging import page
 
 from .. import world
 from ..inputs import AccountId, Amount, CustomerId, Limit, Memo, Offset, PayeeId, TransferId
@@ -20,12 +20,13 @@ from ..rules import (
     mask,
     money,
     needs_fraud_hold,
+    new_transaction,
     open_account_of,
     owned,
     to_cents,
     verified_customer,
 )
-from ..tables import Account, Payee, Transaction, Transfer
+from ..tables import Account, Customer, Payee, Transaction, Transfer
 from ..views import TransferList, TransferView, transfer_view
 
 
@@ -50,36 +51,15 @@ def transfer_between_own_accounts(
     cents = to_cents(amount)
     check_outgoing(ctx.session, source, cents, ctx.now)
     now = iso(ctx.now)
-    transfer = Transfer(
-        id=ctx.new_id("transfer"),
-        customer_id=customer.id,
-        kind="internal",
-        from_account_id=source.id,
-        to_account_id=target.id,
-        amount_cents=cents,
-        memo=memo.strip(),
-        status="completed",
-        created_at=now,
-        completed_at=now,
+    transfer = _new_transfer(
+        ctx, customer, source, "internal", cents, memo, "completed", to_account_id=target.id, completed_at=now
     )
-    ctx.session.add(transfer)
-    ctx.session.flush()
     for account, sign, text in (
         (source, -1, f"Transfer to {target.product} {mask(target.number)}"),
         (target, 1, f"Transfer from {source.product} {mask(source.number)}"),
     ):
-        ctx.session.add(
-            Transaction(
-                id=ctx.new_id("transaction"),
-                account_id=account.id,
-                transfer_id=transfer.id,
-                kind="transfer_out" if sign < 0 else "transfer_in",
-                description=text,
-                amount_cents=sign * cents,
-                status="posted",
-                posted_at=now,
-            )
-        )
+        kind = "transfer_out" if sign < 0 else "transfer_in"
+        ctx.session.add(new_transaction(ctx, account, kind, text, sign * cents, transfer_id=transfer.id))
         account.balance_cents += sign * cents
         account.updated_at = now
         ctx.session.add(account)
@@ -112,41 +92,53 @@ def transfer_to_payee(
         )
     cents = to_cents(amount)
     check_outgoing(ctx.session, source, cents, ctx.now)
-    now = iso(ctx.now)
     held = needs_fraud_hold(payee, cents, ctx.now)
+    hold_reason = (
+        f"Payee added {payee.created_at[:10]}, less than {NEW_PAYEE_DAYS} days ago, and the amount is above "
+        f"{money(FRAUD_HOLD_THRESHOLD_CENTS)}: held for fraud review"
+    )
+    transfer = _new_transfer(
+        ctx,
+        customer,
+        source,
+        "external",
+        cents,
+        memo,
+        "held" if held else "pending",
+        payee_id=payee.id,
+        hold_reason=hold_reason if held else None,
+    )
+    if not held:
+        text = f"Transfer to {payee.name} {mask(payee.account_number)}"
+        ctx.session.add(new_transaction(ctx, source, "transfer_out", text, -cents, "pending", transfer_id=transfer.id))
+    return transfer_view(ctx.session, transfer)
+
+
+def _new_transfer(
+    ctx: ToolContext,
+    customer: Customer,
+    source: Account,
+    kind: str,
+    cents: int,
+    memo: str,
+    status: str,
+    **details: str | None,
+) -> Transfer:
+    """A transfer out of `source`, made now and flushed, so that its transactions can refer to it."""
     transfer = Transfer(
         id=ctx.new_id("transfer"),
         customer_id=customer.id,
-        kind="external",
+        kind=kind,
         from_account_id=source.id,
-        payee_id=payee.id,
         amount_cents=cents,
         memo=memo.strip(),
-        status="held" if held else "pending",
-        hold_reason=(
-            f"Payee added {payee.created_at[:10]}, less than {NEW_PAYEE_DAYS} days ago, and the amount is above "
-            f"{money(FRAUD_HOLD_THRESHOLD_CENTS)}: held for fraud review"
-        )
-        if held
-        else None,
-        created_at=now,
+        status=status,
+        created_at=iso(ctx.now),
+        **details,
     )
     ctx.session.add(transfer)
     ctx.session.flush()
-    if not held:
-        ctx.session.add(
-            Transaction(
-                id=ctx.new_id("transaction"),
-                account_id=source.id,
-                transfer_id=transfer.id,
-                kind="transfer_out",
-                description=f"Transfer to {payee.name} {mask(payee.account_number)}",
-                amount_cents=-cents,
-                status="pending",
-                posted_at=now,
-            )
-        )
-    return transfer_view(ctx.session, transfer)
+    return transfer
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -168,14 +160,8 @@ def list_transfers(
         conditions.append(Transfer.from_account_id == owned(ctx.session, customer, Account, account_id).id)
     if status:
         conditions.append(Transfer.status == status)
-    total = ctx.session.exec(select(func.count()).select_from(Transfer).where(*conditions)).one()
-    rows = ctx.session.exec(
-        select(Transfer)
-        .where(*conditions)
-        .order_by(Transfer.created_at.desc(), Transfer.id)  # type: ignore[attr-defined]
-        .offset(offset)
-        .limit(limit)
-    ).all()
+    newest_first = [Transfer.created_at.desc(), Transfer.id]  # type: ignore[attr-defined]
+    total, rows = page(ctx.session, Transfer, conditions, newest_first, offset=offset, limit=limit)
     return TransferList(
         customer_id=customer.id,
         total_count=total,

@@ -23,15 +23,24 @@ from ..rules import (
     item_of_order,
     new_order_line,
     order_items,
+    other_variant,
     refuse_duplicates,
     require_delivered_order,
     require_returnable_item,
+    reserve_stock,
     split_line,
     status_after_delivery,
     tracking_number,
 )
 from ..tables import Exchange, Order, OrderItem, Return, Shipment, Variant
 from ..views import OrderDetails, order_details
+
+RefundTarget = Annotated[
+    PaymentMethodId,
+    Field(
+        description="Where the refund goes: a payment method that paid for the order, or a gift card of the customer."
+    ),
+]
 
 
 def _label(ctx: ToolContext, order: Order, kind: str) -> Shipment:
@@ -67,13 +76,7 @@ def return_delivered_order_items(
     items: Annotated[
         list[ReturnLine], Field(min_length=1, max_length=20, description="The delivered order lines to return.")
     ],
-    refund_payment_method_id: Annotated[
-        PaymentMethodId,
-        Field(
-            description="Where the refund goes: a payment method that paid for the order, "
-            "or a gift card of the customer."
-        ),
-    ],
+    refund_payment_method_id: RefundTarget,
     reason: Annotated[ReturnReason, Field(description="Why the customer returns the items.")],
 ) -> OrderDetails:
     """Return delivered items, within 30 days of their delivery. Each line can be returned once
@@ -152,24 +155,18 @@ def exchange_delivered_order_items(
     for line in items:
         item = item_of_order(ctx, order, line.item_id)
         require_returnable_item(ctx, item, "exchanged")
-        variant = ctx.get(Variant, line.new_variant_id.strip())
-        if variant.product_id != item.product_id:
-            raise WorldError(
-                f"Variant {variant.id} is not a variant of {item.product_name} ({item.product_id}); an exchange "
-                "keeps the product and only changes the variant"
-            )
-        if variant.id == item.variant_id:
-            raise WorldError(f"Item {item.id} already is variant {variant.id}; an exchange must change the variant")
-        if not variant.available:
-            raise WorldError(f"Variant {variant.id} is discontinued and cannot be exchanged into")
+        variant = other_variant(
+            ctx,
+            item,
+            line.new_variant_id,
+            same_product="an exchange keeps the product and only changes the variant",
+            unchanged="; an exchange must change the variant",
+            discontinued="exchanged into",
+        )
         quantity = item.quantity if line.quantity is None else line.quantity
         if quantity > item.quantity:
             raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot exchange {quantity}")
-        demand[variant.id] = demand.get(variant.id, 0) + quantity
-        if variant.stock < demand[variant.id]:
-            raise WorldError(
-                f"Only {variant.stock} unit(s) of variant {variant.id} are in stock; {demand[variant.id]} needed"
-            )
+        reserve_stock(demand, variant, quantity)
         plan.append((item, variant, quantity))
 
     back = _label(ctx, order, "return")
@@ -219,13 +216,7 @@ def issue_partial_refund(
     ctx: ToolContext,
     order_id: OrderId,
     amount: Annotated[float, Field(gt=0, le=100_000, description="The refund in dollars, such as 12.50.")],
-    payment_method_id: Annotated[
-        PaymentMethodId,
-        Field(
-            description="Where the refund goes: a payment method that paid for the order, "
-            "or a gift card of the customer."
-        ),
-    ],
+    payment_method_id: RefundTarget,
     reason: Annotated[RefundReason, Field(description="Why the refund is given.")],
 ) -> OrderDetails:
     """Refund part of what a shipped or delivered order cost, without returning anything (an item

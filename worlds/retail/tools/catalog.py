@@ -9,6 +9,7 @@ from sqlalchemy import and_, case, exists, func, or_
 from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.paging import page
 from mcpsim.world.toolkit import dollars
 
 from .. import world
@@ -65,10 +66,7 @@ def search_products(
     if in_stock_only:
         in_stock = and_(col(Variant.product_id) == Product.id, col(Variant.available), col(Variant.stock) > 0)
         where.append(exists().where(in_stock))
-    total = session.exec(select(func.count()).select_from(Product).where(*where)).one()
-    products = session.exec(
-        select(Product).where(*where).order_by(Product.name, Product.id).offset(offset).limit(limit)
-    ).all()
+    total, products = page(session, Product, where, [Product.name, Product.id], offset=offset, limit=limit)
     stats = {
         row[0]: row[1:]
         for row in session.exec(

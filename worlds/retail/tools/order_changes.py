@@ -28,7 +28,9 @@ from ..rules import (
     get_payment_method_of,
     item_of_order,
     order_items,
+    other_variant,
     refuse_duplicates,
+    reserve_stock,
 )
 from ..tables import Order, Payment, PaymentMethod, Variant
 from ..views import OrderDetails, order_details
@@ -115,21 +117,15 @@ def modify_pending_order_items(
     demand: dict[str, int] = {}
     for change in changes:
         item = item_of_order(ctx, order, change.item_id)
-        variant = ctx.get(Variant, change.new_variant_id.strip())
-        if variant.product_id != item.product_id:
-            raise WorldError(
-                f"Variant {variant.id} is not a variant of {item.product_name} ({item.product_id}); an item can "
-                "only change to another variant of the same product"
-            )
-        if variant.id == item.variant_id:
-            raise WorldError(f"Item {item.id} already is variant {variant.id}")
-        if not variant.available:
-            raise WorldError(f"Variant {variant.id} is discontinued and cannot be ordered")
-        demand[variant.id] = demand.get(variant.id, 0) + item.quantity
-        if variant.stock < demand[variant.id]:
-            raise WorldError(
-                f"Only {variant.stock} unit(s) of variant {variant.id} are in stock; {demand[variant.id]} needed"
-            )
+        variant = other_variant(
+            ctx,
+            item,
+            change.new_variant_id,
+            same_product="an item can only change to another variant of the same product",
+            unchanged="",
+            discontinued="ordered",
+        )
+        reserve_stock(demand, variant, item.quantity)
         plan.append((item, variant))
 
     difference = 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field
-from sqlalchemy import func
 from sqlmodel import col, select
 
 from mcpsim.world import PartialFailure, ToolContext, WorldError
+from mcpsim.world.paging import page
 from mcpsim.world.toolkit import iso
 
 from .. import world
@@ -60,14 +60,8 @@ def list_customer_orders(
     where = [Order.customer_id == customer.id]
     if status is not None:
         where.append(Order.status == status)
-    total = ctx.session.exec(select(func.count()).select_from(Order).where(*where)).one()
-    orders = ctx.session.exec(
-        select(Order)
-        .where(*where)
-        .order_by(col(Order.placed_at).desc(), col(Order.id).desc())
-        .offset(offset)
-        .limit(limit)
-    ).all()
+    newest_first = [col(Order.placed_at).desc(), col(Order.id).desc()]
+    total, orders = page(ctx.session, Order, where, newest_first, offset=offset, limit=limit)
     items: dict[str, list[OrderItem]] = {o.id: [] for o in orders}
     if orders:
         for item in ctx.session.exec(select(OrderItem).where(col(OrderItem.order_id).in_(list(items)))):

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpsim.world import ToolContext, WorldError, add_calculator
-from mcpsim.world.toolkit import iso
+from mcpsim.world.standard import handoff_summary, open_ticket
 
 from .. import world
 from ..inputs import CustomerId, OrderId
@@ -21,14 +21,7 @@ add_calculator(world, example="(49.99 * 2) - 10", purpose="totals, price differe
 @world.tool(irreversible=True)
 def transfer_to_human_agent(
     ctx: ToolContext,
-    summary: Annotated[
-        str,
-        Field(
-            description="What the customer wants, what was done and why a human is needed.",
-            min_length=10,
-            max_length=2000,
-        ),
-    ],
+    summary: Annotated[str, handoff_summary("customer")],
     customer_id: Annotated[CustomerId | None, Field(description="The customer, if authenticated.")] = None,
     order_id: Annotated[OrderId | None, Field(description="The order concerned, if any.")] = None,
 ) -> TicketView:
@@ -39,13 +32,11 @@ def transfer_to_human_agent(
     order = get_order(ctx, order_id) if order_id else None
     if customer and order and order.customer_id != customer.id:
         raise WorldError(f"Order {order.id} does not belong to customer {customer.id}")
-    ticket = Ticket(
-        id=ctx.new_id("ticket"),
+    ticket = open_ticket(
+        ctx,
+        Ticket,
+        summary,
         customer_id=customer.id if customer else (order.customer_id if order else None),
         order_id=order.id if order else None,
-        summary=summary.strip(),
-        status="open",
-        created_at=iso(ctx.now),
     )
-    ctx.add(ticket)
     return TicketView.from_row(ticket)

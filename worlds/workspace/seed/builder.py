@@ -67,30 +67,31 @@ def at(local: str, tz: str) -> str:
     return iso(local_to_utc(local, zone(tz)))
 
 
+# Every table the seed fills, each after the tables its rows refer to (attachments refer to files).
+INSERT_ORDER: tuple[type, ...] = (
+    User,
+    Contact,
+    Label,
+    File,
+    FilePermission,
+    Thread,
+    Message,
+    MessageRecipient,
+    MessageAttachment,
+    ThreadLabel,
+    Event,
+    EventAttendee,
+    EventException,
+)
+
+
 class Builder:
     def __init__(self, ctx: SeedContext) -> None:
         self.ctx = ctx
         self.rng = ctx.rng
         self.faker = ctx.faker
         self.now = ctx.now
-        self.rows: dict[type, list[Row]] = {
-            t: []
-            for t in (
-                User,
-                Contact,
-                Label,
-                Thread,
-                Message,
-                MessageRecipient,
-                MessageAttachment,
-                ThreadLabel,
-                Event,
-                EventAttendee,
-                EventException,
-                File,
-                FilePermission,
-            )
-        }
+        self.rows: dict[type, list[Row]] = {table: [] for table in INSERT_ORDER}
         self.emails: dict[str, str] = {}  # story key -> email
         self.names: dict[str, str] = {}  # email -> name
         self.users: list[Row] = []
@@ -695,19 +696,5 @@ class Builder:
     # -- writing -----------------------------------------------------------------------------------
 
     def insert(self) -> None:
-        for table in (
-            User,
-            Contact,
-            Label,
-            File,
-            FilePermission,
-            Thread,
-            Message,
-            MessageRecipient,
-            MessageAttachment,
-            ThreadLabel,
-            Event,
-            EventAttendee,
-            EventException,
-        ):
+        for table in INSERT_ORDER:
             self.ctx.insert(table, self.rows[table])

@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field
-from sqlalchemy import ColumnElement, Exists, and_, exists, false, func, or_
+from sqlalchemy import ColumnElement, Exists, and_, exists, false, or_
 from sqlmodel import Session, col, delete, select
 
 from mcpsim.world import ToolContext, WorldError
+from mcpsim.world.paging import page
 
 from .. import world
 from ..inputs import Body, EmailList, FileIds, Limit, LocalDate, MessageId, Offset, Subject, ThreadId
@@ -133,11 +134,8 @@ def search_mail(
         if hi_date:
             window.append(col(Message.sent_at) < iso(day_window(hi_date, hi_date, tz)[1]))
         conditions.append(_a_message(and_(*window)))
-    where = and_(*conditions)
-    total = ctx.session.exec(select(func.count()).select_from(Thread).where(where)).one()
-    rows = ctx.session.exec(
-        select(Thread).where(where).order_by(col(Thread.last_message_at).desc(), Thread.id).offset(offset).limit(limit)
-    ).all()
+    newest_first = [col(Thread.last_message_at).desc(), Thread.id]
+    total, rows = page(ctx.session, Thread, [and_(*conditions)], newest_first, offset=offset, limit=limit)
     return MailSearchResult(total_count=total, threads=[summary(ctx.session, t, me.email, tz) for t in rows])
 
 
@@ -364,24 +362,24 @@ def archive_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
     """Archive a thread: it leaves the inbox (or the sent view) and keeps its labels; nothing is
     deleted. A thread in the trash must be restored first. Archiving an archived thread changes
     nothing."""
-    thread = get_by_id(ctx, Thread, thread_id)
-    if thread.location == "trash":
-        raise WorldError(f"Thread {thread.id} is in the trash; restore it (restore_thread) before archiving")
-    if thread.location != "archived":
-        thread.location = "archived"
-        ctx.session.add(thread)
-    return state(ctx.session, thread)
+    return _move_thread(ctx, thread_id, "archived", "restore it (restore_thread) before archiving")
 
 
 @world.tool(idempotent=True)
 def move_to_inbox(ctx: ToolContext, thread_id: ThreadId) -> ThreadState:
     """Move an archived or sent thread back into the inbox. A thread in the trash must be
     restored first (restore_thread)."""
+    return _move_thread(ctx, thread_id, "inbox", "use restore_thread to take it out of the trash")
+
+
+def _move_thread(ctx: ToolContext, thread_id: str, location: str, trashed_hint: str) -> ThreadState:
+    """Move a thread that is not in the trash to `location` (nothing changes if it is there);
+    a trashed thread is refused with `trashed_hint`: only restore_thread takes it out."""
     thread = get_by_id(ctx, Thread, thread_id)
     if thread.location == "trash":
-        raise WorldError(f"Thread {thread.id} is in the trash; use restore_thread to take it out of the trash")
-    if thread.location != "inbox":
-        thread.location = "inbox"
+        raise WorldError(f"Thread {thread.id} is in the trash; {trashed_hint}")
+    if thread.location != location:
+        thread.location = location
         ctx.session.add(thread)
     return state(ctx.session, thread)
 
