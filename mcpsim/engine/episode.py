@@ -25,7 +25,7 @@ from sqlalchemy import Table
 from sqlmodel import Session
 
 from mcpsim.engine import query, store
-from mcpsim.engine.faults import FaultProfile
+from mcpsim.engine.faults import FaultProfile, FaultRecord
 from mcpsim.engine.templates import TemplateCache, engine_for, process_templates
 from mcpsim.engine.textsafe import lone_surrogate, scrub
 from mcpsim.world import PartialFailure, ToolContext, ToolSpec, World, WorldError
@@ -71,7 +71,7 @@ class CallResult:
     bug: bool = False  # the error is the simulator's fault, not the agent's
     changes: list[store.Change] = field(default_factory=list)
     call_seq: int | None = None  # set for calls that ran (committed or rolled back)
-    fault: dict[str, Any] | None = None  # what the fault profile injected, if anything
+    fault: FaultRecord | None = None  # what the fault profile injected, if anything
     delay_s: float = 0.0  # real time the server should wait before answering (real_delay profiles)
 
     @property
@@ -97,13 +97,11 @@ def snapshot_world(data: bytes) -> str:
     """The world name recorded in a snapshot's bytes (ValueError if they are not an episode)."""
     conn = store.connect(data)
     try:
-        world = store.read_meta(conn).get("world")
+        world: str = store.meta_value(conn, "world")
     except sqlite3.Error as exc:
         raise ValueError(f"not an mcpsim episode database ({exc})") from None
     finally:
         conn.close()
-    if not isinstance(world, str):
-        raise ValueError("not an mcpsim episode database (no world recorded)")
     return world
 
 
@@ -116,13 +114,13 @@ class Episode:
         self.conn = conn
         self.engine = engine_for(conn)
         meta = store.read_meta(conn)
-        if meta.get("world") != world.name:
-            raise ValueError(f"database belongs to world {meta.get('world')!r}, not {world.name!r}")
-        self.seed: int = meta["seed"]
-        self.scale: str = meta["scale"]
-        self.template_version: str = meta["version"]
-        self.task_id: str | None = meta.get("task")
-        self.faults: FaultProfile | None = FaultProfile.model_validate(meta["faults"]) if meta.get("faults") else None
+        if meta.world != world.name:
+            raise ValueError(f"database belongs to world {meta.world!r}, not {world.name!r}")
+        self.seed: int = meta.seed
+        self.scale: str = meta.scale
+        self.template_version: str = meta.version
+        self.task_id: str | None = meta.task
+        self.faults: FaultProfile | None = meta.faults
         # (state before the latest write, reads left that may see it); kept in memory only
         self._stale: tuple[bytes, int] | None = None
         self.last_used = 0.0  # set by the EpisodeManager that hosts it (its own clock)
@@ -196,7 +194,7 @@ class Episode:
         spec = self.world.tools.get(tool)
         tool, error = scrub(tool), scrub(error)
         with self._open():
-            clock = store.read_meta(self.conn)["clock"]
+            clock = self._clock_text()
             store.record_call(
                 self.conn,
                 None,
@@ -215,7 +213,7 @@ class Episode:
         """Run a tool with already-validated arguments in one transaction, after the fault
         profile (if any) had its say."""
         with self._open():
-            if spec.writes and store.meta_value(self.conn, "ended", False):
+            if spec.writes and store.meta_value(self.conn, "ended"):
                 error = "This episode has ended; its state is frozen and no longer changes."
                 self._record_failure(spec, kwargs, error, bug=False)
                 return CallResult(spec.name, error=error)
@@ -224,8 +222,7 @@ class Episode:
             return self._run_with_faults(spec, kwargs, self.faults)
 
     def _run_with_faults(self, spec: ToolSpec, kwargs: dict[str, Any], profile: FaultProfile) -> CallResult:
-        meta = store.read_meta(self.conn)
-        attempts = dict(meta.get("fault_attempts") or {})
+        attempts = dict(store.meta_value(self.conn, "fault_attempts"))
         attempt = attempts.get(spec.name, 0) + 1
         attempts[spec.name] = attempt
         store.write_meta(self.conn, {"fault_attempts": attempts})  # counted even if the call fails
@@ -239,7 +236,7 @@ class Episode:
             after_write=self._stale is not None,
         )
         latency = profile.latency(self.seed, spec.name, attempt)
-        detail: dict[str, Any] | None = {"kind": kind, "attempt": attempt} if kind else None
+        detail: FaultRecord | None = {"kind": kind, "attempt": attempt} if kind else None
         if kind in ("transient", "rate_limit"):
             assert detail is not None
             if kind == "rate_limit":
@@ -293,17 +290,19 @@ class Episode:
         *,
         partial: bool = False,
         latency: float = 0.0,
-        fault: dict[str, Any] | None = None,
+        fault: FaultRecord | None = None,
         transform: Callable[[Any], Any] | None = None,
         timeout: bool = False,
     ) -> CallResult:
         """The call's transaction: the tool, the clock, ids, the transcript, the change log."""
         with Session(self.engine, expire_on_commit=False) as session:
             db = session.connection()  # BEGIN: the bookkeeping below is part of the call
-            meta = {k: v for k, v in store.read_meta(self.conn).items() if k in ("call_seq", "clock", "ids")}
-            call_seq = meta["call_seq"] + 1
-            now = datetime.fromisoformat(meta["clock"]) + self.world.tick + timedelta(seconds=latency)
-            ids = IdGenerator(self.seed, meta["ids"], record=True, formats=self.world.id_formats)
+            # three fields, not the whole record: a call should not decode the profile and verdict
+            call_seq = store.meta_value(self.conn, "call_seq") + 1
+            clock: datetime = store.meta_value(self.conn, "clock")
+            now = clock + self.world.tick + timedelta(seconds=latency)
+            counters = store.meta_value(self.conn, "ids")
+            ids = IdGenerator(self.seed, counters, record=True, formats=self.world.id_formats)
             store.write_meta(self.conn, {"call_seq": call_seq})
             ctx = ToolContext(
                 session=session,
@@ -358,11 +357,11 @@ class Episode:
         return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
 
     def _record_failure(
-        self, spec: ToolSpec, kwargs: dict[str, Any], error: str, *, bug: bool, fault: dict[str, Any] | None = None
+        self, spec: ToolSpec, kwargs: dict[str, Any], error: str, *, bug: bool, fault: FaultRecord | None = None
     ) -> None:
         """Log a call that changed nothing in the transcript, outside its rolled-back transaction
         (it consumed no call number)."""
-        clock = store.read_meta(self.conn)["clock"]
+        clock = self._clock_text()
         store.record_call(
             self.conn,
             None,
@@ -382,7 +381,7 @@ class Episode:
     def set_faults(self, profile: FaultProfile | None) -> None:
         """Inject faults from now on (stored in the database: snapshots keep the profile)."""
         with self._open():
-            store.write_meta(self.conn, {"faults": profile.model_dump(mode="json") if profile else None})
+            store.write_meta(self.conn, {"faults": profile})
             self.faults = profile
 
     # Flags, the freeze and the verdict live in the episode's database, like everything else, so
@@ -396,13 +395,13 @@ class Episode:
     @property
     def ended(self) -> bool:
         with self._open():
-            return bool(store.meta_value(self.conn, "ended", False))
+            return bool(store.meta_value(self.conn, "ended"))
 
     @property
     def flags(self) -> list[str]:
         """Why this episode must not be graded as a pass (simulator bugs), oldest first."""
         with self._open():
-            return list(store.meta_value(self.conn, "flags", []))
+            return list(store.meta_value(self.conn, "flags"))
 
     @property
     def flagged(self) -> bool:
@@ -410,11 +409,12 @@ class Episode:
 
     def _add_flag(self, reason: str) -> None:
         """Record a simulator bug (the caller holds the lock; outside the call's transaction)."""
-        store.write_meta(self.conn, {"flags": [*store.meta_value(self.conn, "flags", []), reason]})
+        store.write_meta(self.conn, {"flags": [*store.meta_value(self.conn, "flags"), reason]})
 
     @property
     def verdict(self) -> dict[str, Any] | None:
-        """The verdict of the latest grading, if graded."""
+        """The verdict of the latest grading as stored (JSON), if graded. The engine keeps it
+        opaque: `mcpsim.grading.verdict.load_verdict` reads it as a `Verdict` or a `VerdictSummary`."""
         with self._open():
             return store.meta_value(self.conn, "verdict")
 
@@ -498,12 +498,24 @@ class Episode:
 
     def clock(self) -> datetime:
         with self._open():
-            return datetime.fromisoformat(store.read_meta(self.conn)["clock"])
+            clock: datetime = store.meta_value(self.conn, "clock")
+            return clock
+
+    def _clock_text(self) -> str:
+        """The clock as transcripts record it (the caller holds the lock)."""
+        clock: datetime = store.meta_value(self.conn, "clock")
+        return clock.isoformat()
 
     @property
     def calls(self) -> int:
         with self._open():
-            return store.read_meta(self.conn)["call_seq"]
+            calls: int = store.meta_value(self.conn, "call_seq")
+            return calls
+
+    def meta(self) -> store.EpisodeMeta:
+        """The episode's whole metadata record, read at once (identity, clock, freeze, flags...)."""
+        with self._open():
+            return store.read_meta(self.conn)
 
     def table(self, name: str) -> Table:
         try:
@@ -520,7 +532,7 @@ class Episode:
         """Run one write statement outside any tool (task setup, never an agent's path); returns
         the number of rows it changed. Logged like a call's changes, under call number 0."""
         with self._open():
-            saved = store.read_meta(self.conn)["call_seq"]
+            saved = store.meta_value(self.conn, "call_seq")
             self.conn.execute("BEGIN")
             try:
                 store.write_meta(self.conn, {"call_seq": 0})

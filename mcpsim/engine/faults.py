@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -49,7 +49,18 @@ MAX_RULES = 100
 MAX_SCRIPT = 1000
 
 FaultKind = Literal["transient", "rate_limit", "timeout", "partial", "stale", "paginate", "truncate"]
-KINDS: tuple[str, ...] = ("transient", "rate_limit", "timeout", "partial", "stale", "paginate", "truncate")
+KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
+
+
+class FaultRecord(TypedDict):
+    """What the injector did to one call, as the transcript (`CallRecord.fault`), the change log's
+    `_faults` pseudo-rows, `CallResult.fault` and trajectories hold it: a JSON object, so it is a
+    TypedDict (stored as it always was, compared with plain dicts)."""
+
+    kind: FaultKind
+    attempt: int  # the 1-based attempt of this tool the fault hit
+    retry_after_s: NotRequired[int]  # rate_limit: the hint the error message gives
+    limit: NotRequired[list[int]]  # paginate: [the limit asked for, the limit applied]
 
 
 class Rates(BaseModel):
@@ -122,12 +133,16 @@ class FaultProfile(BaseModel):
 
     def decide(
         self, seed: int, tool: str, attempt: int, *, writes: bool, partial_ok: bool, has_limit: bool, after_write: bool
-    ) -> str | None:
+    ) -> FaultKind | None:
         """The fault (or None) of the `attempt`-th call of `tool` (1-based). Kinds that cannot
         apply to this call (a partial failure of a tool without one, a stale write, paging a
         tool without `limit`) do not fire, scripted or drawn; the draw is the same either way,
         so rates stay per attempt."""
-        applicable = {"partial": partial_ok, "stale": not writes and after_write, "paginate": has_limit}
+        applicable: dict[FaultKind, bool] = {
+            "partial": partial_ok,
+            "stale": not writes and after_write,
+            "paginate": has_limit,
+        }
         for scripted in self.script:
             if scripted.tool == tool and scripted.call == attempt:
                 return scripted.fault if applicable.get(scripted.fault, True) else None

@@ -79,8 +79,9 @@ def parse_where(table: Table, where: Mapping[str, Any]) -> list[Condition]:
         ops = condition if isinstance(condition, Mapping) else {"eq": condition}
         if not ops:
             raise ValueError(f"{column}: an empty condition; give a value or {{operator: value}}")
-        for op, value in ops.items():
-            conditions.append(Condition(column, _op(column, op), _operand(column, op, value), affinity))
+        for name, value in ops.items():
+            op = _op(column, name)
+            conditions.append(Condition(column, op, _operand(column, op, value), affinity))
     return conditions
 
 
@@ -90,7 +91,7 @@ def _op(column: str, op: Any) -> Op:
     return op
 
 
-def _scalar(column: str, op: str, value: Any) -> Scalar:
+def _scalar(column: str, op: Op, value: Any) -> Scalar:
     """An operand as SQLite binds it: booleans are 1 and 0; NaN, infinities and integers past
     64 bits have no SQLite value and are refused."""
     if isinstance(value, bool):
@@ -109,7 +110,7 @@ def _scalar(column: str, op: str, value: Any) -> Scalar:
     raise ValueError(f"{column}: {op} takes a number, text, true/false or null, not {type(value).__name__}{hint}")
 
 
-def _operand(column: str, op: str, value: Any) -> Any:
+def _operand(column: str, op: Op, value: Any) -> Any:
     if op in ("in", "not_in"):
         if not isinstance(value, list | tuple):
             raise ValueError(f"{column}: '{op}' takes a list, not {type(value).__name__}")

@@ -95,17 +95,19 @@ def claims_of(db: bytes) -> dict[str, Any]:
         meta = store.read_meta(conn)
     finally:
         conn.close()
+    return {"format": 1, **_claimed(meta), "sha256": hashlib.sha256(db).hexdigest(), "bytes": len(db)}
+
+
+def _claimed(meta: store.EpisodeMeta) -> dict[str, Any]:
+    """The labels of an episode a signature vouches for, as they are signed."""
     return {
-        "format": 1,
-        "world": meta.get("world"),
-        "world_version": meta.get("version"),
-        "task": meta.get("task"),
-        "ended": bool(meta.get("ended") or False),
-        "flags": list(meta.get("flags") or []),
-        "seed": meta.get("seed"),
-        "scale": meta.get("scale"),
-        "sha256": hashlib.sha256(db).hexdigest(),
-        "bytes": len(db),
+        "world": meta.world,
+        "world_version": meta.version,
+        "task": meta.task,
+        "ended": meta.ended,
+        "flags": list(meta.flags),
+        "seed": meta.seed,
+        "scale": meta.scale,
     }
 
 
@@ -184,7 +186,7 @@ def reference_schema(world: World) -> frozenset[_SchemaRow]:
             engine = engine_for(conn)
             try:
                 world.metadata.create_all(engine)
-                store.install_bookkeeping(conn, world.metadata, {})
+                store.install_bookkeeping(conn, world.metadata, None)
                 _schemas[key] = _schema(conn)
             finally:
                 engine.dispose()
@@ -232,15 +234,11 @@ def load_untrusted(world: World | Callable[[str], World], data: bytes, key: byte
     conn = store.connect(db)
     try:
         check_schema(world, conn)
-        meta = store.read_meta(conn)
+        held = _claimed(store.read_meta(conn))
         for claim, field in _CLAIMED_META.items():
-            if meta.get(field) != claims.get(claim):
-                raise SnapshotError(
-                    f"the database's {field} {meta.get(field)!r} is not the signed {claims.get(claim)!r}"
-                )
-        if bool(meta.get("ended") or False) != claims.get("ended") or list(meta.get("flags") or []) != claims.get(
-            "flags"
-        ):
+            if held[claim] != claims.get(claim):
+                raise SnapshotError(f"the database's {field} {held[claim]!r} is not the signed {claims.get(claim)!r}")
+        if held["ended"] != claims.get("ended") or held["flags"] != claims.get("flags"):
             raise SnapshotError("the database's freeze or flags are not the signed ones")
         # Re-stamped from the server's own metadata, not the upload's.
         store.write_meta(conn, {"world": world.name, "version": world.version})

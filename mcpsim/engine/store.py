@@ -1,5 +1,5 @@
-"""Raw SQLite for episodes: cloning bytes, the bookkeeping tables, row-level change capture and
-the canonical state hash.
+"""Raw SQLite for episodes: cloning bytes, the bookkeeping tables, the episode's metadata
+(`EpisodeMeta`), row-level change capture and the canonical state hash.
 
 Change capture uses triggers, not ORM events: every write is logged, whether a tool went
 through SQLModel or raw SQL. The log and the episode's clock and id counters live in the database
@@ -12,11 +12,15 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from datetime import datetime
+from functools import cache
+from typing import Annotated, Any, Literal, NamedTuple, cast, get_type_hints
 
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, TypeAdapter, ValidationError
 from sqlalchemy import MetaData, Table
 
 from mcpsim.engine import query
+from mcpsim.engine.faults import FaultProfile, FaultRecord
 
 META = "_mcpsim_meta"
 CHANGES = "_mcpsim_changes"
@@ -40,19 +44,91 @@ class CallRecord(NamedTuple):
     result: Any
     clock: str
     writes: bool
-    fault: dict[str, Any] | None = None  # what the fault injector did to this call
+    fault: FaultRecord | None = None  # what the fault injector did to this call
+
+
+RowOp = Literal["insert", "update", "delete"]
+ChangeOp = Literal["insert", "update", "delete", "fault"]  # a row's change, or an injected fault's record
 
 
 class Change(NamedTuple):
-    """One row changed by one call: `key` is the row's primary key as a JSON array;
-    `before`/`after` are the whole row (None for an insert's before or a delete's after)."""
+    """One entry of the change log. A row changed by one call: `key` is the row's primary key as a
+    JSON array; `before`/`after` are the whole row (None for an insert's before or a delete's
+    after). Or an injected fault (`op` "fault", table FAULTS): `key` is `[tool, attempt]`, `after`
+    the `FaultRecord`, and `call_seq` 0 for a call that never ran."""
 
     call_seq: int
     table: str
-    op: str  # insert | update | delete
+    op: ChangeOp
     key: str
     before: dict[str, Any] | None
     after: dict[str, Any] | None
+
+    @property
+    def fault(self) -> FaultRecord | None:
+        """The fault this entry records, if it records one."""
+        return cast(FaultRecord, self.after) if self.op == "fault" else None
+
+
+MetaKey = Literal[
+    "world",
+    "version",
+    "seed",
+    "scale",
+    "call_seq",
+    "clock",
+    "ids",
+    "base_hash",
+    "edge_data",
+    "task",
+    "faults",
+    "fault_attempts",
+    "ended",
+    "flags",
+    "verdict",
+]
+
+
+def _from_iso(value: Any) -> Any:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+# Stored as `datetime.isoformat()` writes it ("+00:00", not pydantic's "Z"), as it always was.
+IsoDatetime = Annotated[datetime, BeforeValidator(_from_iso), PlainSerializer(datetime.isoformat, return_type=str)]
+
+
+class EpisodeMeta(BaseModel):
+    """An episode's metadata, as its database's META table holds it: one row per field, the value
+    as JSON (the format of every database and snapshot written so far). A template sets the
+    identity, the clock and the counters; the rest is written as the episode goes (`write_meta`)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    world: str
+    version: str  # the world's version the database was built by
+    seed: int
+    scale: str
+    call_seq: int  # the number of the latest committed call (0 before the first)
+    clock: IsoDatetime  # the episode's virtual time
+    ids: dict[str, int]  # the id generator's counters, by namespace
+    base_hash: str | None = None  # the full state hash of the rows the episode started from
+    edge_data: bool = False  # the world's edge-case data was added to the template
+    task: str | None = None  # the task the episode was created for
+    faults: FaultProfile | None = None  # the fault profile in force
+    fault_attempts: dict[str, int] = {}  # attempts per tool so far (what fault draws are keyed by)
+    ended: bool = False  # frozen: write tools are refused
+    flags: tuple[str, ...] = ()  # simulator bugs the episode hit: it can never pass
+    verdict: dict[str, Any] | None = None  # the stored verdict (`mcpsim.grading`'s JSON), once graded
+
+    def rows(self, *, only_set: bool = False) -> dict[str, Any]:
+        """The JSON value of each field by META key (with `only_set`, the fields given explicitly)."""
+        return self.model_dump(mode="json", exclude_unset=only_set)
+
+
+@cache
+def _field_adapter(key: MetaKey) -> TypeAdapter[Any]:
+    """Validates and serializes one field alone, exactly as the model does (Annotated kept)."""
+    return TypeAdapter(get_type_hints(EpisodeMeta, include_extras=True)[key])
 
 
 def connect(data: bytes | None = None) -> sqlite3.Connection:
@@ -80,8 +156,9 @@ def _json_row(alias: str, columns: Iterable[str]) -> str:
     return "json_object(" + ", ".join(f"'{c}', {alias}.\"{c}\"" for c in columns) + ")"
 
 
-def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: dict[str, Any]) -> None:
-    """Create the meta and change-log tables and a trigger per table and operation."""
+def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: EpisodeMeta | None) -> None:
+    """Create the meta and change-log tables and a trigger per table and operation, and write
+    `meta`'s explicitly set fields (None: an empty META table, for a reference schema)."""
     conn.execute(f"CREATE TABLE {META} (key TEXT PRIMARY KEY, value)")
     conn.execute(
         f"CREATE TABLE {CHANGES} (seq INTEGER PRIMARY KEY, call_seq INTEGER NOT NULL, tbl TEXT NOT NULL,"
@@ -94,7 +171,8 @@ def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: dict
         " writes INTEGER NOT NULL, fault TEXT)"
     )
     conn.execute(f"CREATE TABLE {IDS} (call_seq INTEGER NOT NULL, namespace TEXT NOT NULL, value NOT NULL)")
-    write_meta(conn, meta)
+    if meta is not None:
+        _write_rows(conn, meta.rows(only_set=True))
     call_seq = f"(SELECT value FROM {META} WHERE key = 'call_seq')"
     for table in world_tables(metadata):
         cols = [c.name for c in table.columns]
@@ -103,7 +181,7 @@ def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: dict
         def key(alias: str, pk: list[str] = pk) -> str:
             return "json_array(" + ", ".join(f'{alias}."{c}"' for c in pk) + ")"
 
-        def log(op: str, key_sql: str, before: str, after: str, name: str = table.name) -> str:
+        def log(op: RowOp, key_sql: str, before: str, after: str, name: str = table.name) -> str:
             return (
                 f"INSERT INTO {CHANGES}(call_seq, tbl, op, pk, before, after) "
                 f"VALUES ({call_seq}, '{name}', '{op}', {key_sql}, {before}, {after});"
@@ -126,19 +204,59 @@ def install_bookkeeping(conn: sqlite3.Connection, metadata: MetaData, meta: dict
         )
 
 
-def read_meta(conn: sqlite3.Connection) -> dict[str, Any]:
-    return {k: json.loads(v) for k, v in conn.execute(f"SELECT key, value FROM {META}")}
+class MetaError(ValueError):
+    """The database's metadata is not an episode's (missing or malformed fields)."""
 
 
-def meta_value(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
+def _invalid(exc: ValidationError) -> MetaError:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'meta'}: {e['msg']}" for e in exc.errors()[:5])
+    return MetaError(f"not an mcpsim episode database: its metadata is invalid ({problems})")
+
+
+def read_meta(conn: sqlite3.Connection) -> EpisodeMeta:
+    """The whole metadata record (MetaError if it is not an episode's). Keys this version does
+    not know are ignored; a null value reads as the field's default."""
+    rows = {k: json.loads(v) for k, v in conn.execute(f"SELECT key, value FROM {META}")}
+    try:
+        return EpisodeMeta.model_validate({k: v for k, v in rows.items() if v is not None})
+    except ValidationError as exc:
+        raise _invalid(exc) from None
+
+
+def meta_value(conn: sqlite3.Connection, key: MetaKey) -> Any:
+    """One field of the metadata, validated like `read_meta` (for the hot paths that need one
+    field: the call counter, the clock, the freeze). A field never written reads as its default."""
     row = conn.execute(f"SELECT value FROM {META} WHERE key = ?", (key,)).fetchone()
-    return default if row is None or row[0] is None else json.loads(row[0])
+    field = EpisodeMeta.model_fields[key]
+    if row is None or row[0] is None:
+        if field.is_required():
+            raise MetaError(f"not an mcpsim episode database: its metadata has no {key}")
+        return field.get_default(call_default_factory=True)
+    try:
+        return _field_adapter(key).validate_python(json.loads(row[0]))
+    except ValidationError as exc:
+        raise _invalid(exc) from None
 
 
-def write_meta(conn: sqlite3.Connection, meta: dict[str, Any]) -> None:
+def write_meta(conn: sqlite3.Connection, changes: Mapping[MetaKey, Any]) -> None:
+    """Set some fields of the metadata. Each value is checked against its field (ValueError for
+    an unknown key or a value of the wrong type) and stored as the JSON `read_meta` expects."""
+    rows: dict[str, Any] = {}
+    for key, value in changes.items():
+        if key not in EpisodeMeta.model_fields:
+            raise MetaError(f"{key!r} is not a field of an episode's metadata ({', '.join(EpisodeMeta.model_fields)})")
+        adapter = _field_adapter(key)
+        try:
+            rows[key] = adapter.dump_python(adapter.validate_python(value), mode="json")
+        except ValidationError as exc:
+            raise MetaError(f"invalid value for the episode's {key}: {exc.errors()[0]['msg']}") from None
+    _write_rows(conn, rows)
+
+
+def _write_rows(conn: sqlite3.Connection, rows: Mapping[str, Any]) -> None:
     conn.executemany(
         f"INSERT INTO {META}(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [(k, json.dumps(v)) for k, v in meta.items()],
+        [(k, json.dumps(v)) for k, v in rows.items()],
     )
 
 
@@ -164,7 +282,7 @@ def record_call(
     result: Any,
     clock: str,
     writes: bool,
-    fault: dict[str, Any] | None = None,
+    fault: FaultRecord | None = None,
 ) -> None:
     """Append one call to the transcript. A call that did not succeed (refused, invalid, failed)
     is whatever a client sent: its arguments are kept whole only up to MAX_REJECTED_ARGUMENTS
@@ -195,7 +313,7 @@ def record_call(
     if fault is not None:  # faults are part of the change log too, under a table of their own
         conn.execute(
             f"INSERT INTO {CHANGES}(call_seq, tbl, op, pk, before, after) VALUES (?, ?, 'fault', ?, NULL, ?)",
-            (call_seq or 0, FAULTS, json.dumps([tool, fault.get("attempt")]), json.dumps(fault)),
+            (call_seq or 0, FAULTS, json.dumps([tool, fault["attempt"]]), json.dumps(fault)),
         )
 
 
@@ -228,7 +346,7 @@ def read_calls(conn: sqlite3.Connection) -> list[CallRecord]:
             json.loads(r) if r is not None else None,
             clock,
             bool(w),
-            json.loads(f) if f else None,
+            cast(FaultRecord, json.loads(f)) if f else None,
         )
         for seq, cs, tool, a, ok, err, bug, r, clock, w, f in rows
     ]
@@ -248,7 +366,7 @@ class NetChange(NamedTuple):
     after: dict[str, Any] | None  # the row at the end (None: it no longer exists)
 
     @property
-    def op(self) -> str:
+    def op(self) -> RowOp:
         return "insert" if self.before is None else "delete" if self.after is None else "update"
 
 
@@ -306,7 +424,7 @@ def state_hash(conn: sqlite3.Connection, metadata: MetaData) -> str:
     computed once per template) combined with its net row changes from the change log. The
     cost grows with what changed, not with the database. Two episodes from bases with the same
     rows hash the same exactly when their rows are the same."""
-    base = read_meta(conn).get("base_hash")
+    base = meta_value(conn, "base_hash")
     if base is None:
         return full_state_hash(conn, metadata)
     net = net_changes(read_changes(conn))

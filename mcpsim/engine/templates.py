@@ -52,15 +52,15 @@ def build_template(world: World, seed: int, scale: str) -> bytes:
     store.install_bookkeeping(
         conn,
         world.metadata,
-        {
-            "world": world.name,
-            "version": world.version,
-            "seed": seed,
-            "scale": scale,
-            "call_seq": 0,
-            "clock": world.epoch.isoformat(),
-            "ids": ids.counters,
-        },
+        store.EpisodeMeta(
+            world=world.name,
+            version=world.version,
+            seed=seed,
+            scale=scale,
+            call_seq=0,
+            clock=world.epoch,
+            ids=ids.counters,
+        ),
     )
     store.rebase(conn, world.metadata)
     data = conn.serialize()
@@ -74,8 +74,7 @@ def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
     optional fields), with its own seeded sources."""
     conn = store.connect(data)
     engine = engine_for(conn)
-    meta = store.read_meta(conn)
-    ids = IdGenerator(seed, meta["ids"], formats=world.id_formats)
+    ids = IdGenerator(seed, store.meta_value(conn, "ids"), formats=world.id_formats)
     with Session(engine) as session:
         world.add_edge_data(
             SeedContext(

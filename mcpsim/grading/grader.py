@@ -24,7 +24,7 @@ from mcpsim.engine.templates import TemplateCache, process_templates
 from mcpsim.grading.checks import GradingContext, evaluate
 from mcpsim.grading.diff import NetChanges, diff_entries
 from mcpsim.grading.effects import episode_changes
-from mcpsim.grading.verdict import CheckResult, Verdict
+from mcpsim.grading.verdict import CheckResult, Verdict, VerdictSummary
 from mcpsim.tasks import Task, TaskSet
 from mcpsim.tasks.scenario import run_actions, task_episode
 from mcpsim.world import World
@@ -89,7 +89,7 @@ class Verifier:
         task: Task | str,
         answer: str | None = None,
         conversation: list[dict[str, Any]] | None = None,
-        stored: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        stored: Callable[[Verdict], Verdict | VerdictSummary] | None = None,
     ) -> Verdict:
         """End the episode (later writes are refused) and grade its frozen state. `answer` is the
         agent's final answer; `conversation` (OpenAI-style messages), when given, lets checks
@@ -129,8 +129,8 @@ class Verifier:
             calls=episode.calls,
             state_hash=episode.state_hash(),
         )
-        graded = verdict.model_dump(mode="json")
-        episode.verdict = stored(graded) if stored is not None else graded  # what the episode keeps
+        kept = stored(verdict) if stored is not None else verdict  # what the episode keeps (e.g. `Verdict.summary`)
+        episode.verdict = kept.model_dump(mode="json")
         return verdict
 
     def _refusal(self, episode: Episode, task: Task) -> str | None:

@@ -1,10 +1,14 @@
-"""What grading returns: a verdict with per-check results and a readable row-level diff."""
+"""What grading returns: a verdict with per-check results and a readable row-level diff, and the
+summary of it that a caller without the control plane's token sees."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+
+from mcpsim.engine.store import RowOp
 
 
 class CheckResult(BaseModel):
@@ -22,7 +26,7 @@ class DiffEntry(BaseModel):
 
     table: str
     key: str
-    op: str  # insert | update | delete
+    op: RowOp
     column: str | None = None
     before: Any = None
     after: Any = None
@@ -64,3 +68,60 @@ class Verdict(BaseModel):
             if len(self.diff) > 50:
                 lines.append(f"    ... {len(self.diff) - 50} more")
         return "\n".join(lines)
+
+    def summary(self) -> VerdictSummary:
+        """The outcome and which checks passed, never what they expected. Left out: each check's
+        requirement and reason (they name expected values, "The agent said the total is $308"),
+        the row diff, the answer, the state hash."""
+        return VerdictSummary(
+            task_id=self.task_id,
+            episode_id=self.episode_id,
+            passed=self.passed,
+            reward=self.reward,
+            partial_reward=self.partial_reward,
+            failure=self.failure,
+            checks=[CheckOutcome(check=f"{i}:{c.type}", passed=c.passed) for i, c in enumerate(self.checks, 1)],
+        )
+
+
+class CheckOutcome(BaseModel):
+    check: str  # "<position in the rubric, from 1>:<check type>"
+    passed: bool
+
+
+class VerdictSummary(BaseModel):
+    """A verdict in `summary` detail (see `Verdict.summary`): what a server without a token shows
+    and, in that mode, all an episode keeps."""
+
+    detail: Literal["summary"] = "summary"
+    task_id: str | None = None
+    episode_id: str | None = None
+    passed: bool
+    reward: float | None = None
+    partial_reward: float | None = None
+    failure: str | None = None
+    checks: list[CheckOutcome] = []
+
+    def summary(self) -> VerdictSummary:
+        return self
+
+
+VerdictDetail = Literal["full", "summary"]
+
+
+def shown(verdict: Verdict | VerdictSummary, detail: VerdictDetail) -> Verdict | VerdictSummary:
+    """What a caller sees of a verdict: all of it, or its summary (a summary stays one)."""
+    return verdict if detail == "full" else verdict.summary()
+
+
+class StoredVerdictError(ValueError):
+    pass
+
+
+def load_verdict(data: Mapping[str, Any]) -> Verdict | VerdictSummary:
+    """A verdict as an episode stores it (`Episode.verdict`, the JSON of either model)."""
+    model: type[Verdict] | type[VerdictSummary] = VerdictSummary if data.get("detail") == "summary" else Verdict
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise StoredVerdictError(f"the episode's stored verdict is not a {model.__name__}: {exc}") from None

@@ -22,6 +22,7 @@ from mcp.types import RequestParamsMeta
 
 from mcpsim.engine.faults import FaultProfile
 from mcpsim.grading import GradingUnavailable
+from mcpsim.grading.verdict import Verdict, VerdictSummary, load_verdict
 from mcpsim.tasks import Task
 from mcpsim.trajectories.schema import Trajectory
 
@@ -39,7 +40,7 @@ class GradingFailed(BackendError):
 
 @dataclass
 class Outcome:
-    verdict: dict[str, Any]
+    verdict: Verdict | VerdictSummary  # a summary when the server shows no more
     record: Trajectory  # the server's view: every call with its row changes
 
 
@@ -155,7 +156,7 @@ class _InProcessEpisode:
         except GradingUnavailable as exc:
             raise GradingFailed(str(exc)) from exc
         record = await anyio.to_thread.run_sync(lambda: episode_trajectory(self.episode, verdict=self.episode.verdict))
-        return Outcome(verdict.model_dump(mode="json"), record)
+        return Outcome(verdict, record)
 
     async def suspend(self) -> bytes:
         return await anyio.to_thread.run_sync(self.episode.snapshot)
@@ -271,7 +272,7 @@ class _HttpEpisode:
         body = {"answer": answer, "messages": conversation}
         verdict = await self.backend._json("POST", f"/episodes/{self.id}/verify", json=body)
         record = await self.backend._json("GET", f"/episodes/{self.id}/trajectory")
-        return Outcome(verdict, Trajectory.model_validate(record))
+        return Outcome(load_verdict(verdict), Trajectory.model_validate(record))
 
     async def suspend(self) -> bytes:
         return await self.backend._json("GET", f"/episodes/{self.id}/snapshot")
@@ -380,7 +381,7 @@ class _StdioEpisode:
             raise GradingFailed(f"mcpsim verify could not finish: {result.stderr.decode()[-500:]}")
         if result.returncode not in (0, 1):
             raise BackendError(f"mcpsim verify failed: {result.stderr.decode()[-500:]}")
-        return Outcome(json.loads(result.stdout), Trajectory.model_validate_json(record_path.read_text()))
+        return Outcome(load_verdict(json.loads(result.stdout)), Trajectory.model_validate_json(record_path.read_text()))
 
     async def suspend(self) -> bytes:
         return (await self._final_snapshot()).read_bytes()

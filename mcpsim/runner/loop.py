@@ -12,6 +12,7 @@ import anyio
 import structlog
 
 from mcpsim.engine.textsafe import lone_surrogate
+from mcpsim.grading.verdict import Verdict
 from mcpsim.runner.agents import Agent, Turn
 from mcpsim.runner.backends import GradingFailed, LiveEpisode
 from mcpsim.runner.llm import ModelError
@@ -211,15 +212,16 @@ async def rollout(
         state.calls[index].changes = server_call.changes
         state.calls[index].fault = server_call.fault
     verdict = outcome.verdict
+    full = verdict if isinstance(verdict, Verdict) else None  # a summary names no version or state hash
     trajectory = Trajectory(
         **base,
-        world_version=verdict.get("world_version", ""),
+        world_version=full.world_version if full else "",
         status="error" if termination in ("model_error", "agent_error") else "completed",
         termination=termination,
-        verdict=verdict,
-        reward=verdict.get("reward"),
-        partial_reward=verdict.get("partial_reward"),
-        state_hash=verdict.get("state_hash"),
+        verdict=verdict.model_dump(mode="json"),
+        reward=verdict.reward,
+        partial_reward=verdict.partial_reward,
+        state_hash=full.state_hash if full else None,
         duration_s=round(time.perf_counter() - started, 3),
     )
     return trajectory, None

@@ -14,7 +14,7 @@ import hashlib
 import re
 import secrets
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,6 +24,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcpsim.grading.verdict import load_verdict
 from mcpsim.serve.config import VERDICT_DETAILS, ClientLimits, VerdictDetail  # noqa: F401 (re-exported)
 
 log = structlog.get_logger("mcpsim.serve.access")
@@ -216,27 +217,9 @@ def _shown(value: str | None) -> str:
 # -- verdicts -------------------------------------------------------------------------------
 
 
-def summarize_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
-    """What a verdict tells a caller in `summary` mode: the outcome and which checks passed, never
-    what they expected. Left out: each check's requirement and reason (they name expected values,
-    "The agent said the total is $308"), the row diff, the answer, the state hash. Idempotent."""
-    return {
-        "detail": "summary",
-        "task_id": verdict.get("task_id"),
-        "episode_id": verdict.get("episode_id"),
-        "passed": bool(verdict.get("passed")),
-        "reward": verdict.get("reward"),
-        "partial_reward": verdict.get("partial_reward"),
-        "failure": verdict.get("failure"),
-        "checks": [
-            {"check": c.get("check", f"{i + 1}:{c.get('type')}"), "passed": bool(c.get("passed"))}
-            for i, c in enumerate(verdict.get("checks") or [])
-        ],
-    }
-
-
-def verdict_for(verdict: dict[str, Any], detail: VerdictDetail) -> dict[str, Any]:
-    return verdict if detail == "full" else summarize_verdict(verdict)
+def summarize_verdict(verdict: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored verdict (full or summary) as `summary` mode shows it (see `Verdict.summary`). Idempotent."""
+    return load_verdict(verdict).summary().model_dump(mode="json")
 
 
 # -- per-client quotas on the MCP endpoints ---------------------------------------------------

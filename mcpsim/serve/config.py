@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from mcpsim.engine.templates import DEFAULT_TEMPLATE_BYTES, parse_size
+from mcpsim.grading.verdict import VerdictDetail
 
-VerdictDetail = Literal["full", "summary"]
 VERDICT_DETAILS: tuple[str, ...] = get_args(VerdictDetail)
 
 DEFAULT_MAX_EPISODES = 1000

@@ -10,7 +10,7 @@ import json
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -23,12 +23,15 @@ from mcpsim import __version__
 from mcpsim.engine.episode import Episode, EpisodeClosed
 from mcpsim.engine.faults import FaultProfile, profile_from_request
 from mcpsim.engine.snapshots import SnapshotError, load_untrusted, process_key, sign_episode
-from mcpsim.grading import GradingUnavailable
-from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url, verdict_for
+from mcpsim.engine.store import IsoDatetime
+from mcpsim.grading import GradingUnavailable, Verdict, Verifier
+from mcpsim.grading.verdict import VerdictSummary, load_verdict, shown
+from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url
 from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
 from mcpsim.tasks import TaskFileError
 from mcpsim.tasks.scenario import GoldActionError, TaskSetupError
 from mcpsim.trajectories.recording import episode_trajectory
+from mcpsim.trajectories.schema import Trajectory
 from mcpsim.world import World
 
 MAX_BODY_BYTES = 64 * 1024
@@ -58,6 +61,50 @@ class VerifyEpisode(BaseModel):
         description="The conversation (OpenAI-style messages: role, content, tool_calls, "
         "tool_call_id), for checks on the dialogue such as a confirmation",
     )
+
+
+class EpisodeInfo(BaseModel):
+    """What the control plane says about an episode: the answer to POST /episodes, GET
+    /episodes/{id}, .../end, .../fork and POST /episodes/restore, and each item of GET /episodes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    mcp_url: str
+    world: str
+    world_version: str
+    seed: int
+    scale: str
+    task: str | None
+    faults: str | None  # the fault profile's name
+    calls: int  # committed calls so far
+    clock: IsoDatetime  # the virtual clock
+    ended: bool
+    flagged: bool  # the episode hit a simulator bug: it can never pass
+    flags: list[str]
+
+    @classmethod
+    def of(cls, episode: Episode, mcp_url: str) -> EpisodeInfo:
+        """From one read of the episode's metadata (EpisodeClosed if it was closed meanwhile)."""
+        meta = episode.meta()
+        return cls(
+            id=episode.id,
+            mcp_url=mcp_url,
+            world=meta.world,
+            world_version=meta.version,
+            seed=meta.seed,
+            scale=meta.scale,
+            task=meta.task,
+            faults=meta.faults.name if meta.faults else None,
+            calls=meta.call_seq,
+            clock=meta.clock,
+            ended=meta.ended,
+            flagged=bool(meta.flags),
+            flags=list(meta.flags),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
 
 
 class HttpError(Exception):
@@ -259,21 +306,7 @@ class ControlPlane:
         return f"{base}/episodes/{episode.id}/mcp"
 
     def describe(self, request: Request, episode: Episode) -> dict[str, Any]:
-        return {
-            "id": episode.id,
-            "mcp_url": self.mcp_url(request, episode),
-            "world": episode.world.name,
-            "world_version": episode.template_version,
-            "seed": episode.seed,
-            "scale": episode.scale,
-            "task": episode.task_id,
-            "faults": episode.faults.name if episode.faults else None,
-            "calls": episode.calls,
-            "clock": episode.clock().isoformat(),
-            "ended": episode.ended,
-            "flagged": episode.flagged,
-            "flags": episode.flags,
-        }
+        return EpisodeInfo.of(episode, self.mcp_url(request, episode)).to_json()
 
     async def read_json(self, request: Request) -> Any:
         """The request's JSON body, refused with the reason: 413 past MAX_BODY_BYTES, 400 for
@@ -329,7 +362,7 @@ class ControlPlane:
                         raise ValueError(f"task {task.id} runs at {name} {own!r}; leave {name} out or give {own!r}")
             else:
                 world.scale_params(spec.scale or "default")
-            profile: Any = (
+            profile: FaultProfile | Literal["task"] | None = (
                 profile_from_request(spec.faults, self.faults_dirs)
                 if spec.faults is not None
                 else ("task" if spec.task is not None and self.faults is None else self.faults)
@@ -411,7 +444,8 @@ class ControlPlane:
             spec = VerifyEpisode.model_validate(body)
         except ValidationError as exc:
             return _error(422, "invalid verify request", details=json.loads(exc.json(include_url=False)))
-        if episode.task_id is None:
+        task_id = episode.task_id
+        if task_id is None:
             raise HttpError(
                 422,
                 'this episode was not created for a task (POST /episodes with "task"); '
@@ -419,12 +453,14 @@ class ControlPlane:
             )
         verifier = self.manager.verifier(episode.world.name)
         try:
-            verdict = await anyio.to_thread.run_sync(self._grade_once, verifier, episode, spec)
+            verdict = await anyio.to_thread.run_sync(self._grade_once, verifier, episode, task_id, spec)
         except GradingUnavailable as exc:  # not a verdict: the caller retries
             return _error(503, str(exc), headers={"Retry-After": "5"})
-        return JSONResponse(verdict_for(verdict, self.verdict_detail))
+        return JSONResponse(shown(verdict, self.verdict_detail).model_dump(mode="json"))
 
-    def _grade_once(self, verifier: Any, episode: Episode, spec: VerifyEpisode) -> dict[str, Any]:
+    def _grade_once(
+        self, verifier: Verifier, episode: Episode, task_id: str, spec: VerifyEpisode
+    ) -> Verdict | VerdictSummary:
         """A verdict is final: the first grading's verdict is stored in the episode's database
         and every later verify returns it unchanged, whatever the new answer (one grading at a
         time per episode). In summary mode only the summary is stored: the detail never leaves
@@ -434,11 +470,10 @@ class ControlPlane:
         with lock:
             stored = episode.verdict
             if stored is not None:
-                return stored
-            redact = None if self.verdict_detail == "full" else (lambda v: verdict_for(v, self.verdict_detail))
-            verdict = verifier.grade(episode, episode.task_id, spec.answer, conversation=spec.messages, stored=redact)
-            graded = verdict.model_dump(mode="json")
-            return graded if redact is None else redact(graded)
+                return load_verdict(stored)
+            keep = None if self.verdict_detail == "full" else Verdict.summary
+            verdict = verifier.grade(episode, task_id, spec.answer, conversation=spec.messages, stored=keep)
+            return verdict if keep is None else keep(verdict)
 
     async def snapshot_episode(self, request: Request) -> Response:
         """The episode's database with a signed trailer (see `mcpsim.engine.snapshots`): restorable on a
@@ -454,11 +489,12 @@ class ControlPlane:
     async def trajectory(self, request: Request) -> Response:
         episode = self.episode_of(request)
 
-        def shown() -> Any:
+        def recorded() -> Trajectory:
             stored = episode.verdict
-            return episode_trajectory(episode, verdict=verdict_for(stored, self.verdict_detail) if stored else None)
+            verdict = shown(load_verdict(stored), self.verdict_detail) if stored is not None else None
+            return episode_trajectory(episode, verdict=verdict.model_dump(mode="json") if verdict else None)
 
-        trajectory = await anyio.to_thread.run_sync(shown)
+        trajectory = await anyio.to_thread.run_sync(recorded)
         return JSONResponse(trajectory.model_dump(mode="json"))
 
     async def restore_episode(self, request: Request) -> Response:
