@@ -99,15 +99,24 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
-def rss_bytes() -> int:
-    """This process's resident set size (Linux /proc, else psutil)."""
+def _proc_line(path: str, prefix: str) -> str | None:
+    """What follows `prefix` on the first line of a Linux /proc file that starts with it (None off
+    Linux, or when no line does)."""
     try:
-        with open("/proc/self/status") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
+                if line.startswith(prefix):
+                    return line.removeprefix(prefix)
     except OSError:
         pass
+    return None
+
+
+def rss_bytes() -> int:
+    """This process's resident set size (Linux /proc, else psutil)."""
+    kib = _proc_line("/proc/self/status", "VmRSS:")
+    if kib is not None:
+        return int(kib.split()[0]) * 1024
     import psutil  # optional: only off Linux
 
     return psutil.Process().memory_info().rss
@@ -139,25 +148,15 @@ def _version(dist: str) -> str | None:
 
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    model = _proc_line("/proc/cpuinfo", "model name")
+    if model is not None:
+        return model.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
 
 
 def _memory_total() -> int | None:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    kib = _proc_line("/proc/meminfo", "MemTotal:")
+    return int(kib.split()[0]) * 1024 if kib is not None else None
 
 
 def _git(*args: str) -> str | None:

@@ -15,8 +15,8 @@ from mcpsim.cli._app import main
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
 @click.option("--validate", "mode", flag_value="validate", default=True, help="Validate the spec's world (default).")
 @click.option("--serve", "mode", flag_value="serve", help="Serve the spec's world over stdio.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--scale", default="small", show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the world's data.")
+@click.option("--scale", default="small", show_default=True, help="One of the spec's scales.")
 def gen(spec: str, mode: str, seed: int, scale: str) -> None:
     """Compile a world spec (YAML or JSON) and validate or serve it. Exits 1 when validation rejects it."""
     from mcpsim.factory.__main__ import main as factory

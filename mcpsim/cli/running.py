@@ -92,6 +92,19 @@ class RunPlan:
         raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
 
 
+def _plan_option(flag: str, *decls: str, **kwargs: Any) -> Any:
+    """An option whose default, shown in --help, is the RunPlan field named after it."""
+    default = getattr(RunPlan, flag.removeprefix("--").replace("-", "_"))
+    return click.option(flag, *decls, default=default, show_default=True, **kwargs)
+
+
+def _out_option(default: str, help_text: str) -> Any:
+    """The folder a command writes its run to (`out_dir`)."""
+    return click.option(
+        "--out", "out_dir", default=default, show_default=True, type=click.Path(file_okay=False), help=help_text
+    )
+
+
 @main.command()
 @click.argument("world")
 @click.option(
@@ -108,31 +121,12 @@ class RunPlan:
     show_default=True,
     help="all, a split (train, dev, test), or comma-separated task ids.",
 )
-@click.option(
-    "--trials", default=RunPlan.trials, show_default=True, type=click.IntRange(min=1), help="Runs per task (pass^k)."
+@_plan_option("--trials", type=click.IntRange(min=1), help="Runs per task (pass^k).")
+@_plan_option("--concurrency", type=click.IntRange(min=1), help="Episodes at once.")
+@_plan_option(
+    "--seed", type=click.IntRange(min=0), help="Seed of the agents' sampling (worlds take theirs from the task)."
 )
-@click.option(
-    "--concurrency",
-    default=RunPlan.concurrency,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Episodes at once.",
-)
-@click.option(
-    "--seed",
-    default=RunPlan.seed,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="Seed of the agents' sampling (worlds take theirs from the task).",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    default="runs/latest",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="Where trajectories.jsonl and summary.json go.",
-)
+@_out_option("runs/latest", "Where trajectories.jsonl and summary.json go.")
 @click.option(
     "--resume", is_flag=True, help="Finish an earlier run in --out: skip finished episodes, resume partial ones."
 )
@@ -142,44 +136,18 @@ class RunPlan:
     metavar="M",
     help="Stop once M episodes are done; snapshot the unfinished ones for a later --resume.",
 )
-@click.option(
+@_plan_option(
     "--transport",
     type=click.Choice(get_args(Transport)),
-    default=RunPlan.transport,
-    show_default=True,
     help="inprocess: MCP in memory; http: a loopback server in this process; stdio: a server process per episode.",
 )
 @click.option("--server", "server_url", metavar="URL", help="Use a running `mcpsim serve --http` at URL.")
 @click.option("--token", envvar="MCPSIM_TOKEN", help="The --server's control-plane token [env MCPSIM_TOKEN].")
-@click.option(
-    "--max-steps",
-    default=RunPlan.max_steps,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Assistant messages an agent may send per episode.",
-)
-@click.option(
-    "--timeout", default=RunPlan.timeout, show_default=True, type=click.FloatRange(min=0.1), help="Seconds per episode."
-)
-@click.option(
-    "--user",
-    "user_spec",
-    default=RunPlan.user,
-    show_default=True,
-    help="The simulated user: scripted (the task's turns) or openai:MODEL.",
-)
-@click.option(
-    "--base-url",
-    default=RunPlan.base_url,
-    show_default=True,
-    help="OpenAI-compatible endpoint of openai: agents and users (vLLM, SGLang, ...).",
-)
-@click.option(
-    "--api-key-env",
-    default=RunPlan.api_key_env,
-    show_default=True,
-    help="Environment variable holding the endpoint's API key.",
-)
+@_plan_option("--max-steps", type=click.IntRange(min=1), help="Assistant messages an agent may send per episode.")
+@_plan_option("--timeout", type=click.FloatRange(min=0.1), help="Seconds per episode.")
+@_plan_option("--user", "user_spec", help="The simulated user: scripted (the task's turns) or openai:MODEL.")
+@_plan_option("--base-url", help="OpenAI-compatible endpoint of openai: agents and users (vLLM, SGLang, ...).")
+@_plan_option("--api-key-env", help="Environment variable holding the endpoint's API key.")
 @click.option("--temperature", type=float, help="Sampling temperature of openai: agents.")
 @click.option(
     "--faults",
@@ -410,13 +378,12 @@ def _print_summary(result: Any, out: Path) -> None:
         f"{hats}  mean reward {s.mean_reward:.3f}  partial {s.mean_partial:.3f}  tool calls {s.tool_calls} "
         f"({s.tool_errors} errors)  tokens {s.tokens}  episode errors {s.errors}"
     )
-    extra = []
-    if result.skipped:
-        extra.append(f"{result.skipped} already done")
-    if result.cancelled:
-        extra.append(f"{result.cancelled} suspended (resume with --resume)")
-    if result.not_started:
-        extra.append(f"{result.not_started} not started")
+    left_out = {
+        "already done": result.skipped,
+        "suspended (resume with --resume)": result.cancelled,
+        "not started": result.not_started,
+    }
+    extra = [f"{n} {what}" for what, n in left_out.items() if n]
     console.print(f"trajectories: {out / 'trajectories.jsonl'}" + (f"  ({'; '.join(extra)})" if extra else ""))
 
 
@@ -433,14 +400,7 @@ DEMO_TASKS = 8
     type=click.IntRange(min=1),
     help="How many tasks (one of each tag first).",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    default="runs/demo",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="Where the oracle's and the do-nothing agent's trajectories go.",
-)
+@_out_option("runs/demo", "Where the oracle's and the do-nothing agent's trajectories go.")
 @_apply(cache_options)
 def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_cache: bool) -> None:
     """Serve a world on 127.0.0.1, run the oracle and a do-nothing agent over real MCP (HTTP),

@@ -21,7 +21,7 @@ from mcpsim.cli._app import (
     main,
 )
 from mcpsim.engine.templates import TemplateCache, format_size
-from mcpsim.serve.config import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeConfig, env_var
+from mcpsim.serve.config import DEFAULTS, ClientLimits, ServeConfig, default_of, env_var
 from mcpsim.world import World
 
 
@@ -81,213 +81,205 @@ def _size_option(text: str, name: str) -> int | None:
     return size or None
 
 
+def _field(flag: str) -> str:
+    """The setting an option stands for: `--max-episode-bytes` is `max_episode_bytes`."""
+    return flag.removeprefix("--").replace("-", "_")
+
+
+def _setting(flag: str, *decls: str, field: str | None = None, **kwargs: Any) -> Any:
+    """An option of a ServeConfig field, by default the one its parameter is named after: the
+    field's environment variable sets it too."""
+    field = field or (decls[0] if decls else _field(flag))
+    return click.option(flag, *decls, envvar=env_var(ServeConfig, field), **kwargs)
+
+
+def _size_setting(flag: str, help_text: str) -> Any:
+    """An option of a ServeConfig byte budget: its default and environment variable are the field's."""
+    var = env_var(ServeConfig, _field(flag))
+    return click.option(
+        flag,
+        default=_size_default(default_of(ServeConfig, _field(flag))),
+        show_default=True,
+        metavar="SIZE",
+        envvar=var,
+        help=f"{help_text} [env {var}].",
+    )
+
+
+def _limit_setting(flag: str, field: str, help_text: str) -> Any:
+    """An option of a ClientLimits field (0 on the command line: no limit); its default, its type
+    (seconds or a count) and its environment variable are the field's."""
+    default = default_of(ClientLimits, field)
+    var = env_var(ClientLimits, field)
+    return click.option(
+        flag,
+        default=default or 0,
+        show_default=True,
+        type=click.FloatRange(min=0) if isinstance(default, float) else click.IntRange(min=0),
+        envvar=var,
+        help=f"HTTP: {help_text} [env {var}].",
+    )
+
+
+limit_options = [
+    _limit_setting(flag, field, help_text)
+    for flag, field, help_text in [
+        (
+            "--sessions-per-client",
+            "sessions_per_client",
+            "MCP sessions one client (its bearer token, else its address) may hold open; past it its least "
+            "recently used idle session is closed, or it gets 429 if all are busy (0: no limit)",
+        ),
+        (
+            "--sessions-per-address",
+            "sessions_per_address",
+            "MCP sessions all clients at one remote address may hold open together (0: no limit)",
+        ),
+        (
+            "--session-idle-timeout",
+            "session_idle_seconds",
+            "seconds an MCP session may go without a request before it is closed (0: never)",
+        ),
+        (
+            "--max-sessions",
+            "max_sessions",
+            "open MCP sessions per world, all clients together; past it, initialize gets 503 (0: no limit)",
+        ),
+        (
+            "--mcp-episodes-per-client",
+            "mcp_episodes_per_client",
+            "live episodes one client may hold through /mcp (each session there makes one); past it, "
+            "initialize gets 429 (0: no limit)",
+        ),
+        (
+            "--mcp-episodes-per-address",
+            "mcp_episodes_per_address",
+            "live /mcp episodes all clients at one address may hold together (0: no limit)",
+        ),
+    ]
+]
+
+
 @main.command()
 @click.argument("world")
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP (many episodes) instead of stdio.")
-@click.option(
-    "--host", default=DEFAULTS.host, show_default=True, envvar=env_var(ServeConfig, "host"), help="HTTP bind address."
-)
+@_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
-@click.option(
-    "--seed",
-    default=DEFAULTS.seed,
-    show_default=True,
-    type=click.IntRange(min=0),
-    envvar=env_var(ServeConfig, "seed"),
-    help="Seed of the default episode.",
+@_setting(
+    "--seed", default=DEFAULTS.seed, show_default=True, type=click.IntRange(min=0), help="Seed of the default episode."
 )
-@click.option(
-    "--scale",
-    default=DEFAULTS.scale,
-    show_default=True,
-    envvar=env_var(ServeConfig, "scale"),
-    help="Scale of the default episode.",
-)
-@click.option(
+@_setting("--scale", default=DEFAULTS.scale, show_default=True, help="Scale of the default episode.")
+@_setting(
     "--token",
-    envvar=env_var(ServeConfig, "token"),
     metavar="TOKEN",
     help="HTTP: the bearer token the control plane requires [env MCPSIM_TOKEN]; none given: one is "
     "generated and printed to stderr. Agents never need it (docs/security.md).",
 )
-@click.option(
+@_setting(
     "--no-auth",
     is_flag=True,
-    envvar=env_var(ServeConfig, "no_auth"),
     help="HTTP: open the control plane to anyone who can reach the server, for local experiments "
     "(an agent could then fork and verify its own episode) [env MCPSIM_NO_AUTH].",
 )
-@click.option(
+@_setting(
     "--public-url",
     metavar="URL",
-    envvar=env_var(ServeConfig, "public_url"),
     help="HTTP: the base URL clients reach this server at; episodes' mcp_url are built from it, never "
     "from a request's Host header, and its host is always allowed. Default: http://HOST:PORT "
     "(127.0.0.1 for a 0.0.0.0 bind) [env MCPSIM_PUBLIC_URL].",
 )
-@click.option(
+@_setting(
     "--verdict-detail",
     type=click.Choice(["full", "summary"]),
-    envvar=env_var(ServeConfig, "verdict_detail"),
     help="HTTP: what POST /episodes/{id}/verify returns: full (checks' requirements and reasons, the row "
     "diff, the answer) or summary (passed, rewards, failure, each check's name and pass/fail). "
     "Default: full with a token, summary with --no-auth [env MCPSIM_VERDICT_DETAIL].",
 )
-@click.option(
+@_setting(
     "--shared-default",
     is_flag=True,
-    envvar=env_var(ServeConfig, "shared_default"),
     help="HTTP: /mcp serves one episode shared by every client (they can see each other's writes); "
     "default: a fresh episode per client session [env MCPSIM_SHARED_DEFAULT].",
 )
-@click.option(
+@_setting(
     "--ttl",
+    field="ttl_seconds",
     default=DEFAULTS.ttl_seconds or 0,
     show_default=True,
     type=click.FloatRange(min=0),
-    envvar=env_var(ServeConfig, "ttl_seconds"),
     help="Seconds an idle episode lives (0: forever).",
 )
-@click.option(
+@_setting(
     "--max-episodes",
     default=DEFAULTS.max_episodes,
     show_default=True,
     type=click.IntRange(min=1),
-    envvar=env_var(ServeConfig, "max_episodes"),
     help="Live episodes allowed at once; more get 503.",
 )
-@click.option(
+@_size_setting(
     "--max-episode-bytes",
-    default=_size_default(DEFAULTS.max_episode_bytes),
-    show_default=True,
-    metavar="SIZE",
-    envvar=env_var(ServeConfig, "max_episode_bytes"),
-    help="Memory the live episodes' databases may hold together (page count x page size; e.g. 512MiB, "
-    "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason "
-    "[env MCPSIM_MAX_EPISODE_BYTES].",
+    "Memory the live episodes' databases may hold together (page count x page size; e.g. 512MiB, "
+    "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason",
 )
-@click.option(
+@_size_setting(
     "--template-cache-bytes",
-    default=_size_default(DEFAULTS.template_cache_bytes),
-    show_default=True,
-    metavar="SIZE",
-    envvar=env_var(ServeConfig, "template_cache_bytes"),
-    help="Memory for built templates (one per world, seed, scale and task); past it the least recently "
-    "used are dropped and reloaded from the disk cache or rebuilt when needed (0: no limit) "
-    "[env MCPSIM_TEMPLATE_CACHE_BYTES].",
+    "Memory for built templates (one per world, seed, scale and task); past it the least recently "
+    "used are dropped and reloaded from the disk cache or rebuilt when needed (0: no limit)",
 )
-@click.option(
+@_setting(
     "--allowed-host",
     "allowed_hosts",
     multiple=True,
     metavar="HOST[:PORT]",
-    envvar=env_var(ServeConfig, "allowed_hosts"),
     help="HTTP: accepted Host headers of every request, control plane and MCP (DNS-rebinding "
     "protection; exact, HOST:* for any port; default: the loopback names; the --public-url host "
     "always). Repeatable [env MCPSIM_ALLOWED_HOSTS, space-separated].",
 )
-@click.option(
+@_setting(
     "--allowed-origin",
     "allowed_origins",
     multiple=True,
     metavar="ORIGIN",
-    envvar=env_var(ServeConfig, "allowed_origins"),
     help="HTTP: accepted Origin headers of browser requests (exact, SCHEME://HOST:* for any port; "
     "default: the loopback origins; the --public-url origin always). Repeatable "
     "[env MCPSIM_ALLOWED_ORIGINS].",
 )
-@click.option(
+@_setting(
     "--record",
     "record_dir",
     type=click.Path(file_okay=False),
-    envvar=env_var(ServeConfig, "record_dir"),
     help="Append every episode's trajectory to DIR/trajectories.jsonl, fsynced, as soon as it is ended or "
     "graded (and again if it changes before it is deleted or expires); each live episode's calls are "
     "journaled as they are answered, and the episodes alive at a crash are written with their calls "
     "on the next start [env MCPSIM_RECORD_DIR].",
 )
-@click.option(
+@_setting(
     "--faults",
     "faults_spec",
+    field="faults",
     metavar="PROFILE",
-    envvar=env_var(ServeConfig, "faults"),
     help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
     "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].",
 )
-@click.option(
+@_setting(
     "--faults-dir",
     "faults_dirs",
     multiple=True,
     metavar="DIR",
-    envvar=env_var(ServeConfig, "faults_dirs"),
     type=click.Path(exists=True, file_okay=False),
     help='HTTP: profiles (NAME.yaml/.yml/.json) that POST /episodes may name with "faults": "NAME"; '
     "requests never name files. Repeatable [env MCPSIM_FAULTS_DIRS, space-separated].",
 )
-@click.option(
+@_setting(
     "--snapshot-key",
     "snapshot_key_text",
+    field="snapshot_key",
     metavar="KEY",
-    envvar=env_var(ServeConfig, "snapshot_key"),
     help="HTTP: the key that signs snapshots (GET /episodes/{id}/snapshot) and that POST /episodes/restore "
     "checks; at least 16 characters. Default: generated per process, so snapshots restore only "
     "on the server that made them [env MCPSIM_SNAPSHOT_KEY].",
 )
-@click.option(
-    "--sessions-per-client",
-    default=DEFAULT_LIMITS.sessions_per_client or 0,
-    show_default=True,
-    type=click.IntRange(min=0),
-    envvar=env_var(ClientLimits, "sessions_per_client"),
-    help="HTTP: MCP sessions one client (its bearer token, else its address) may hold open; past it its "
-    "least recently used idle session is closed, or it gets 429 if all are busy (0: no limit) "
-    "[env MCPSIM_SESSIONS_PER_CLIENT].",
-)
-@click.option(
-    "--sessions-per-address",
-    default=DEFAULT_LIMITS.sessions_per_address or 0,
-    show_default=True,
-    type=click.IntRange(min=0),
-    envvar=env_var(ClientLimits, "sessions_per_address"),
-    help="HTTP: MCP sessions all clients at one remote address may hold open together (0: no limit) "
-    "[env MCPSIM_SESSIONS_PER_ADDRESS].",
-)
-@click.option(
-    "--session-idle-timeout",
-    default=DEFAULT_LIMITS.session_idle_seconds or 0,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    envvar=env_var(ClientLimits, "session_idle_seconds"),
-    help="HTTP: seconds an MCP session may go without a request before it is closed (0: never) "
-    "[env MCPSIM_SESSION_IDLE_TIMEOUT].",
-)
-@click.option(
-    "--max-sessions",
-    default=DEFAULT_LIMITS.max_sessions or 0,
-    show_default=True,
-    type=click.IntRange(min=0),
-    envvar=env_var(ClientLimits, "max_sessions"),
-    help="HTTP: open MCP sessions per world, all clients together; past it, initialize gets 503 "
-    "(0: no limit) [env MCPSIM_MAX_SESSIONS].",
-)
-@click.option(
-    "--mcp-episodes-per-client",
-    default=DEFAULT_LIMITS.mcp_episodes_per_client or 0,
-    show_default=True,
-    type=click.IntRange(min=0),
-    envvar=env_var(ClientLimits, "mcp_episodes_per_client"),
-    help="HTTP: live episodes one client may hold through /mcp (each session there makes one); past it, "
-    "initialize gets 429 (0: no limit) [env MCPSIM_MCP_EPISODES_PER_CLIENT].",
-)
-@click.option(
-    "--mcp-episodes-per-address",
-    default=DEFAULT_LIMITS.mcp_episodes_per_address or 0,
-    show_default=True,
-    type=click.IntRange(min=0),
-    envvar=env_var(ClientLimits, "mcp_episodes_per_address"),
-    help="HTTP: live /mcp episodes all clients at one address may hold together (0: no limit) "
-    "[env MCPSIM_MCP_EPISODES_PER_ADDRESS].",
-)
+@_apply(limit_options)
 @click.option("--task", "task_id", help="stdio: serve an episode of this task (its seed, scale and setup).")
 @click.option(
     "--snapshot",

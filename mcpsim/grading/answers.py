@@ -108,6 +108,7 @@ from mcpsim.tasks import (
     TimeFact,
     state_fact,
 )
+from mcpsim.tasks.dialogue import MONTHS, WEEKDAYS
 
 # -- canonical text and tokens ----------------------------------------------------------------------
 
@@ -688,17 +689,7 @@ _NOT_NAMES = frozenset(
         "total",
         "update",
         "updated",
-        "january",
-        "february",
-        "march",
-        "april",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
+        *MONTHS,
         "jan",
         "feb",
         "mar",
@@ -711,13 +702,7 @@ _NOT_NAMES = frozenset(
         "oct",
         "nov",
         "dec",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
+        *WEEKDAYS,
         "mon",
         "tue",
         "tues",

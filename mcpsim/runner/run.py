@@ -168,19 +168,9 @@ def _read(journal: Journal) -> list[Trajectory]:
 
 def _failed(world: str, task: Task, trial: int, agent: str, run_id: str, exc: BaseException) -> Trajectory:
     grading = _leaf(exc, GradingFailed)
-    if grading is not None:  # no verdict: the episode has no reward, not a reward of 0
-        exc = grading
-        return Trajectory(
-            run_id=run_id,
-            world=world,
-            world_version="",
-            task_id=task.id,
-            trial=trial,
-            agent=agent,
-            status="error",
-            termination="grader_error",
-            error=f"{type(exc).__name__}: {exc}",
-        )
+    cause = exc if grading is None else grading
+    # a grading failure has no verdict: the episode has no reward, not a reward of 0
+    reward = 0.0 if grading is None else None
     return Trajectory(
         run_id=run_id,
         world=world,
@@ -189,10 +179,10 @@ def _failed(world: str, task: Task, trial: int, agent: str, run_id: str, exc: Ba
         trial=trial,
         agent=agent,
         status="error",
-        termination="server_error",
-        error=f"{type(exc).__name__}: {exc}",
-        reward=0.0,
-        partial_reward=0.0,
+        termination="server_error" if grading is None else "grader_error",
+        error=f"{type(cause).__name__}: {cause}",
+        reward=reward,
+        partial_reward=reward,
     )
 
 

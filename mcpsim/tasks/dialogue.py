@@ -189,6 +189,24 @@ def _gold_results(task: Task, messages: Iterable[Mapping[str, Any]]) -> list[Any
     return results
 
 
+# Capitalised words that are never names (the answer checks skip them too).
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+
+
 def _mentions(question: str) -> tuple[list[float], list[str], list[str]]:
     """The amounts of money, identifiers and names a question mentions."""
     amounts = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(question)]
@@ -217,25 +235,8 @@ _COMMON = {
     "mrs",
     "ms",
     "dr",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
+    *WEEKDAYS,
+    *MONTHS,
     "usd",
 }
 

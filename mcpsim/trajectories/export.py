@@ -312,6 +312,14 @@ def _example_id(t: Trajectory) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:6], "big")
 
 
+_IDENTITY = ("world", "world_version", "task_id", "trial", "seed", "agent")
+
+
+def _identity(t: Trajectory) -> dict[str, Any]:
+    """Which episode a record comes from: its world, task, trial, seed and agent."""
+    return {name: getattr(t, name) for name in _IDENTITY}
+
+
 def _verdict_summary(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
     if verdict is None:
         return None
@@ -346,12 +354,7 @@ def _verifiers_record(t: Trajectory) -> dict[str, Any]:
             "tool_errors": sum(not c.ok for c in t.calls),
         },
         "info": {
-            "world": t.world,
-            "world_version": t.world_version,
-            "task_id": t.task_id,
-            "trial": t.trial,
-            "seed": t.seed,
-            "agent": t.agent,
+            **_identity(t),
             "episode_id": t.episode_id,
             "verdict": _verdict_summary(t.verdict),
         },
@@ -410,12 +413,7 @@ def _pyarrow() -> Any:
 def _parquet_row(t: Trajectory) -> dict[str, Any]:
     return {
         "episode_id": t.episode_id,
-        "world": t.world,
-        "world_version": t.world_version,
-        "task_id": t.task_id,
-        "trial": t.trial,
-        "seed": t.seed,
-        "agent": t.agent,
+        **_identity(t),
         "status": t.status,
         "termination": t.termination,
         "reward": t.reward,

@@ -117,6 +117,21 @@ class LiveHeader(BaseModel):
     seed: int | None = None
     policy: str | None = None
 
+    def trajectory(self, calls: list[CallLog], **outcome: Any) -> Trajectory:
+        """The episode as the server saw it (its agent is an MCP client): its calls as chat messages,
+        and `outcome` (status, termination, verdict, ...)."""
+        return Trajectory(
+            episode_id=self.episode_id,
+            world=self.world,
+            world_version=self.world_version,
+            task_id=self.task_id,
+            seed=self.seed,
+            agent="mcp-client",
+            messages=call_messages(self.policy, calls),
+            calls=calls,
+            **outcome,
+        )
+
 
 class LiveJournal:
     """One live episode's journal (`live/<id>.jsonl`). Its lines: `{"header": ...}` first, then
@@ -273,19 +288,7 @@ def _recovered_trajectory(path: Path) -> Trajectory | None:
         return None
     if written is not None and (written.get("verdict") or written.get("calls", -1) >= len(calls)):
         return None
-    return Trajectory(
-        episode_id=header.episode_id,
-        world=header.world,
-        world_version=header.world_version,
-        task_id=header.task_id,
-        seed=header.seed,
-        agent="mcp-client",
-        status="error",
-        termination="server_error",
-        messages=call_messages(header.policy, calls),
-        calls=calls,
-        error=CRASH_ERROR,
-    )
+    return header.trajectory(calls, status="error", termination="server_error", error=CRASH_ERROR)
 
 
 def _fsync_dir(path: Path) -> None:

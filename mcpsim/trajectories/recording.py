@@ -13,7 +13,7 @@ import structlog
 
 from mcpsim.engine import store
 from mcpsim.engine.episode import Episode
-from mcpsim.trajectories.journal import Journal, LiveHeader, LiveJournal, call_messages
+from mcpsim.trajectories.journal import Journal, LiveHeader, LiveJournal
 from mcpsim.trajectories.schema import CallLog, RowChange, ToolDef, Trajectory
 
 log = structlog.get_logger("mcpsim.trajectories.recording")
@@ -101,22 +101,26 @@ def calls_after(episode: Episode, seq: int, first_index: int) -> tuple[list[Call
     return logs, records[-1].seq
 
 
-def episode_trajectory(episode: Episode, *, verdict: dict[str, Any] | None = None) -> Trajectory:
-    """The episode as seen from the server: the policy as the system message, then each tool
-    call as an assistant message and its result as a tool message."""
-    calls = call_logs(episode)
-    return Trajectory(
+def live_header(episode: Episode) -> LiveHeader:
+    """What a trajectory of the episode needs beside its calls."""
+    return LiveHeader(
         episode_id=episode.id,
         world=episode.world.name,
         world_version=episode.template_version,
         task_id=episode.task_id,
         seed=episode.seed,
-        agent="mcp-client",
+        policy=episode.world.policy,
+    )
+
+
+def episode_trajectory(episode: Episode, *, verdict: dict[str, Any] | None = None) -> Trajectory:
+    """The episode as seen from the server: the policy as the system message, then each tool
+    call as an assistant message and its result as a tool message."""
+    return live_header(episode).trajectory(
+        call_logs(episode),
         status="completed",
         termination="recorded",
-        messages=call_messages(episode.world.policy, calls),
         tools=tool_defs(episode),
-        calls=calls,
         verdict=verdict,
         reward=verdict.get("reward") if verdict else None,
         partial_reward=verdict.get("partial_reward") if verdict else None,
@@ -150,16 +154,7 @@ class Recorder:
 
     def track(self, episode: Episode) -> None:
         """Start the live journal of an episode (a fork or a restored episode brings its calls)."""
-        live = self.journal.start_live(
-            LiveHeader(
-                episode_id=episode.id,
-                world=episode.world.name,
-                world_version=episode.template_version,
-                task_id=episode.task_id,
-                seed=episode.seed,
-                policy=episode.world.policy,
-            )
-        )
+        live = self.journal.start_live(live_header(episode))
         with self._state:
             self._live[episode.id] = live
         self.sync(episode)
