@@ -3,12 +3,13 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
-import anyio
 import httpx
 import pytest
 
@@ -17,10 +18,13 @@ import pytest
 pytest.register_assert_rewrite("mcpsim.testing")
 
 from mcpsim.engine.templates import TemplateCache  # noqa: E402
+from mcpsim.grading import Verifier  # noqa: E402
 from mcpsim.serve.app import build_app, serve_in_thread  # noqa: E402
 from mcpsim.serve.host import EpisodeManager  # noqa: E402
+from mcpsim.tasks import load_tasks  # noqa: E402
 from mcpsim.testing import clean_env  # noqa: E402
 from mcpsim.world import World  # noqa: E402
+from mcpsim.world.registry import load_world  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 import toyworld  # noqa: E402
@@ -30,6 +34,14 @@ pytest_plugins = ["mcpsim.testing", "pytester"]  # world_driver, mcpsim_template
 pytestmark = pytest.mark.anyio
 
 CLEAN_ENV = clean_env()
+
+# The first request of an MCP session over HTTP (a raw JSON-RPC body, for tests that speak the protocol by hand).
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
 
 
 @pytest.fixture
@@ -41,6 +53,18 @@ def anyio_backend() -> str:
 def templates(mcpsim_templates: TemplateCache) -> TemplateCache:
     """One template cache for the whole run (the one `world_driver` uses): each (world, seed, scale) is built once."""
     return mcpsim_templates
+
+
+# The graders of the story worlds, as `bank` and `workspace` (a folder or module may define its own:
+# tests/worlds/bank/ means the World by `bank`).
+@pytest.fixture(scope="module")
+def bank(templates: TemplateCache) -> Verifier:
+    return Verifier(load_world("bank"), load_tasks("bank"), templates=templates)
+
+
+@pytest.fixture(scope="module")
+def workspace(templates: TemplateCache) -> Verifier:
+    return Verifier(load_world("workspace"), load_tasks("workspace"), templates=templates)
 
 
 @pytest.fixture
@@ -100,45 +124,40 @@ def serve_http(templates: TemplateCache):
         yield start
 
 
+def spawn_retail_http(port: int, stderr: IO[bytes], *args: str) -> subprocess.Popen[bytes]:
+    """`mcpsim serve retail --http ARGS` on `port` as a real process: small scale, no template cache
+    on disk, warnings only, MCPSIM_* settings cleared."""
+    command = ["serve", "retail", "--http", "--port", str(port), "--scale", "small", "--no-cache"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "mcpsim", *command, "--log-level", "WARNING", *args],
+        env=CLEAN_ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+
+
+def wait_until_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, *, tries: int = 600) -> None:
+    """Poll `url`/health every 0.1 s, at most `tries` times; fail with the server's stderr if it exits."""
+    for _ in range(tries):
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert proc.poll() is None, log.read_text()
+        time.sleep(0.1)
+    pytest.fail("server did not become ready")
+
+
 @pytest.fixture(scope="session")
 def http_process(tmp_path_factory) -> Iterator[str]:
     """`mcpsim serve retail --http` as a real process; yields its base URL."""
     port = free_port()
     log = (tmp_path_factory.mktemp("server") / "stderr.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcpsim",
-            "serve",
-            "retail",
-            "--http",
-            "--port",
-            str(port),
-            "--scale",
-            "small",
-            "--no-cache",
-            "--token",
-            "tok",
-            "--log-level",
-            "WARNING",
-        ],
-        env=CLEAN_ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
+    proc = spawn_retail_http(port, log, "--token", "tok")
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):  # readiness is polled, bounded to about 60 s
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, open(log.name).read()
-            anyio.run(anyio.sleep, 0.1)
-        else:
-            pytest.fail("server did not become ready")
+        wait_until_healthy(url, proc, Path(log.name))  # bounded to about 60 s
         yield url
     finally:
         proc.terminate()

@@ -18,7 +18,13 @@ def test_the_guides_example_world_runs_as_written(tmp_path: Path) -> None:
     example = next(b for b in blocks if "world = World(" in b and "Episode.create" in b)
     script = tmp_path / "library.py"
     script.write_text(example)
-    out = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True, timeout=600,
-                         env=clean_env(), cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-W", "error", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=clean_env(),
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "'loan_id': 'L" in out.stdout and "'reader': 'Ada Lovelace'" in out.stdout

@@ -19,7 +19,6 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from conftest import CLEAN_ENV, free_port
 from mcp import Client
 
 from mcpsim.runner import backends
@@ -27,6 +26,7 @@ from mcpsim.runner.backends import BackendError, HttpBackend
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.schema import Trajectory
 from mcpsim.world.registry import load_world
+from tests.conftest import CLEAN_ENV, free_port, spawn_retail_http, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
 
@@ -36,40 +36,10 @@ def server_process(log_path: Path, *args: str, port: int | None = None) -> Itera
     """`mcpsim serve retail --http --no-auth ARGS` as a real process; yields its URL and process."""
     port = port or free_port()
     log = log_path.open("ab")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcpsim",
-            "serve",
-            "retail",
-            "--http",
-            "--port",
-            str(port),
-            "--scale",
-            "small",
-            "--no-cache",
-            "--no-auth",
-            "--log-level",
-            "WARNING",
-            *args,
-        ],
-        env=CLEAN_ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
+    proc = spawn_retail_http(port, log, "--no-auth", *args)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(900):  # polled, bounded to about 90 s on a busy machine
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, log_path.read_text()
-            time.sleep(0.1)
-        else:
-            pytest.fail("server did not become ready")
+        wait_until_healthy(url, proc, log_path, tries=900)  # bounded to about 90 s on a busy machine
         yield url, proc
     finally:
         if proc.poll() is None:

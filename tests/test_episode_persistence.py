@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import httpx
 import pytest
@@ -18,6 +17,7 @@ from mcpsim.grading import Verifier
 from mcpsim.tasks import load_tasks
 from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
 from mcpsim.world.registry import load_world
+from tests.commands import mcpsim_argv, verify_args
 from tests.conftest import CLEAN_ENV
 from tests.verifier_fixtures import ledger_tasks
 
@@ -102,22 +102,7 @@ def test_mcpsim_verify_of_a_flagged_snapshot_fails_closed(tmp_path, templates):
 
     def verify(snapshot) -> tuple[int, dict]:
         out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "mcpsim",
-                "verify",
-                "retail",
-                "--task",
-                task.id,
-                "--snapshot",
-                str(snapshot),
-                "--answer",
-                oracle_answer(task),
-                "--conversation",
-                str(conversation),
-                "--json",
-            ],
+            mcpsim_argv(*verify_args("retail", task, snapshot, conversation)),
             env=CLEAN_ENV,
             capture_output=True,
             text=True,

@@ -26,6 +26,7 @@ from mcpsim.runner.users import ScriptedUser
 from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.schema import Trajectory
+from tests.commands import oracle_run_args
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -42,18 +43,7 @@ def test_an_oracle_run_at_concurrency_64_on_a_loaded_machine_scores_every_task_1
     try:
         result = CliRunner().invoke(
             main,
-            [
-                "run",
-                "retail",
-                "--agent",
-                "oracle",
-                "--tasks",
-                "all",
-                "--concurrency",
-                "64",
-                "--out",
-                str(tmp_path / "run"),
-            ],
+            oracle_run_args("retail", tmp_path / "run", 64),
         )
     finally:
         for hog in hogs:

@@ -24,6 +24,7 @@ from mcpsim.serve.host import EpisodeManager
 from mcpsim.serve.mcp import build_server
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, Trajectory
+from tests.conftest import MCP_INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -241,16 +242,7 @@ async def test_over_http_a_lone_surrogate_is_refused_and_the_trajectory_still_an
         init = await http.post(
             mcp,
             headers=headers,
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            },
+            json=MCP_INITIALIZE,
         )
         assert init.status_code == 200, init.text
         session = {"mcp-protocol-version": "2025-06-18"}

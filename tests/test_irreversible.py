@@ -7,27 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.faults import load_profile
 from mcpsim.engine.store import NetChange
 from mcpsim.grading import Verdict, Verifier
 from mcpsim.grading.diff import compare_with_gold
 from mcpsim.grading.effects import EpisodeChanges, IrreversibleWrite, compare_irreversible, irreversible_writes
-from mcpsim.tasks import Action, Step, Task, load_tasks
+from mcpsim.tasks import Action, Step, Task
 from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_solution, task_episode
-from mcpsim.world.registry import load_world
-
-
-@pytest.fixture(scope="module")
-def workspace(templates) -> Verifier:
-    return Verifier(load_world("workspace"), load_tasks("workspace"), templates=templates)
-
-
-@pytest.fixture(scope="module")
-def bank(templates) -> Verifier:
-    return Verifier(load_world("bank"), load_tasks("bank"), templates=templates)
 
 
 def play(verifier: Verifier, task: Task, steps: list[Step]) -> tuple[Verdict, Episode]:

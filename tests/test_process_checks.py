@@ -4,18 +4,10 @@ is passed only by a verification that succeeded."""
 
 from __future__ import annotations
 
-import pytest
-
 from mcpsim.grading import Verifier
 from mcpsim.grading.checks import GradingContext, evaluate
-from mcpsim.tasks import Action, CallOrder, Task, ToolNotCalled, load_tasks
+from mcpsim.tasks import Action, CallOrder, Task, ToolNotCalled
 from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
-from mcpsim.world.registry import load_world
-
-
-@pytest.fixture(scope="module")
-def bank(templates):
-    return Verifier(load_world("bank"), load_tasks("bank"), templates=templates)
 
 
 def result_of(episode, tool: str) -> dict:

@@ -19,6 +19,7 @@ from mcpsim.serve.mcp import build_server, policy_uri
 from mcpsim.tasks import load_tasks
 from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
 from mcpsim.world.registry import load_world
+from tests.commands import verify_args
 from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio
@@ -148,19 +149,7 @@ def test_verify_grades_a_recorded_episode_from_its_snapshot(world, task_set, tmp
     runner = CliRunner()
     ok = runner.invoke(
         main,
-        [
-            "verify",
-            "retail",
-            "--task",
-            task.id,
-            "--snapshot",
-            str(snapshot),
-            "--answer",
-            oracle_answer(task),
-            "--conversation",
-            str(conversation),
-            "--json",
-        ],
+        verify_args("retail", task, snapshot, conversation),
     )
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["passed"] is True

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.schema import Trajectory
 from mcpsim.world.registry import load_world
+from tests.commands import mcpsim_argv, oracle_run_args
 from tests.conftest import CLEAN_ENV
 
 
@@ -91,21 +91,7 @@ def test_the_same_run_over_http_and_stdio_gives_the_same_rewards_and_state_hashe
 
 def test_a_run_killed_midway_resumes_without_redoing_finished_episodes(tmp_path, task_set):
     out = tmp_path / "run"
-    command = [
-        sys.executable,
-        "-m",
-        "mcpsim",
-        "run",
-        "retail",
-        "--agent",
-        "oracle",
-        "--tasks",
-        "all",
-        "--concurrency",
-        "1",
-        "--out",
-        str(out),
-    ]
+    command = mcpsim_argv(*oracle_run_args("retail", out, 1))
     proc = subprocess.Popen(command, env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = out / "trajectories.jsonl"
     deadline = time.monotonic() + 120

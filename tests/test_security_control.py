@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 
 import anyio
@@ -23,7 +21,7 @@ from mcpsim.cli import main
 from mcpsim.serve.access import HostOriginGuard, summarize_verdict
 from mcpsim.serve.app import ServeConfig, build_app, serve_in_thread
 from mcpsim.serve.host import EpisodeManager
-from tests.conftest import CLEAN_ENV, free_port
+from tests.conftest import MCP_INITIALIZE, free_port, spawn_retail_http
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -122,28 +120,7 @@ def test_mcpsim_serve_http_generates_a_token_prints_it_and_builds_urls_from_the_
     port = free_port()
     log = tmp_path / "stderr.log"
     with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "mcpsim",
-                "serve",
-                "retail",
-                "--http",
-                "--port",
-                str(port),
-                "--scale",
-                "small",
-                "--no-cache",
-                "--log-level",
-                "WARNING",
-                "--public-url",
-                f"http://sim.test:{port}/",
-            ],
-            env=CLEAN_ENV,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-        )
+        proc = spawn_retail_http(port, err, "--public-url", f"http://sim.test:{port}/")
     url = f"http://127.0.0.1:{port}"
     try:
         token = None
@@ -500,16 +477,7 @@ async def test_mcp_per_client_refuses_what_it_cannot_isolate_with_the_reason(ser
             r = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
             assert r.status_code >= 400 and len(live.manager) == 0  # no handshake: no episode made
             async with Client(f"{live.url}/mcp", mode="legacy"):
-                init = {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "x", "version": "1"},
-                    },
-                }
-                full = await http.post("/mcp", json=init)  # the cap holds for /mcp clients as for POST /episodes
+                # the cap holds for /mcp clients as for POST /episodes
+                full = await http.post("/mcp", json=MCP_INITIALIZE)
                 assert full.status_code == 503 and "maximum of 1" in full.text
             assert len(live.manager) == 1

@@ -25,16 +25,11 @@ from mcpsim.serve.access import (
 )
 from mcpsim.serve.app import ServeConfig, build_app, serve_in_thread
 from mcpsim.serve.host import EpisodeManager
+from tests.conftest import MCP_INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
-}
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -199,7 +194,7 @@ async def sdk_client(url: str, token: str) -> AsyncIterator[Client]:
 
 
 async def initialize(http: httpx.AsyncClient, path: str, token: str) -> httpx.Response:
-    return await http.post(path, json=INITIALIZE, headers={**ACCEPT, **bearer(token)})
+    return await http.post(path, json=MCP_INITIALIZE, headers={**ACCEPT, **bearer(token)})
 
 
 async def test_one_client_opening_hundreds_of_sessions_never_locks_another_out(serve):
@@ -318,7 +313,7 @@ def test_the_cli_documents_every_limit():
     import subprocess
     import sys
 
-    from conftest import CLEAN_ENV
+    from tests.conftest import CLEAN_ENV
 
     result = subprocess.run(
         [sys.executable, "-m", "mcpsim", "serve", "--help"],

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
-
-
-def refs(*flights):
-    return [{"flight_number": f["flight_number"], "date": f["date"]} for f in flights]
-
+from airline_support import pay, refs, shift
 
 PAX = [{"first_name": "Ann", "last_name": "Lee", "date_of_birth": "1990-02-03"}]
+
+
+def booking(
+    user: dict[str, Any],
+    flights: list[dict[str, Any]],
+    payments: list[dict[str, Any]],
+    *,
+    cabin: str = "economy",
+    fare: str = "standard",
+    passengers: list[dict[str, Any]] = PAX,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The arguments of a book_reservation call for `user` on `flights`."""
+    return {
+        "user_id": user["id"],
+        "flights": refs(*flights),
+        "cabin": cabin,
+        "fare": fare,
+        "passengers": passengers,
+        "payments": payments,
+        **extra,
+    }
 
 
 def test_a_booking_takes_seats_charges_the_total_and_records_everything(desk):
@@ -54,15 +72,11 @@ def test_free_bags_depend_on_the_tier_and_the_cabin_and_extra_bags_cost_50_each(
 def test_the_basic_fare_exists_only_in_economy(desk):
     user = desk.user()
     flight = desk.future_flight()
+    payments = pay((desk.card(user["id"]), 100))
     desk.fails(
         "book_reservation",
         "basic fare exists only in the economy cabin",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="business",
-        fare="basic",
-        passengers=PAX,
-        payments=[{"payment_method_id": desk.card(user["id"]), "amount": 100}],
+        **booking(user, [flight], payments, cabin="business", fare="basic"),
     )
 
 
@@ -71,86 +85,39 @@ def test_a_cabin_without_enough_seats_cannot_be_booked(desk):
     flight = desk.future_flight()
     desk.arrange("UPDATE flights SET seats_business = 1 WHERE id = ?", flight["id"])
     total = flight["price_business_cents"] * 2
+    two = PAX + [{"first_name": "Bo", "last_name": "Lee", "date_of_birth": "1991-02-03"}]
+    payments = pay((desk.card(user["id"]), total / 100))
     desk.fails(
         "book_reservation",
         "has 1 seat(s) left in business; 2 needed",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="business",
-        fare="standard",
-        passengers=PAX + [{"first_name": "Bo", "last_name": "Lee", "date_of_birth": "1991-02-03"}],
-        payments=[{"payment_method_id": desk.card(user["id"]), "amount": total / 100}],
+        **booking(user, [flight], payments, cabin="business", passengers=two),
     )
 
 
 def test_departed_cancelled_and_closing_flights_cannot_be_booked(desk):
     user = desk.user()
-    card = desk.card(user["id"])
+    payments = pay((desk.card(user["id"]), 1))
     landed = desk.row("SELECT * FROM flights WHERE status = 'landed' LIMIT 1")
-    desk.fails(
-        "book_reservation",
-        "has already departed",
-        user_id=user["id"],
-        flights=refs(landed),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    )
+    desk.fails("book_reservation", "has already departed", **booking(user, [landed], payments))
     cancelled = desk.row("SELECT * FROM flights WHERE status = 'cancelled' LIMIT 1")
-    desk.fails(
-        "book_reservation",
-        "is cancelled and cannot be booked",
-        user_id=user["id"],
-        flights=refs(cancelled),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    )
+    desk.fails("book_reservation", "is cancelled and cannot be booked", **booking(user, [cancelled], payments))
     soon = desk.future_flight()
     desk.arrange("UPDATE flights SET scheduled_departure = '2026-05-15T09:40:00+00:00' WHERE id = ?", soon["id"])
-    desk.fails(
-        "book_reservation",
-        "departs within the hour; sales have closed",
-        user_id=user["id"],
-        flights=refs(soon),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    )
-    desk.fails(
-        "book_reservation",
-        "does not operate on 2026-07-30",
-        user_id=user["id"],
-        flights=[{"flight_number": soon["flight_number"], "date": "2026-07-30"}],
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    )
+    desk.fails("book_reservation", "departs within the hour; sales have closed", **booking(user, [soon], payments))
+    not_operated = {"flight_number": soon["flight_number"], "date": "2026-07-30"}
+    desk.fails("book_reservation", "does not operate on 2026-07-30", **booking(user, [not_operated], payments))
 
 
 def test_flights_must_connect_with_at_least_an_hour_in_between(desk):
     user = desk.user()
-    card = desk.card(user["id"])
+    payments = pay((desk.card(user["id"]), 1))
     first = desk.future_flight()
     elsewhere = desk.row(
         "SELECT * FROM flights WHERE origin != ? AND status = 'scheduled' AND date = ? LIMIT 1",
         first["destination"],
         first["date"],
     )
-    desk.fails(
-        "book_reservation",
-        "list the flights in travel order",
-        user_id=user["id"],
-        flights=refs(first, elsewhere),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    )
+    desk.fails("book_reservation", "list the flights in travel order", **booking(user, [first, elsewhere], payments))
     onward = desk.row(
         "SELECT * FROM flights WHERE origin = ? AND destination != ? AND status = 'scheduled' "
         "AND scheduled_departure > ? ORDER BY scheduled_departure LIMIT 1",
@@ -164,36 +131,15 @@ def test_flights_must_connect_with_at_least_an_hour_in_between(desk):
         shift(first["scheduled_arrival"], 200),
         onward["id"],
     )
-    desk.fails(
-        "book_reservation",
-        "minimum connection time is 60 minutes",
-        user_id=user["id"],
-        flights=refs(first, onward),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    )
-
-
-def shift(iso: str, minutes: int) -> str:
-    return (datetime.fromisoformat(iso) + timedelta(minutes=minutes)).isoformat()
+    desk.fails("book_reservation", "minimum connection time is 60 minutes", **booking(user, [first, onward], payments))
 
 
 def test_the_payments_must_add_up_to_the_total_exactly(desk):
     user = desk.user()
     flight = desk.future_flight()
     total = flight["price_economy_cents"]
-    desk.fails(
-        "book_reservation",
-        f"but the total is ${total / 100:,.2f}",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": desk.card(user["id"]), "amount": total / 100 - 1}],
-    )
+    payments = pay((desk.card(user["id"]), total / 100 - 1))
+    desk.fails("book_reservation", f"but the total is ${total / 100:,.2f}", **booking(user, [flight], payments))
 
 
 def test_a_payment_method_must_be_the_users_and_a_card_must_not_have_expired(desk):
@@ -204,14 +150,7 @@ def test_a_payment_method_must_be_the_users_and_a_card_must_not_have_expired(des
         "SELECT id FROM payment_methods WHERE user_id != ? AND kind = 'credit_card' LIMIT 1", user["id"]
     )
     desk.fails(
-        "book_reservation",
-        f"does not belong to user {user['id']}",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": foreign, "amount": amount}],
+        "book_reservation", f"does not belong to user {user['id']}", **booking(user, [flight], pay((foreign, amount)))
     )
     desk.arrange(
         "INSERT INTO payment_methods (id, user_id, kind, brand, last4, exp_month, exp_year, status, created_at) "
@@ -221,12 +160,7 @@ def test_a_payment_method_must_be_the_users_and_a_card_must_not_have_expired(des
     desk.fails(
         "book_reservation",
         "expired in 03/2026 and cannot be charged",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": "credit_card_old", "amount": amount}],
+        **booking(user, [flight], pay(("credit_card_old", amount))),
     )
 
 
@@ -235,24 +169,8 @@ def test_a_gift_card_pays_at_most_its_balance_and_is_debited(desk):
     flight = desk.future_flight()
     total = flight["price_economy_cents"]
     gift = desk.give(user["id"], "gift_card", total - 100, "gift_card_test")
-    desk.fails(
-        "book_reservation",
-        "less than the",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": gift, "amount": total / 100}],
-    )
-    res = desk.book(
-        user,
-        [flight],
-        payments=[
-            {"payment_method_id": gift, "amount": (total - 100) / 100},
-            {"payment_method_id": desk.card(user["id"]), "amount": 1},
-        ],
-    )
+    desk.fails("book_reservation", "less than the", **booking(user, [flight], pay((gift, total / 100))))
+    res = desk.book(user, [flight], payments=pay((gift, (total - 100) / 100), (desk.card(user["id"]), 1)))
     assert desk.balance(gift) == 0 and desk.net_paid(res.reservation_id) == total
 
 
@@ -262,132 +180,42 @@ def test_a_certificate_pays_at_most_its_value_once_and_the_rest_is_forfeited(des
     total = flight["price_economy_cents"]
     card = desk.card(user["id"])
     cert = desk.give(user["id"], "certificate", 5000, "certificate_t1")
-    desk.fails(
-        "book_reservation",
-        "is worth $50.00",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[
-            {"payment_method_id": cert, "amount": 60},
-            {"payment_method_id": card, "amount": (total - 6000) / 100},
-        ],
-    )
-    desk.book(
-        user,
-        [flight],
-        payments=[
-            {"payment_method_id": cert, "amount": 30},
-            {"payment_method_id": card, "amount": (total - 3000) / 100},
-        ],
-    )
+    payments = pay((cert, 60), (card, (total - 6000) / 100))
+    desk.fails("book_reservation", "is worth $50.00", **booking(user, [flight], payments))
+    desk.book(user, [flight], payments=pay((cert, 30), (card, (total - 3000) / 100)))
     used = desk.row("SELECT * FROM payment_methods WHERE id = ?", cert)
     assert (used["status"], used["balance_cents"]) == ("used", 0)  # the other $20 is lost
-    desk.fails(
-        "book_reservation",
-        "is used and cannot be used",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[
-            {"payment_method_id": cert, "amount": 10},
-            {"payment_method_id": card, "amount": (total - 1000) / 100},
-        ],
-    )
+    payments = pay((cert, 10), (card, (total - 1000) / 100))
+    desk.fails("book_reservation", "is used and cannot be used", **booking(user, [flight], payments))
 
 
 def test_at_most_one_certificate_per_reservation_and_no_expired_one(desk):
     user = desk.user()
     flight = desk.future_flight()
     total = flight["price_economy_cents"]
+    card = desk.card(user["id"])
     a = desk.give(user["id"], "certificate", 5000, "certificate_t1")
     b = desk.give(user["id"], "certificate", 5000, "certificate_t2")
-    desk.fails(
-        "book_reservation",
-        "At most one travel certificate",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[
-            {"payment_method_id": a, "amount": 50},
-            {"payment_method_id": b, "amount": 50},
-            {"payment_method_id": desk.card(user["id"]), "amount": (total - 10000) / 100},
-        ],
-    )
+    payments = pay((a, 50), (b, 50), (card, (total - 10000) / 100))
+    desk.fails("book_reservation", "At most one travel certificate", **booking(user, [flight], payments))
     old = desk.give(user["id"], "certificate", 5000, "certificate_t3", expires_on="2026-05-01")
-    desk.fails(
-        "book_reservation",
-        "is expired and cannot be used",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        payments=[
-            {"payment_method_id": old, "amount": 50},
-            {"payment_method_id": desk.card(user["id"]), "amount": (total - 5000) / 100},
-        ],
-    )
+    payments = pay((old, 50), (card, (total - 5000) / 100))
+    desk.fails("book_reservation", "is expired and cannot be used", **booking(user, [flight], payments))
 
 
 def test_passengers_bags_and_arguments_are_bounded(desk):
     user = desk.user()
     flight = desk.future_flight()
-    card = desk.card(user["id"])
+    payments = pay((desk.card(user["id"]), 1))
     twice = PAX + PAX
+    desk.fails("book_reservation", "is listed twice", **booking(user, [flight], payments, passengers=twice))
     desk.fails(
-        "book_reservation",
-        "is listed twice",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=twice,
-        payments=[{"payment_method_id": card, "amount": 1}],
+        "book_reservation", "At most 4 checked bags per passenger", **booking(user, [flight], payments, checked_bags=5)
     )
+    unborn = [{"first_name": "A", "last_name": "B", "date_of_birth": "2030-01-01"}]
     desk.fails(
-        "book_reservation",
-        "At most 4 checked bags per passenger",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=PAX,
-        checked_bags=5,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    )
-    desk.fails(
-        "book_reservation",
-        "not a plausible date of birth",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=[{"first_name": "A", "last_name": "B", "date_of_birth": "2030-01-01"}],
-        payments=[{"payment_method_id": card, "amount": 1}],
+        "book_reservation", "not a plausible date of birth", **booking(user, [flight], payments, passengers=unborn)
     )
     seven = [{"first_name": f"P{i}", "last_name": "X", "date_of_birth": "1990-01-01"} for i in range(7)]
-    assert desk.call(
-        "book_reservation",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="economy",
-        fare="standard",
-        passengers=seven,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    ).is_error
-    assert desk.call(
-        "book_reservation",
-        user_id=user["id"],
-        flights=refs(flight),
-        cabin="first",
-        fare="standard",
-        passengers=PAX,
-        payments=[{"payment_method_id": card, "amount": 1}],
-    ).is_error
+    assert desk.call("book_reservation", **booking(user, [flight], payments, passengers=seven)).is_error
+    assert desk.call("book_reservation", **booking(user, [flight], payments, cabin="first")).is_error

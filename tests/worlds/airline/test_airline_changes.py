@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
+from airline_support import depart, refs
 
 
-def refs(*flights):
-    return [{"flight_number": f["flight_number"], "date": f["date"]} for f in flights]
+def new_flights(res: Any, flights: list[dict[str, Any]], method: str) -> dict[str, Any]:
+    """The arguments of update_reservation_flights moving `res` onto `flights`."""
+    return {"reservation_id": res.reservation_id, "flights": refs(*flights), "payment_method_id": method}
 
 
-def shift(iso: str, minutes: int) -> str:
-    return (datetime.fromisoformat(iso) + timedelta(minutes=minutes)).isoformat()
-
-
-def depart(desk, flight_id: str) -> None:
-    """Make a flight have departed before the epoch."""
-    desk.arrange(
-        "UPDATE flights SET status = 'landed', scheduled_departure = '2026-05-14T10:00:00+00:00', "
-        "scheduled_arrival = '2026-05-14T12:00:00+00:00', actual_departure = '2026-05-14T10:00:00+00:00', "
-        "actual_arrival = '2026-05-14T12:00:00+00:00' WHERE id = ?",
-        flight_id,
-    )
+def new_cabin(res: Any, cabin: str, method: str) -> dict[str, Any]:
+    """The arguments of update_reservation_cabin moving `res` into `cabin`."""
+    return {"reservation_id": res.reservation_id, "cabin": cabin, "payment_method_id": method}
 
 
 # -- flights -----------------------------------------------------------------------------------
@@ -36,9 +29,7 @@ def test_a_flight_change_settles_the_fare_difference_and_a_standard_fare_pays_th
     res = desk.book(user, [old], passengers=2)
     card = desk.card(user["id"])
     old_seats, new_seats = desk.seats(old["id"], "economy"), desk.seats(new["id"], "economy")
-    result = desk.ok(
-        "update_reservation_flights", reservation_id=res.reservation_id, flights=refs(new), payment_method_id=card
-    )
+    result = desk.ok("update_reservation_flights", **new_flights(res, [new], card))
     total = (new["price_economy_cents"] - old["price_economy_cents"]) * 2 + fee * 2
     assert result.change_fee == fee * 2 / 100
     assert (result.charged, result.refunded) == (max(total, 0) / 100, max(-total, 0) / 100)
@@ -53,12 +44,7 @@ def test_a_flex_fare_changes_without_a_fee(desk):
     old = desk.future_flight()
     new = desk.alternative(old)
     res = desk.book(user, [old], fare="flex")
-    result = desk.ok(
-        "update_reservation_flights",
-        reservation_id=res.reservation_id,
-        flights=refs(new),
-        payment_method_id=desk.card(user["id"]),
-    )
+    result = desk.ok("update_reservation_flights", **new_flights(res, [new], desk.card(user["id"])))
     assert result.change_fee == 0
     assert desk.net_paid(res.reservation_id) == new["price_economy_cents"] + 6000
 
@@ -71,17 +57,9 @@ def test_a_basic_fare_cannot_be_changed(desk):
     desk.fails(
         "update_reservation_flights",
         "basic fare: its flights and cabin cannot be changed",
-        reservation_id=res.reservation_id,
-        flights=refs(new),
-        payment_method_id=desk.card(user["id"]),
+        **new_flights(res, [new], desk.card(user["id"])),
     )
-    desk.fails(
-        "update_reservation_cabin",
-        "basic fare",
-        reservation_id=res.reservation_id,
-        cabin="business",
-        payment_method_id=desk.card(user["id"]),
-    )
+    desk.fails("update_reservation_cabin", "basic fare", **new_cabin(res, "business", desk.card(user["id"])))
 
 
 def test_a_change_must_keep_the_trip(desk):
@@ -95,19 +73,9 @@ def test_a_change_must_keep_the_trip(desk):
         old["destination"],
     )
     desk.fails(
-        "update_reservation_flights",
-        "A change must keep the trip",
-        reservation_id=res.reservation_id,
-        flights=refs(other),
-        payment_method_id=desk.card(user["id"]),
+        "update_reservation_flights", "A change must keep the trip", **new_flights(res, [other], desk.card(user["id"]))
     )
-    desk.fails(
-        "update_reservation_flights",
-        "nothing to change",
-        reservation_id=res.reservation_id,
-        flights=refs(old),
-        payment_method_id=desk.card(user["id"]),
-    )
+    desk.fails("update_reservation_flights", "nothing to change", **new_flights(res, [old], desk.card(user["id"])))
 
 
 def test_a_flown_flight_must_stay_and_only_the_rest_of_the_trip_can_change(desk):
@@ -121,24 +89,15 @@ def test_a_flown_flight_must_stay_and_only_the_rest_of_the_trip_can_change(desk)
     desk.fails(
         "update_reservation_flights",
         "has already departed and must stay",
-        reservation_id=res.reservation_id,
-        flights=refs(other_out, back),
-        payment_method_id=desk.card(user["id"]),
+        **new_flights(res, [other_out, back], desk.card(user["id"])),
     )
     desk.fails(
         "update_reservation_cabin",
         "cabin of a trip in progress cannot be changed",
-        reservation_id=res.reservation_id,
-        cabin="business",
-        payment_method_id=desk.card(user["id"]),
+        **new_cabin(res, "business", desk.card(user["id"])),
     )
     out_now = desk.row("SELECT * FROM flights WHERE id = ?", out["id"])
-    desk.ok(
-        "update_reservation_flights",
-        reservation_id=res.reservation_id,
-        flights=refs(out_now, later),
-        payment_method_id=desk.card(user["id"]),
-    )
+    desk.ok("update_reservation_flights", **new_flights(res, [out_now, later], desk.card(user["id"])))
     assert (
         desk.value("SELECT flight_id FROM reservation_flights WHERE id = ?", f"{res.reservation_id}-2") == later["id"]
     )
@@ -153,9 +112,7 @@ def test_new_flights_need_seats_and_money_needs_a_method(desk):
     desk.fails(
         "update_reservation_flights",
         "has 1 seat(s) left in economy; 2 needed",
-        reservation_id=res.reservation_id,
-        flights=refs(new),
-        payment_method_id=desk.card(user["id"]),
+        **new_flights(res, [new], desk.card(user["id"])),
     )
     desk.arrange("UPDATE flights SET seats_economy = 50 WHERE id = ?", new["id"])
     desk.fails(
@@ -172,36 +129,17 @@ def test_changes_cannot_be_paid_by_certificate_and_refunds_go_to_a_card_that_pai
     )
     res = desk.book(user, [old])
     cert = desk.give(user["id"], "certificate", 50000, "certificate_t1")
-    desk.fails(
-        "update_reservation_flights",
-        "can only pay for a new booking",
-        reservation_id=res.reservation_id,
-        flights=refs(new),
-        payment_method_id=cert,
-    )
-    desk.ok(
-        "update_reservation_flights",
-        reservation_id=res.reservation_id,
-        flights=refs(new),
-        payment_method_id=desk.card(user["id"]),
-    )
+    desk.fails("update_reservation_flights", "can only pay for a new booking", **new_flights(res, [new], cert))
+    desk.ok("update_reservation_flights", **new_flights(res, [new], desk.card(user["id"])))
     # Moving back is $100 cheaper: refunded, but not to a card that never paid for this reservation.
     desk.arrange(
         "INSERT INTO payment_methods (id, user_id, kind, brand, last4, exp_month, exp_year, status, created_at) "
         "VALUES ('credit_card_new', ?, 'credit_card', 'Visa', '2222', 3, 2030, 'active', '2024-01-01')",
         user["id"],
     )
-    desk.fails(
-        "update_reservation_flights",
-        "did not pay for it",
-        reservation_id=res.reservation_id,
-        flights=refs(old),
-        payment_method_id="credit_card_new",
-    )
+    desk.fails("update_reservation_flights", "did not pay for it", **new_flights(res, [old], "credit_card_new"))
     gift = desk.give(user["id"], "gift_card", 0, "gift_card_t1")
-    result = desk.ok(
-        "update_reservation_flights", reservation_id=res.reservation_id, flights=refs(old), payment_method_id=gift
-    )
+    result = desk.ok("update_reservation_flights", **new_flights(res, [old], gift))
     assert result.refunded == 100.0 and desk.balance(gift) == 10000
 
 
@@ -215,12 +153,7 @@ def test_a_cabin_change_moves_seats_and_charges_todays_fare_difference_without_a
     res = desk.book(user, [out, back], passengers=2)
     eco = (desk.seats(out["id"], "economy"), desk.seats(back["id"], "economy"))
     bus = (desk.seats(out["id"], "business"), desk.seats(back["id"], "business"))
-    result = desk.ok(
-        "update_reservation_cabin",
-        reservation_id=res.reservation_id,
-        cabin="business",
-        payment_method_id=desk.card(user["id"]),
-    )
+    result = desk.ok("update_reservation_cabin", **new_cabin(res, "business", desk.card(user["id"])))
     diff = (
         out["price_business_cents"]
         - out["price_economy_cents"]
@@ -233,11 +166,7 @@ def test_a_cabin_change_moves_seats_and_charges_todays_fare_difference_without_a
     r = desk.reservation(res.reservation_id)
     assert (r["cabin"], r["free_bags"]) == ("business", 4)
     desk.fails(
-        "update_reservation_cabin",
-        "is already in business",
-        reservation_id=res.reservation_id,
-        cabin="business",
-        payment_method_id=desk.card(user["id"]),
+        "update_reservation_cabin", "is already in business", **new_cabin(res, "business", desk.card(user["id"]))
     )
 
 
@@ -245,12 +174,7 @@ def test_a_downgrade_refunds_the_difference_but_charges_bags_no_longer_free(desk
     user = desk.user("regular")
     flight = desk.future_flight()
     res = desk.book(user, [flight], cabin="business", bags=2)  # 2 free in business, 1 in economy
-    result = desk.ok(
-        "update_reservation_cabin",
-        reservation_id=res.reservation_id,
-        cabin="economy",
-        payment_method_id=desk.card(user["id"]),
-    )
+    result = desk.ok("update_reservation_cabin", **new_cabin(res, "economy", desk.card(user["id"])))
     expected = flight["price_business_cents"] - flight["price_economy_cents"] - 5000
     assert result.refunded == expected / 100
     assert (desk.reservation(res.reservation_id)["paid_bags"], desk.reservation(res.reservation_id)["free_bags"]) == (
@@ -265,11 +189,7 @@ def test_a_cabin_without_seats_cannot_be_chosen(desk):
     res = desk.book(user, [flight])
     desk.arrange("UPDATE flights SET seats_premium = 0 WHERE id = ?", flight["id"])
     desk.fails(
-        "update_reservation_cabin",
-        "has 0 seat(s) left in premium",
-        reservation_id=res.reservation_id,
-        cabin="premium",
-        payment_method_id=desk.card(user["id"]),
+        "update_reservation_cabin", "has 0 seat(s) left in premium", **new_cabin(res, "premium", desk.card(user["id"]))
     )
 
 
@@ -407,11 +327,6 @@ def test_no_change_fee_when_the_airline_cancelled_a_flight_of_the_reservation(de
     new = desk.alternative(old)
     res = desk.book(user, [old], passengers=2)
     desk.arrange("UPDATE flights SET status = 'cancelled' WHERE id = ?", old["id"])
-    result = desk.ok(
-        "update_reservation_flights",
-        reservation_id=res.reservation_id,
-        flights=refs(new),
-        payment_method_id=desk.card(user["id"]),
-    )
+    result = desk.ok("update_reservation_flights", **new_flights(res, [new], desk.card(user["id"])))
     assert result.change_fee == 0
     assert desk.net_paid(res.reservation_id) == new["price_economy_cents"] * 2

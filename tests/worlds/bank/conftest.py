@@ -81,8 +81,10 @@ class Bank(WorldDriver):
             customer_id,
         )
 
-    def add_payee(self, customer_id: str, **changes: Any) -> str:
-        args = {
+    @staticmethod
+    def payee_args(customer_id: str, **changes: Any) -> dict[str, Any]:
+        """The arguments of an add_payee call: a valid payee unless `changes` say otherwise."""
+        return {
             "customer_id": customer_id,
             "name": "Jordan Test",
             "bank_name": "JPMorgan Chase Bank",
@@ -90,7 +92,19 @@ class Bank(WorldDriver):
             "account_number": "123456789",
             "account_type": "checking",
         } | changes
-        return self.ok("add_payee", **args).payee_id
+
+    def add_payee(self, customer_id: str, **changes: Any) -> str:
+        return self.ok("add_payee", **self.payee_args(customer_id, **changes)).payee_id
+
+    @staticmethod
+    def between(customer_id: str, from_account_id: str, to_account_id: str, amount: float) -> dict[str, Any]:
+        """The arguments of a transfer_between_own_accounts call."""
+        return {
+            "customer_id": customer_id,
+            "from_account_id": from_account_id,
+            "to_account_id": to_account_id,
+            "amount": amount,
+        }
 
 
 @pytest.fixture(scope="session")

@@ -169,12 +169,7 @@ def test_another_customers_accounts_cards_payees_transfers_and_disputes_are_unre
         b.fails(tool, f"Customer {me} {what}", customer_id=me, **args)
     my_account = b.value("SELECT id FROM accounts WHERE customer_id = ? AND status = 'open' LIMIT 1", me)
     b.fails(
-        "transfer_between_own_accounts",
-        f"Customer {me} has no account",
-        customer_id=me,
-        from_account_id=my_account,
-        to_account_id=ids["account"],
-        amount=5,
+        "transfer_between_own_accounts", f"Customer {me} has no account", **b.between(me, my_account, ids["account"], 5)
     )
     my_checking = b.value("SELECT id FROM accounts WHERE customer_id = ? AND type = 'checking' LIMIT 1", me)
     b.fails(

@@ -9,14 +9,7 @@ TODAY = "2026-05-15"
 def test_an_internal_transfer_moves_money_at_once_and_posts_both_legs(b):
     me, checking, savings = b.checking_with_savings()
     before = (b.balance(checking), b.balance(savings))
-    transfer = b.ok(
-        "transfer_between_own_accounts",
-        customer_id=me,
-        from_account_id=checking,
-        to_account_id=savings,
-        amount=250.55,
-        memo="rainy day",
-    )
+    transfer = b.ok("transfer_between_own_accounts", **b.between(me, checking, savings, 250.55), memo="rainy day")
     assert transfer.status == "completed" and transfer.amount == 250.55
     assert (b.balance(checking), b.balance(savings)) == (before[0] - 25_055, before[1] + 25_055)
     legs = b.rows(
@@ -27,22 +20,8 @@ def test_an_internal_transfer_moves_money_at_once_and_posts_both_legs(b):
         {"account_id": checking, "amount_cents": -25_055, "status": "posted", "kind": "transfer_out"},
         {"account_id": savings, "amount_cents": 25_055, "status": "posted", "kind": "transfer_in"},
     ]
-    b.fails(
-        "transfer_between_own_accounts",
-        "are the same",
-        customer_id=me,
-        from_account_id=checking,
-        to_account_id=checking,
-        amount=1,
-    )
-    b.fails(
-        "transfer_between_own_accounts",
-        "fractions of a cent",
-        customer_id=me,
-        from_account_id=checking,
-        to_account_id=savings,
-        amount=1.005,
-    )
+    b.fails("transfer_between_own_accounts", "are the same", **b.between(me, checking, checking, 1))
+    b.fails("transfer_between_own_accounts", "fractions of a cent", **b.between(me, checking, savings, 1.005))
 
 
 def test_no_transfer_above_the_available_balance_which_excludes_pending_debits(b):
@@ -64,12 +43,7 @@ def test_no_transfer_above_the_available_balance_which_excludes_pending_debits(b
     b.arrange("UPDATE accounts SET balance_cents = ? WHERE id = ?", pending + held + 50_000, checking)
     assert b.available(checking) == 50_000
     b.fails(
-        "transfer_between_own_accounts",
-        "more than the available balance",
-        customer_id=me,
-        from_account_id=checking,
-        to_account_id=savings,
-        amount=500.01,
+        "transfer_between_own_accounts", "more than the available balance", **b.between(me, checking, savings, 500.01)
     )
     assert (
         b.ok(
@@ -104,22 +78,13 @@ def test_the_daily_limit_counts_every_transfer_out_today_and_only_today(b):
         limit,
     )
     first = limit - 10_000
-    b.ok(
-        "transfer_between_own_accounts",
-        customer_id=me,
-        from_account_id=checking,
-        to_account_id=savings,
-        amount=first / 100,
-    )
+    b.ok("transfer_between_own_accounts", **b.between(me, checking, savings, first / 100))
     account = b.ok("get_account", customer_id=me, account_id=checking)
     assert (account.transferred_today, account.remaining_daily_limit) == (first / 100, 100.0)
     error = b.fails(
         "transfer_between_own_accounts",
         "would exceed the daily transfer limit",
-        customer_id=me,
-        from_account_id=checking,
-        to_account_id=savings,
-        amount=100.01,
+        **b.between(me, checking, savings, 100.01),
     ).error
     assert "at most $100.00 more can go out today" in error
     payee = b.old_payee(me)
@@ -155,18 +120,9 @@ def test_a_seeded_transfer_earlier_today_counts_against_the_limit(b):
     b.fails(
         "transfer_between_own_accounts",
         "would exceed the daily transfer limit",
-        customer_id=me,
-        from_account_id=row["account"],
-        to_account_id=other,
-        amount=(left + 1) / 100,
+        **b.between(me, row["account"], other, (left + 1) / 100),
     )
-    b.ok(
-        "transfer_between_own_accounts",
-        customer_id=me,
-        from_account_id=row["account"],
-        to_account_id=other,
-        amount=left / 100,
-    )
+    b.ok("transfer_between_own_accounts", **b.between(me, row["account"], other, left / 100))
 
 
 def test_cancelling_a_pending_transfer_restores_the_available_balance_and_the_limit(b):
@@ -278,16 +234,9 @@ def test_a_savings_account_allows_six_transfers_out_per_calendar_month(b):
             "transfer_between_own_accounts", customer_id=me, from_account_id=savings, to_account_id=checking, amount=10
         )
     assert b.ok("get_account", customer_id=me, account_id=savings).savings_withdrawals_remaining == 0
-    b.fails(
-        "transfer_between_own_accounts",
-        "at most 6 per calendar month",
-        customer_id=me,
-        from_account_id=savings,
-        to_account_id=checking,
-        amount=10,
-    )
+    b.fails("transfer_between_own_accounts", "at most 6 per calendar month", **b.between(me, savings, checking, 10))
     # money can still come in, and checking has no such limit
-    b.ok("transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings, amount=10)
+    b.ok("transfer_between_own_accounts", **b.between(me, checking, savings, 10))
 
 
 def test_a_seeded_savings_account_with_six_withdrawals_this_month_is_refused(b):
@@ -301,10 +250,7 @@ def test_a_seeded_savings_account_with_six_withdrawals_this_month_is_refused(b):
     b.fails(
         "transfer_between_own_accounts",
         "savings accounts allow at most 6",
-        customer_id=me,
-        from_account_id=row["savings"],
-        to_account_id=row["checking"],
-        amount=1,
+        **b.between(me, row["savings"], row["checking"], 1),
     )
 
 
@@ -315,22 +261,8 @@ def test_closed_accounts_neither_send_nor_receive(b):
         "JOIN customers c ON c.id = a.customer_id AND c.status = 'active' WHERE a.status = 'closed' LIMIT 1"
     )
     me = b.verify(row["customer_id"])
-    b.fails(
-        "transfer_between_own_accounts",
-        "is closed",
-        customer_id=me,
-        from_account_id=row["closed"],
-        to_account_id=row["open"],
-        amount=1,
-    )
-    b.fails(
-        "transfer_between_own_accounts",
-        "is closed",
-        customer_id=me,
-        from_account_id=row["open"],
-        to_account_id=row["closed"],
-        amount=1,
-    )
+    b.fails("transfer_between_own_accounts", "is closed", **b.between(me, row["closed"], row["open"], 1))
+    b.fails("transfer_between_own_accounts", "is closed", **b.between(me, row["open"], row["closed"], 1))
 
 
 def test_a_seeded_held_transfer_can_be_cancelled(b):
@@ -351,28 +283,14 @@ def test_payees_need_a_valid_routing_number_and_are_not_saved_twice(b):
     b.fails(
         "add_payee",
         "is not a valid ABA routing number",
-        customer_id=me,
-        name="Jordan Test",
-        bank_name="Chase",
-        routing_number="021000022",
-        account_number="123456789",
-        account_type="checking",
+        **b.payee_args(me, bank_name="Chase", routing_number="021000022"),
     )
     payee = b.add_payee(me, nickname="JT")
     row = b.row("SELECT * FROM payees WHERE id = ?", payee)
     assert (row["status"], row["nickname"], row["created_at"]) == ("active", "JT", "2026-05-15T09:01:00+00:00")
     view = b.ok("list_payees", customer_id=me).payees[-1]
     assert view.account_number == "••••6789" and view.new_until == "2026-05-22T09:01:00+00:00"
-    b.fails(
-        "add_payee",
-        "is already saved as payee",
-        customer_id=me,
-        name="J. Test",
-        bank_name="Chase",
-        routing_number="021000021",
-        account_number="123456789",
-        account_type="checking",
-    )
+    b.fails("add_payee", "is already saved as payee", **b.payee_args(me, name="J. Test", bank_name="Chase"))
 
 
 def test_a_removed_payee_gets_no_more_transfers(b):
@@ -394,10 +312,12 @@ def test_the_payee_count_is_capped(b):
     b.fails(
         "add_payee",
         "already has 25 payees",
-        customer_id=me,
-        name="One More",
-        bank_name="Ally Bank",
-        routing_number="124003116",
-        account_number="55555555",
-        account_type="savings",
+        **b.payee_args(
+            me,
+            name="One More",
+            bank_name="Ally Bank",
+            routing_number="124003116",
+            account_number="55555555",
+            account_type="savings",
+        ),
     )

@@ -4,6 +4,8 @@ cancel or answer what."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from workspace_support import ME, colleague
 
 # Story events used below (all at the small scale, London times in May are UTC+1):
@@ -17,6 +19,14 @@ from workspace_support import ME, colleague
 def busy_utc(desk, email: str, day: str) -> list[tuple[str, str]]:
     result = desk.ok("get_free_busy", emails=[email], from_date=day, to_date=day, time_zone="UTC")
     return [(b.start_utc[11:16], b.end_utc[11:16]) for b in result.people[0].busy]
+
+
+def slots_on(desk, day: str, attendees: list[str], minutes: int, **options: Any) -> list[Any]:
+    """The meeting slots find_meeting_slot offers on one day."""
+    found = desk.ok(
+        "find_meeting_slot", attendees=attendees, duration_minutes=minutes, from_date=day, to_date=day, **options
+    )
+    return found.slots
 
 
 # -- time zones --------------------------------------------------------------------------------
@@ -224,34 +234,15 @@ def test_free_busy_expands_series_skips_cancelled_occurrences_and_hides_titles(d
 
 
 def test_a_required_attendee_busy_in_their_own_time_zone_blocks_the_slot(desk):
+    budget = {"title": "Budget", "attendees": [colleague("dana")]}
+    in_new_york = {**budget, "time_zone": "America/New_York"}
     # Dana's board prep is 09:00-10:00 New York; 14:30 London falls inside it.
-    result = desk.fails(
-        "create_event",
-        "Dana Whitfield (dana.whitfield@larkspurlabs.com) is busy",
-        title="Budget",
-        start="2026-05-18T14:30",
-        end="2026-05-18T15:00",
-        attendees=[colleague("dana")],
-    )
+    busy = "Dana Whitfield (dana.whitfield@larkspurlabs.com) is busy"
+    result = desk.fails("create_event", busy, **budget, start="2026-05-18T14:30", end="2026-05-18T15:00")
     assert "from 2026-05-18T14:00 (Mon) Europe/London to 15:00" in result.error
-    desk.fails(
-        "create_event",
-        "Dana Whitfield",
-        title="Budget",
-        start="2026-05-18T09:30",
-        end="2026-05-18T10:00",
-        time_zone="America/New_York",
-        attendees=[colleague("dana")],
-    )
+    desk.fails("create_event", "Dana Whitfield", **in_new_york, start="2026-05-18T09:30", end="2026-05-18T10:00")
     # Touching is not overlapping: right after her block is free.
-    desk.ok(
-        "create_event",
-        title="Budget",
-        start="2026-05-18T10:00",
-        end="2026-05-18T10:30",
-        time_zone="America/New_York",
-        attendees=[colleague("dana")],
-    )
+    desk.ok("create_event", **in_new_york, start="2026-05-18T10:00", end="2026-05-18T10:30")
 
 
 def test_optional_and_outside_attendees_never_block(desk):
@@ -291,92 +282,44 @@ def test_the_owner_is_never_double_booked_but_free_events_and_declined_invitatio
 
 def test_every_occurrence_of_a_new_series_is_checked(desk):
     # Eng sync's last occurrence is Tuesday 18 August, 13:00-14:00 London; Monday the 17th is free.
-    result = desk.fails(
-        "create_event",
-        "overlapping the occurrence at 2026-08-18T13:30 (Tue)",
-        title="Series",
-        start="2026-08-17T13:30",
-        end="2026-08-17T14:00",
-        attendees=[colleague("ravi")],
-        repeat="weekly",
-        repeat_weekdays=["MO", "TU"],
-        repeat_count=2,
-    )
+    series = {
+        "title": "Series",
+        "attendees": [colleague("ravi")],
+        "repeat": "weekly",
+        "repeat_weekdays": ["MO", "TU"],
+        "repeat_count": 2,
+    }
+    overlap = "overlapping the occurrence at 2026-08-18T13:30 (Tue)"
+    result = desk.fails("create_event", overlap, **series, start="2026-08-17T13:30", end="2026-08-17T14:00")
     assert "Ravi Iyer" in result.error and "You are busy with 'Eng sync'" in result.error
-    desk.ok(
-        "create_event",
-        title="Series",
-        start="2026-08-17T14:00",
-        end="2026-08-17T14:30",
-        attendees=[colleague("ravi")],
-        repeat="weekly",
-        repeat_weekdays=["MO", "TU"],
-        repeat_count=2,
-    )
+    desk.ok("create_event", **series, start="2026-08-17T14:00", end="2026-08-17T14:30")
 
 
 def test_meeting_slots_respect_everyones_working_hours_in_their_own_zone(desk):
+    dana, ravi, day = colleague("dana"), colleague("ravi"), "2026-09-16"
     # Wednesday 16 September has no meetings for these people. Dana starts 09:00 New York (14:00 London).
-    slots = desk.ok(
-        "find_meeting_slot",
-        attendees=[colleague("dana")],
-        duration_minutes=30,
-        from_date="2026-09-16",
-        to_date="2026-09-16",
-    )
-    assert slots.slots[0].start_local.startswith("2026-09-16T14:00") and len(slots.slots) == 3
+    slots = slots_on(desk, day, [dana], 30)
+    assert slots[0].start_local.startswith("2026-09-16T14:00") and len(slots) == 3
     # Ravi works 11:00-19:30 in Kolkata (UTC+05:30): with the owner, the day starts at 09:00 London.
-    ravi = desk.ok(
-        "find_meeting_slot",
-        attendees=[colleague("ravi")],
-        duration_minutes=30,
-        from_date="2026-09-16",
-        to_date="2026-09-16",
-        max_results=1,
-    )
-    assert ravi.slots[0].attendee_local_starts[colleague("ravi")].startswith("2026-09-16T13:30")
+    assert slots_on(desk, day, [ravi], 30, max_results=1)[0].attendee_local_starts[ravi].startswith("2026-09-16T13:30")
     # All three: from 14:00 London (Dana) until 15:00 London (Ravi stops at 19:30 IST).
-    trio = desk.ok(
-        "find_meeting_slot",
-        attendees=[colleague("dana"), colleague("ravi")],
-        duration_minutes=45,
-        from_date="2026-09-16",
-        to_date="2026-09-16",
-        max_results=10,
-    )
-    assert [s.start_local[11:16] for s in trio.slots] == ["14:00", "14:15"]
-    assert (
-        desk.ok(
-            "find_meeting_slot",
-            attendees=[colleague("dana"), colleague("ravi")],
-            duration_minutes=90,
-            from_date="2026-09-16",
-            to_date="2026-09-16",
-        ).slots
-        == []
-    )
+    assert [s.start_local[11:16] for s in slots_on(desk, day, [dana, ravi], 45, max_results=10)] == ["14:00", "14:15"]
+    assert slots_on(desk, day, [dana, ravi], 90) == []
     # Sofia (Los Angeles) and Ravi (Kolkata) never share working hours; without them anything free goes.
-    apart = [colleague("sofia"), colleague("ravi")]
+    apart = [colleague("sofia"), ravi]
     assert (
         desk.ok(
             "find_meeting_slot", attendees=apart, duration_minutes=30, from_date="2026-09-14", to_date="2026-09-18"
         ).slots
         == []
     )
-    anytime = desk.ok(
-        "find_meeting_slot",
-        attendees=apart,
-        duration_minutes=30,
-        from_date="2026-09-16",
-        to_date="2026-09-16",
-        working_hours_only=False,
-    )
-    assert anytime.slots[0].start_local.startswith("2026-09-16T00:00")
+    anytime = slots_on(desk, day, apart, 30, working_hours_only=False)
+    assert anytime[0].start_local.startswith("2026-09-16T00:00")
 
 
 def test_meeting_slots_avoid_busy_time_and_the_past_and_flag_outsiders(desk):
     # Tuesday 19 May: Lukas is in the hiring committee 09:00-11:00 London, then Eng sync 13:00-14:00.
-    slots = desk.ok(
+    found = desk.ok(
         "find_meeting_slot",
         attendees=[colleague("lukas"), "sam.whitaker@gmail.com"],
         duration_minutes=60,
@@ -384,18 +327,11 @@ def test_meeting_slots_avoid_busy_time_and_the_past_and_flag_outsiders(desk):
         to_date="2026-05-19",
         max_results=10,
     )
-    starts = [s.start_local[11:16] for s in slots.slots]
+    starts = [s.start_local[11:16] for s in found.slots]
     assert starts[0] == "11:00" and "13:00" not in starts and "12:15" not in starts
-    assert slots.unknown == ["sam.whitaker@gmail.com"] and slots.checked == [ME, colleague("lukas")]
-    today = desk.ok(
-        "find_meeting_slot",
-        attendees=[colleague("tom")],
-        duration_minutes=30,
-        from_date="2026-05-15",
-        to_date="2026-05-15",
-        max_results=1,
-    )
-    assert today.slots[0].start_utc >= "2026-05-15T09:15:00+00:00"  # the next quarter hour after now
+    assert found.unknown == ["sam.whitaker@gmail.com"] and found.checked == [ME, colleague("lukas")]
+    today = slots_on(desk, "2026-05-15", [colleague("tom")], 30, max_results=1)
+    assert today[0].start_utc >= "2026-05-15T09:15:00+00:00"  # the next quarter hour after now
 
 
 # -- who may change what -----------------------------------------------------------------------
