@@ -12,13 +12,24 @@ import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import yaml
 from faker import Faker
 from sqlalchemy import JSON, Table
 from sqlmodel import Session
 
 IdFormats = Mapping[str, tuple[str, int]]  # namespace -> (prefix, digits), e.g. {"order": ("#W", 7)}
+
+
+def load_seed_data(path: Path) -> dict[str, Any]:
+    """A world's seed data kept as data: a YAML (or JSON) file in the world package, whose top
+    level maps section names to values. The world version hashes the file like the code."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"seed data {path} must map section names to values, not hold a {type(data).__name__}")
+    return data
 
 
 def derive_seed(*parts: object) -> int:
