@@ -10,21 +10,12 @@ from typing import Any
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.faults import load_profile
 from mcpsim.engine.store import NetChange
-from mcpsim.grading import Verdict, Verifier
+from mcpsim.grading import Verifier
 from mcpsim.grading.diff import compare_with_gold
 from mcpsim.grading.effects import EpisodeChanges, IrreversibleWrite, compare_irreversible, irreversible_writes
-from mcpsim.tasks import Action, Step, Task
+from mcpsim.tasks import Action, Task
 from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_solution, task_episode
-
-
-def play(verifier: Verifier, task: Task, steps: list[Step]) -> tuple[Verdict, Episode]:
-    episode = task_episode(verifier.world, task, templates=verifier.templates)
-    conversation = run_solution(episode, task, steps)
-    return verifier.grade(episode, task, oracle_answer(task), conversation), episode
-
-
-def gold_state_reason(verdict: Verdict) -> str:
-    return next(c.reason for c in verdict.checks if c.type == "gold_state")
+from tests.verifier_fixtures import gold_state_reason, play
 
 
 def ignored(verifier: Verifier, task: Task) -> list[str]:

@@ -20,8 +20,8 @@ import pytest
 from mcp import Client
 
 from mcpsim.engine import store
-from mcpsim.engine.episode import BUG_MESSAGE
-from mcpsim.engine.templates import build_template
+from mcpsim.engine.episode import BUG_MESSAGE, Episode
+from mcpsim.engine.templates import TemplateCache, build_template
 from mcpsim.serve.mcp import policy_uri
 from mcpsim.testing import WorldDriver, stdio_server
 from mcpsim.world import World
@@ -147,6 +147,8 @@ def test_the_same_seed_builds_the_same_world_and_another_seed_another(world):
     first, again, other = full_hash(world, 3), full_hash(world, 3), full_hash(world, 4)
     assert first == again
     assert other != first
+    built, rebuilt = (Episode.create(world, seed=3, scale="small", templates=TemplateCache()) for _ in range(2))
+    assert built.tables() == rebuilt.tables() and built.state_hash() == rebuilt.state_hash()
 
 
 @pytest.mark.parametrize("name", WORLDS[:1])  # a child process per world costs ~10 s; one shows the transport

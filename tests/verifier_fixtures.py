@@ -1,13 +1,27 @@
-"""Ledger tasks built in code, on the real ids of the seeded small world (seed 1)."""
+"""Ledger tasks built in code, on the real ids of the seeded small world (seed 1), and playing a
+task's steps through a verifier."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from mcpsim.engine.episode import Episode
-from mcpsim.tasks import TaskFile, TaskSet
+from mcpsim.grading import Verdict, Verifier
+from mcpsim.tasks import Step, Task, TaskFile, TaskSet
+from mcpsim.tasks.scenario import oracle_answer, run_solution, task_episode
 
 CANARY = "MCPSIM-CANARY ledger 5f0c2d8e9a7b4c1d"
+
+
+def play(verifier: Verifier, task: Task, steps: list[Step]) -> tuple[Verdict, Episode]:
+    """Run `steps` in a fresh episode of the task and grade them (with the oracle's answer)."""
+    episode = task_episode(verifier.world, task, templates=verifier.templates)
+    conversation = run_solution(episode, task, steps)
+    return verifier.grade(episode, task, oracle_answer(task), conversation), episode
+
+
+def gold_state_reason(verdict: Verdict) -> str:
+    return next(c.reason for c in verdict.checks if c.type == "gold_state")
 
 
 def ledger_tasks(world: Any, templates: Any) -> TaskSet:

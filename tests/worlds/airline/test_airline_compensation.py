@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 
@@ -13,15 +15,22 @@ def disrupted(desk, *, tier="silver", cabin="economy", insurance=False, passenge
     return user, flight, res
 
 
-def issue(desk, user, flight, res, **kwargs):
-    return desk.ok(
-        "issue_compensation_certificate",
-        user_id=user["id"],
-        reservation_id=res.reservation_id,
-        flight_number=flight["flight_number"],
-        date=flight["date"],
-        **kwargs,
-    )
+def claim(user: dict[str, Any], flight: dict[str, Any], res: Any) -> dict[str, Any]:
+    """Arguments for issue_compensation_certificate: `user` claims for `flight` on reservation `res`."""
+    return {
+        "user_id": user["id"],
+        "reservation_id": res.reservation_id,
+        "flight_number": flight["flight_number"],
+        "date": flight["date"],
+    }
+
+
+def issue(desk: Any, user: dict[str, Any], flight: dict[str, Any], res: Any) -> Any:
+    return desk.ok("issue_compensation_certificate", **claim(user, flight, res))
+
+
+def refused(desk: Any, message: str, user: dict[str, Any], flight: dict[str, Any], res: Any) -> Any:
+    return desk.fails("issue_compensation_certificate", message, **claim(user, flight, res))
 
 
 def test_a_cancelled_flight_earns_100_per_passenger_as_a_certificate_valid_a_year(desk):
@@ -41,28 +50,14 @@ def test_a_cancelled_flight_earns_100_per_passenger_as_a_certificate_valid_a_yea
 
 def test_a_delay_of_three_hours_earns_50_per_passenger_and_a_shorter_one_nothing(desk):
     user, flight, res = disrupted(desk, status="delayed", delay=179)
-    desk.fails(
-        "issue_compensation_certificate",
-        "needs a delay of at least 3 hours",
-        user_id=user["id"],
-        reservation_id=res.reservation_id,
-        flight_number=flight["flight_number"],
-        date=flight["date"],
-    )
+    refused(desk, "needs a delay of at least 3 hours", user, flight, res)
     desk.arrange("UPDATE flights SET delay_minutes = 180 WHERE id = ?", flight["id"])
     assert issue(desk, user, flight, res).amount == 100.0
 
 
 def test_an_on_time_flight_earns_nothing(desk):
     user, flight, res = disrupted(desk, status="scheduled")
-    desk.fails(
-        "issue_compensation_certificate",
-        "was neither cancelled nor delayed",
-        user_id=user["id"],
-        reservation_id=res.reservation_id,
-        flight_number=flight["flight_number"],
-        date=flight["date"],
-    )
+    refused(desk, "was neither cancelled nor delayed", user, flight, res)
 
 
 @pytest.mark.parametrize(
@@ -82,60 +77,22 @@ def test_only_members_insured_or_business_travellers_are_eligible(desk, tier, ca
     if eligible:
         issue(desk, user, flight, res)
     else:
-        desk.fails(
-            "issue_compensation_certificate",
-            "Compensation is only for silver, gold and platinum members",
-            user_id=user["id"],
-            reservation_id=res.reservation_id,
-            flight_number=flight["flight_number"],
-            date=flight["date"],
-        )
+        refused(desk, "Compensation is only for silver, gold and platinum members", user, flight, res)
 
 
 def test_one_certificate_per_reservation_and_flight(desk):
     user, flight, res = disrupted(desk)
     first = issue(desk, user, flight, res)
-    desk.fails(
-        "issue_compensation_certificate",
-        f"already compensated for flight {flight['flight_number']}",
-        user_id=user["id"],
-        reservation_id=res.reservation_id,
-        flight_number=flight["flight_number"],
-        date=flight["date"],
-    )
-    assert (
-        first.certificate_id
-        in desk.fails(
-            "issue_compensation_certificate",
-            "certificate",
-            user_id=user["id"],
-            reservation_id=res.reservation_id,
-            flight_number=flight["flight_number"],
-            date=flight["date"],
-        ).error
-    )
+    refused(desk, f"already compensated for flight {flight['flight_number']}", user, flight, res)
+    assert first.certificate_id in refused(desk, "certificate", user, flight, res).error
 
 
 def test_the_flight_must_be_on_the_users_own_reservation(desk):
     user, flight, res = disrupted(desk)
     other = desk.row("SELECT * FROM users WHERE id != ? LIMIT 1", user["id"])
-    desk.fails(
-        "issue_compensation_certificate",
-        f"does not belong to user {other['id']}",
-        user_id=other["id"],
-        reservation_id=res.reservation_id,
-        flight_number=flight["flight_number"],
-        date=flight["date"],
-    )
+    refused(desk, f"does not belong to user {other['id']}", other, flight, res)
     elsewhere = desk.row("SELECT * FROM flights WHERE status = 'cancelled' AND id != ? LIMIT 1", flight["id"])
-    desk.fails(
-        "issue_compensation_certificate",
-        f"is not part of reservation {res.reservation_id}",
-        user_id=user["id"],
-        reservation_id=res.reservation_id,
-        flight_number=elsewhere["flight_number"],
-        date=elsewhere["date"],
-    )
+    refused(desk, f"is not part of reservation {res.reservation_id}", user, elsewhere, res)
 
 
 def test_a_traveller_moved_off_a_cancelled_flight_can_still_be_compensated_for_it(desk):

@@ -4,29 +4,19 @@ reservations, payments and compensations."""
 from __future__ import annotations
 
 import itertools
-import os
 import re
-import time
 from datetime import datetime, timedelta
 
 import pytest
 
 from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache, build_template
+from tests.seed_checks import counts, large_episode, large_scale, small_built_fast, unindexed
 
 EPOCH = "2026-05-15T09:00:00+00:00"
 
 
-def counts(ep: Episode) -> dict[str, int]:
-    return {name: len(rows) for name, rows in ep.tables().items()}
-
-
 def test_the_small_scale_has_the_declared_sizes_and_builds_fast(airline):
-    started = time.perf_counter()
-    build_template(airline, 7, "small")
-    assert time.perf_counter() - started < 1.0  # about 0.08 s; the bound leaves room for slow machines
-    ep = Episode.create(airline, seed=7, scale="small", templates=TemplateCache())
-    sizes = counts(ep)
+    sizes = counts(small_built_fast(airline, 7))
     assert (sizes["users"], sizes["reservations"], sizes["airports"]) == (25, 60, 8)
     assert sizes["flights"] >= 300 and sizes["passengers"] >= 60 and sizes["payments"] >= 60
 
@@ -39,19 +29,12 @@ def test_the_default_scale_is_realistic(airline, templates):
     assert_consistent(ep)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("MCPSIM_SLOW"), reason="builds the large scale; set MCPSIM_SLOW=1")
+@large_scale("~10 s")
 def test_the_large_scale_has_tens_of_thousands_of_rows(airline):
-    ep = Episode.create(airline, seed=0, scale="large", templates=TemplateCache())
+    ep = large_episode(airline)
     sizes = counts(ep)
     assert sizes["users"] >= 8000 and sizes["reservations"] >= 25000 and sizes["flights"] >= 40000
     assert_consistent(ep)
-
-
-def test_the_same_seed_builds_identical_tables(airline):
-    first = Episode.create(airline, seed=3, scale="small", templates=TemplateCache())
-    second = Episode.create(airline, seed=3, scale="small", templates=TemplateCache())
-    assert first.tables() == second.tables() and first.state_hash() == second.state_hash()
 
 
 def test_a_different_seed_builds_different_data(airline, templates):
@@ -94,11 +77,7 @@ def test_every_column_tools_look_up_by_is_indexed(episode):
         "flight_changes": ["reservation_id", "old_flight_id"],
         "tickets": ["user_id", "reservation_id"],
     }
-    for table, columns in looked_up.items():
-        indexed = set()
-        for index in episode.query(f"PRAGMA index_list('{table}')"):
-            indexed.add(episode.query(f"PRAGMA index_info('{index['name']}')")[0]["name"])
-        assert set(columns) <= indexed, (table, set(columns) - indexed)
+    assert unindexed(episode, looked_up) == {}
 
 
 FREE = {

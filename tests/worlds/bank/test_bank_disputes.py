@@ -3,6 +3,8 @@ unauthorized charges need the card blocked first."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 
@@ -20,16 +22,21 @@ def _purchase(b, *, days_ago_min: int = 1, days_ago_max: int = 55, card_status: 
     return b.verify(txn["customer_id"]), txn
 
 
+def _dispute(
+    me: str,
+    transaction_id: str,
+    reason: str = "not_received",
+    description: str = "Never arrived at all.",
+    **more: Any,
+) -> dict[str, Any]:
+    """Arguments for open_dispute: the customer `me` disputes a transaction."""
+    return {"customer_id": me, "transaction_id": transaction_id, "reason": reason, "description": description, **more}
+
+
 def test_a_dispute_gives_a_provisional_credit_at_once(b):
     me, txn = _purchase(b)
     balance = b.balance(txn["account_id"])
-    dispute = b.ok(
-        "open_dispute",
-        customer_id=me,
-        transaction_id=txn["id"],
-        reason="not_received",
-        description="The order never arrived.",
-    )
+    dispute = b.ok("open_dispute", **_dispute(me, txn["id"], "not_received", "The order never arrived."))
     charged = -txn["amount_cents"]
     assert (dispute.status, round(dispute.amount * 100), round(dispute.provisional_credit * 100)) == (
         "open",
@@ -50,10 +57,7 @@ def test_a_dispute_gives_a_provisional_credit_at_once(b):
     b.fails(
         "open_dispute",
         "has already been disputed",
-        customer_id=me,
-        transaction_id=txn["id"],
-        reason="duplicate_charge",
-        description="Charged twice for this.",
+        **_dispute(me, txn["id"], "duplicate_charge", "Charged twice for this."),
     )
 
 
@@ -63,51 +67,22 @@ def test_a_partial_dispute_credits_only_the_disputed_part(b):
     b.fails(
         "open_dispute",
         "is more than the charge",
-        customer_id=me,
-        transaction_id=txn["id"],
-        reason="incorrect_amount",
-        description="Charged more than agreed.",
-        amount=(charged + 1) / 100,
+        **_dispute(me, txn["id"], "incorrect_amount", "Charged more than agreed.", amount=(charged + 1) / 100),
     )
     dispute = b.ok(
-        "open_dispute",
-        customer_id=me,
-        transaction_id=txn["id"],
-        reason="incorrect_amount",
-        description="Charged more than agreed.",
-        amount=1.25,
+        "open_dispute", **_dispute(me, txn["id"], "incorrect_amount", "Charged more than agreed.", amount=1.25)
     )
     assert dispute.provisional_credit == 1.25
 
 
 def test_the_60_day_window_counts_from_the_posting_date(b):
     me, old = _purchase(b, days_ago_min=61, days_ago_max=120)
-    b.fails(
-        "open_dispute",
-        "more than 60 days ago",
-        customer_id=me,
-        transaction_id=old["id"],
-        reason="not_received",
-        description="Never arrived at all.",
-    )
+    b.fails("open_dispute", "more than 60 days ago", **_dispute(me, old["id"]))
     me, recent = _purchase(b)
     b.arrange("UPDATE transactions SET posted_at = '2026-03-16T08:59:00+00:00' WHERE id = ?", recent["id"])
-    b.fails(
-        "open_dispute",
-        "more than 60 days ago",
-        customer_id=me,
-        transaction_id=recent["id"],
-        reason="not_received",
-        description="Never arrived at all.",
-    )
+    b.fails("open_dispute", "more than 60 days ago", **_dispute(me, recent["id"]))
     b.arrange("UPDATE transactions SET posted_at = '2026-03-16T09:05:00+00:00' WHERE id = ?", recent["id"])
-    b.ok(
-        "open_dispute",
-        customer_id=me,
-        transaction_id=recent["id"],
-        reason="not_received",
-        description="Never arrived at all.",
-    )  # a few minutes inside 60 days
+    b.ok("open_dispute", **_dispute(me, recent["id"]))  # a few minutes inside 60 days
 
 
 def test_only_posted_card_transactions_can_be_disputed(b):
@@ -117,14 +92,7 @@ def test_only_posted_card_transactions_can_be_disputed(b):
         "WHERE t.status = 'pending' AND t.kind = 'card_purchase' LIMIT 1"
     )
     me = b.verify(pending["customer_id"])
-    b.fails(
-        "open_dispute",
-        "is still pending; it can be disputed once it posts",
-        customer_id=me,
-        transaction_id=pending["id"],
-        reason="not_received",
-        description="Never arrived at all.",
-    )
+    b.fails("open_dispute", "is still pending; it can be disputed once it posts", **_dispute(me, pending["id"]))
     for kind in ("transfer_out", "deposit"):
         other = b.value(
             "SELECT t.id FROM transactions t JOIN accounts a ON a.id = t.account_id "
@@ -135,10 +103,7 @@ def test_only_posted_card_transactions_can_be_disputed(b):
         b.fails(
             "open_dispute",
             "only card transactions can be disputed",
-            customer_id=me,
-            transaction_id=other,
-            reason="not_received",
-            description="I want this money back.",
+            **_dispute(me, other, "not_received", "I want this money back."),
         )
 
 
@@ -160,13 +125,7 @@ def test_an_unauthorized_charge_on_a_replaced_card_can_be_disputed(b):
     me, txn = _purchase(b)
     b.ok("replace_card", customer_id=me, card_id=txn["card_id"], reason="stolen")
     assert (
-        b.ok(
-            "open_dispute",
-            customer_id=me,
-            transaction_id=txn["id"],
-            reason="unauthorized",
-            description="Card was stolen; not my purchase.",
-        ).status
+        b.ok("open_dispute", **_dispute(me, txn["id"], "unauthorized", "Card was stolen; not my purchase.")).status
         == "open"
     )
 
@@ -183,21 +142,11 @@ def test_seeded_disputes_are_listed_and_cannot_be_opened_again(b):
     b.fails(
         "open_dispute",
         "has already been disputed",
-        customer_id=me,
-        transaction_id=dispute["transaction_id"],
-        reason="not_received",
-        description="Trying this one again.",
+        **_dispute(me, dispute["transaction_id"], "not_received", "Trying this one again."),
     )
 
 
 def test_a_dispute_on_a_closed_account_is_refused(b):
     me, txn = _purchase(b)
     b.arrange("UPDATE accounts SET status = 'closed' WHERE id = ?", txn["account_id"])
-    b.fails(
-        "open_dispute",
-        "a provisional credit cannot be given",
-        customer_id=me,
-        transaction_id=txn["id"],
-        reason="not_received",
-        description="Never arrived at all.",
-    )
+    b.fails("open_dispute", "a provisional credit cannot be given", **_dispute(me, txn["id"]))

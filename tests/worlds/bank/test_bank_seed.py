@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import time
-
 import pytest
 
 from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache, build_template
-
-
-def counts(ep: Episode) -> dict[str, int]:
-    return {name: len(rows) for name, rows in ep.tables().items()}
+from tests.seed_checks import counts, large_episode, large_scale, small_built_fast
 
 
 def test_the_small_scale_builds_fast_with_every_situation_present(bank):
-    started = time.perf_counter()
-    build_template(bank, 5, "small")
-    assert time.perf_counter() - started < 1.0  # about 0.1 s; the bound leaves room for slow machines
-    ep = Episode.create(bank, seed=5, scale="small", templates=TemplateCache())
+    ep = small_built_fast(bank, 5)
     sizes = counts(ep)
     assert sizes["customers"] == sizes["identity_verifications"] == 16 and sizes["transactions"] > 800
     q = ep.query
@@ -36,13 +26,6 @@ def test_the_small_scale_builds_fast_with_every_situation_present(bank):
     assert_consistent(ep)
 
 
-def test_the_same_seed_builds_identical_tables(bank):
-    first = Episode.create(bank, seed=3, scale="small", templates=TemplateCache())
-    second = Episode.create(bank, seed=3, scale="small", templates=TemplateCache())
-    assert first.tables() == second.tables()
-    assert first.state_hash() == second.state_hash()
-
-
 def test_a_different_seed_builds_different_data(bank, templates):
     one = Episode.create(bank, seed=1, scale="small", templates=templates).tables()
     two = Episode.create(bank, seed=2, scale="small", templates=templates).tables()
@@ -57,10 +40,9 @@ def test_the_default_scale_is_consistent(bank, templates):
     assert_consistent(ep)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("MCPSIM_SLOW"), reason="builds the large scale (~6 s); set MCPSIM_SLOW=1")
+@large_scale("~6 s")
 def test_the_large_scale_has_tens_of_thousands_of_rows(bank):
-    ep = Episode.create(bank, seed=0, scale="large", templates=TemplateCache())
+    ep = large_episode(bank)
     assert sum(counts(ep).values()) >= 100_000
     assert_consistent(ep)
 

@@ -3,7 +3,7 @@ find test data by querying the seeded database instead of hard-coding ids."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -29,6 +29,49 @@ class Shop(WorldDriver):
             "FROM payments WHERE order_id = ?",
             order_id,
         )
+
+    # -- arguments of the calls the tests repeat (the usual choices filled in) -----------------
+
+    def return_args(
+        self,
+        order_id: str,
+        item_ids: Iterable[str],
+        *,
+        quantity: int | None = None,
+        method: str | None = None,
+        reason: str = "defective",
+    ) -> dict[str, Any]:
+        """For return_delivered_order_items: the refund goes to `method`, by default the one that paid."""
+        lines = [{"item_id": i} if quantity is None else {"item_id": i, "quantity": quantity} for i in item_ids]
+        return {
+            "order_id": order_id,
+            "refund_payment_method_id": method or self.charged_method(order_id),
+            "reason": reason,
+            "items": lines,
+        }
+
+    def exchange_args(
+        self, item: dict[str, Any], new_variant_id: str, *, method: str | None = None, reason: str = "wrong size"
+    ) -> dict[str, Any]:
+        """For exchange_delivered_order_items on one order line; the difference is settled with
+        `method`, by default the one that paid."""
+        return {
+            "order_id": item["order_id"],
+            "payment_method_id": method or self.charged_method(item["order_id"]),
+            "reason": reason,
+            "items": [{"item_id": item["id"], "new_variant_id": new_variant_id}],
+        }
+
+    def refund_args(
+        self, order_id: str, amount: float, *, method: str | None = None, reason: str = "late delivery"
+    ) -> dict[str, Any]:
+        """For issue_partial_refund: to `method`, by default the one that paid."""
+        return {
+            "order_id": order_id,
+            "payment_method_id": method or self.charged_method(order_id),
+            "reason": reason,
+            "amount": amount,
+        }
 
     # -- common finds ------------------------------------------------------------------------
 

@@ -13,13 +13,7 @@ def test_an_exchange_keeps_the_product_changes_the_variant_and_moves_stock_both_
     card = shop.charged_method(item["order_id"])
     old_stock, new_stock = shop.stock(item["variant_id"]), other["stock"]
     paid = shop.net_paid(item["order_id"])
-    result = shop.ok(
-        "exchange_delivered_order_items",
-        order_id=item["order_id"],
-        payment_method_id=card,
-        reason="wrong size",
-        items=[{"item_id": item["id"], "new_variant_id": other["id"]}],
-    )
+    result = shop.ok("exchange_delivered_order_items", **shop.exchange_args(item, other["id"], method=card))
     assert result.status == "exchanged"
     old = next(i for i in result.items if i.item_id == item["id"])
     (new,) = [i for i in result.items if i.replaces_item_id == item["id"]]
@@ -40,70 +34,31 @@ def test_an_exchange_keeps_the_product_changes_the_variant_and_moves_stock_both_
 def test_an_exchange_into_another_product_or_the_same_variant_is_refused(shop):
     item, _ = shop.returnable_item_with_sibling()
     foreign = shop.in_stock_variant(exclude_product=item["product_id"])
-    shop.fails(
-        "exchange_delivered_order_items",
-        "an exchange keeps the product and only changes the variant",
-        order_id=item["order_id"],
-        reason="changed my mind",
-        items=[{"item_id": item["id"], "new_variant_id": foreign["id"]}],
-    )
-    shop.fails(
-        "exchange_delivered_order_items",
-        "an exchange must change the variant",
-        order_id=item["order_id"],
-        reason="changed my mind",
-        items=[{"item_id": item["id"], "new_variant_id": item["variant_id"]}],
-    )
+    for new_variant, message in (
+        (foreign["id"], "an exchange keeps the product and only changes the variant"),
+        (item["variant_id"], "an exchange must change the variant"),
+    ):
+        shop.fails("exchange_delivered_order_items", message, **shop.exchange_args(item, new_variant))
 
 
 def test_an_exchange_needs_the_new_variant_available_and_in_stock(shop):
     item, other = shop.returnable_item_with_sibling()
+    args = shop.exchange_args(item, other["id"])
     shop.arrange("UPDATE variants SET stock = 0 WHERE id = ?", other["id"])
-    shop.fails(
-        "exchange_delivered_order_items",
-        f"Only 0 unit(s) of variant {other['id']}",
-        order_id=item["order_id"],
-        reason="wrong size",
-        items=[{"item_id": item["id"], "new_variant_id": other["id"]}],
-    )
+    shop.fails("exchange_delivered_order_items", f"Only 0 unit(s) of variant {other['id']}", **args)
     shop.arrange("UPDATE variants SET stock = 50, available = 0 WHERE id = ?", other["id"])
-    shop.fails(
-        "exchange_delivered_order_items",
-        "is discontinued",
-        order_id=item["order_id"],
-        reason="wrong size",
-        items=[{"item_id": item["id"], "new_variant_id": other["id"]}],
-    )
+    shop.fails("exchange_delivered_order_items", "is discontinued", **args)
 
 
 def test_an_exchanged_item_cannot_be_returned_or_exchanged_again(shop):
     item, other = shop.returnable_item_with_sibling()
-    card = shop.charged_method(item["order_id"])
-    result = shop.ok(
-        "exchange_delivered_order_items",
-        order_id=item["order_id"],
-        payment_method_id=card,
-        reason="wrong size",
-        items=[{"item_id": item["id"], "new_variant_id": other["id"]}],
-    )
+    result = shop.ok("exchange_delivered_order_items", **shop.exchange_args(item, other["id"]))
     exchange_id = result.exchanges[0].exchange_id
-    shop.fails(
-        "return_delivered_order_items",
-        f"was already exchanged (exchange {exchange_id})",
-        order_id=item["order_id"],
-        refund_payment_method_id=card,
-        reason="defective",
-        items=[{"item_id": item["id"]}],
-    )
+    returning = shop.return_args(item["order_id"], [item["id"]])
+    shop.fails("return_delivered_order_items", f"was already exchanged (exchange {exchange_id})", **returning)
     (new,) = [i for i in result.items if i.replaces_item_id == item["id"]]
-    shop.fails(
-        "return_delivered_order_items",
-        "has not been delivered yet",
-        order_id=item["order_id"],
-        refund_payment_method_id=card,
-        reason="defective",
-        items=[{"item_id": new.item_id}],
-    )
+    returning = shop.return_args(item["order_id"], [new.item_id])
+    shop.fails("return_delivered_order_items", "has not been delivered yet", **returning)
 
 
 def test_an_exchange_that_fails_at_payment_leaves_no_trace(shop):
@@ -114,12 +69,7 @@ def test_an_exchange_that_fails_at_payment_leaves_no_trace(shop):
     shop.arrange("UPDATE payment_methods SET kind = 'credit_card', exp_month = 1, exp_year = 2020 WHERE id = ?", card)
     arranged = shop.ep.fork()
     before = shop.ep.state_hash()
-    arguments = {
-        "order_id": item["order_id"],
-        "payment_method_id": card,
-        "reason": "wrong size",
-        "items": [{"item_id": item["id"], "new_variant_id": other["id"]}],
-    }
+    arguments = shop.exchange_args(item, other["id"], method=card)
     failed = shop.ep.call("exchange_delivered_order_items", arguments)
     assert failed.is_error and "expired" in failed.error and not failed.bug
     assert shop.ep.state_hash() == before and shop.ep.changes() == arranged.changes()
@@ -138,83 +88,34 @@ def test_refunds_never_exceed_what_was_paid_minus_what_was_refunded(shop):
     order = shop.order_with_status("delivered")
     card = shop.charged_method(order["id"])
     paid = shop.net_paid(order["id"])
-    shop.fails(
-        "issue_partial_refund",
-        "exceeds what remains refundable",
-        order_id=order["id"],
-        payment_method_id=card,
-        reason="damaged item",
-        amount=paid / 100 + 0.01,
-    )
-    shop.ok(
-        "issue_partial_refund",
-        order_id=order["id"],
-        payment_method_id=card,
-        reason="damaged item",
-        amount=(paid - 100) / 100,
-    )
+    damaged = {"method": card, "reason": "damaged item"}
+    too_much = shop.refund_args(order["id"], paid / 100 + 0.01, **damaged)
+    shop.fails("issue_partial_refund", "exceeds what remains refundable", **too_much)
+    shop.ok("issue_partial_refund", **shop.refund_args(order["id"], (paid - 100) / 100, **damaged))
     assert shop.net_paid(order["id"]) == 100
-    shop.fails(
-        "issue_partial_refund",
-        "exceeds what remains refundable on order",
-        order_id=order["id"],
-        payment_method_id=card,
-        reason="late delivery",
-        amount=1.01,
-    )
-    shop.ok("issue_partial_refund", order_id=order["id"], payment_method_id=card, reason="late delivery", amount=1.00)
+    too_much = shop.refund_args(order["id"], 1.01, method=card)
+    shop.fails("issue_partial_refund", "exceeds what remains refundable on order", **too_much)
+    shop.ok("issue_partial_refund", **shop.refund_args(order["id"], 1.00, method=card))
     assert shop.net_paid(order["id"]) == 0
 
 
 def test_a_return_after_a_partial_refund_refunds_only_what_remains(shop):
     order_id, items = shop.delivered_order_with_lines(1)
-    card = shop.charged_method(order_id)
     paid = shop.net_paid(order_id)
-    shop.ok(
-        "issue_partial_refund",
-        order_id=order_id,
-        payment_method_id=card,
-        reason="service recovery",
-        amount=(paid - 50) / 100,
-    )
-    result = shop.ok(
-        "return_delivered_order_items",
-        order_id=order_id,
-        refund_payment_method_id=card,
-        reason="defective",
-        items=[{"item_id": i["id"]} for i in items],
-    )
+    shop.ok("issue_partial_refund", **shop.refund_args(order_id, (paid - 50) / 100, reason="service recovery"))
+    result = shop.ok("return_delivered_order_items", **shop.return_args(order_id, [i["id"] for i in items]))
     assert result.returns[0].refund_amount == 0.5 and shop.net_paid(order_id) == 0
 
 
 def test_a_partial_refund_needs_a_positive_amount_in_cents_on_a_shipped_order(shop):
     order = shop.order_with_status("shipped")
-    card = shop.charged_method(order["id"])
     for bad in (0, -5):
-        result = shop.call(
-            "issue_partial_refund", order_id=order["id"], payment_method_id=card, reason="late delivery", amount=bad
-        )
+        result = shop.call("issue_partial_refund", **shop.refund_args(order["id"], bad))
         assert result.is_error and "greater than 0" in result.error
-    shop.fails(
-        "issue_partial_refund",
-        "fractions of a cent",
-        order_id=order["id"],
-        payment_method_id=card,
-        reason="late delivery",
-        amount=1.005,
-    )
+    shop.fails("issue_partial_refund", "fractions of a cent", **shop.refund_args(order["id"], 1.005))
     pending = shop.order_with_status("pending")
-    shop.fails(
-        "issue_partial_refund",
-        "only shipped or delivered orders",
-        order_id=pending["id"],
-        payment_method_id=shop.charged_method(pending["id"]),
-        reason="late delivery",
-        amount=1,
-    )
-    refunded = shop.ok(
-        "issue_partial_refund", order_id=order["id"], payment_method_id=card, reason="late delivery", amount=2.5
-    )
+    shop.fails("issue_partial_refund", "only shipped or delivered orders", **shop.refund_args(pending["id"], 1))
+    refunded = shop.ok("issue_partial_refund", **shop.refund_args(order["id"], 2.5))
     assert [(p.amount, p.reason) for p in refunded.payments if p.kind == "refund"] == [
         (2.5, "partial refund: late delivery")
     ]

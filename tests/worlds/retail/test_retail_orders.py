@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 
@@ -13,6 +15,17 @@ def buyer(shop, kind: str = "credit_card") -> tuple[dict, dict]:
         kind,
     )
     return shop.row("SELECT * FROM customers WHERE id = ?", method["customer_id"]), method
+
+
+def placing(customer_id: str, method_id: str, *variant_ids: str, quantity: int | None = None) -> dict[str, Any]:
+    """Arguments for place_order: one line per variant, of `quantity` units (the tool's default if None)."""
+    lines = [{"variant_id": v} if quantity is None else {"variant_id": v, "quantity": quantity} for v in variant_ids]
+    return {"customer_id": customer_id, "payment_method_id": method_id, "items": lines}
+
+
+def swapping(order_id: str, item_id: str, new_variant_id: str) -> dict[str, Any]:
+    """Arguments for modify_pending_order_items changing one line to another variant."""
+    return {"order_id": order_id, "changes": [{"item_id": item_id, "new_variant_id": new_variant_id}]}
 
 
 # -- looking up --------------------------------------------------------------------------------
@@ -84,58 +97,27 @@ def test_an_order_needs_enough_stock_of_an_available_variant(shop):
     customer, card = buyer(shop)
     low = shop.in_stock_variant(min_stock=1)
     shop.arrange("UPDATE variants SET stock = 3 WHERE id = ?", low["id"])
-    shop.fails(
-        "place_order",
-        "Only 3 unit(s) of variant",
-        customer_id=customer["id"],
-        payment_method_id=card["id"],
-        items=[{"variant_id": low["id"], "quantity": 4}],
-    )
+    shop.fails("place_order", "Only 3 unit(s) of variant", **placing(customer["id"], card["id"], low["id"], quantity=4))
     shop.arrange("UPDATE variants SET available = 0 WHERE id = ?", low["id"])
-    shop.fails(
-        "place_order",
-        "is discontinued",
-        customer_id=customer["id"],
-        payment_method_id=card["id"],
-        items=[{"variant_id": low["id"], "quantity": 1}],
-    )
-    shop.fails(
-        "place_order",
-        "Variant var_nope not found",
-        customer_id=customer["id"],
-        payment_method_id=card["id"],
-        items=[{"variant_id": "var_nope"}],
-    )
+    shop.fails("place_order", "is discontinued", **placing(customer["id"], card["id"], low["id"], quantity=1))
+    shop.fails("place_order", "Variant var_nope not found", **placing(customer["id"], card["id"], "var_nope"))
 
 
 def test_a_payment_method_must_belong_to_the_customer(shop):
     customer, _ = buyer(shop)
     foreign = shop.row("SELECT * FROM payment_methods WHERE customer_id != ? LIMIT 1", customer["id"])
     variant = shop.in_stock_variant()
-    shop.fails(
-        "place_order",
-        f"does not belong to customer {customer['id']}",
-        customer_id=customer["id"],
-        payment_method_id=foreign["id"],
-        items=[{"variant_id": variant["id"]}],
-    )
+    refused = placing(customer["id"], foreign["id"], variant["id"])
+    shop.fails("place_order", f"does not belong to customer {customer['id']}", **refused)
 
 
 def test_a_gift_card_pays_only_if_its_balance_covers_the_total_and_never_goes_negative(shop):
     customer, gift = buyer(shop, "gift_card")
     variant = shop.in_stock_variant()
     shop.arrange("UPDATE payment_methods SET balance_cents = ? WHERE id = ?", variant["price_cents"] - 1, gift["id"])
-    shop.fails(
-        "place_order",
-        "less than the",
-        customer_id=customer["id"],
-        payment_method_id=gift["id"],
-        items=[{"variant_id": variant["id"]}],
-    )
+    shop.fails("place_order", "less than the", **placing(customer["id"], gift["id"], variant["id"]))
     shop.arrange("UPDATE payment_methods SET balance_cents = ? WHERE id = ?", variant["price_cents"], gift["id"])
-    shop.ok(
-        "place_order", customer_id=customer["id"], payment_method_id=gift["id"], items=[{"variant_id": variant["id"]}]
-    )
+    shop.ok("place_order", **placing(customer["id"], gift["id"], variant["id"]))
     assert shop.balance(gift["id"]) == 0
 
 
@@ -143,38 +125,18 @@ def test_an_expired_card_cannot_be_charged(shop):
     card = shop.row(
         "SELECT * FROM payment_methods WHERE kind = 'credit_card' AND exp_year * 100 + exp_month < 202605 LIMIT 1"
     )
-    shop.fails(
-        "place_order",
-        "expired",
-        customer_id=card["customer_id"],
-        payment_method_id=card["id"],
-        items=[{"variant_id": shop.in_stock_variant()["id"]}],
-    )
+    shop.fails("place_order", "expired", **placing(card["customer_id"], card["id"], shop.in_stock_variant()["id"]))
 
 
 def test_an_order_lists_each_variant_once_and_at_most_ten_lines(shop):
     customer, card = buyer(shop)
     variant = shop.in_stock_variant()
     shop.fails(
-        "place_order",
-        "listed more than once",
-        customer_id=customer["id"],
-        payment_method_id=card["id"],
-        items=[{"variant_id": variant["id"]}, {"variant_id": variant["id"]}],
+        "place_order", "listed more than once", **placing(customer["id"], card["id"], variant["id"], variant["id"])
     )
-    result = shop.call(
-        "place_order",
-        customer_id=customer["id"],
-        payment_method_id=card["id"],
-        items=[{"variant_id": variant["id"]}] * 11,
-    )
+    result = shop.call("place_order", **placing(customer["id"], card["id"], *[variant["id"]] * 11))
     assert result.is_error and "at most 10 items" in result.error
-    result = shop.call(
-        "place_order",
-        customer_id=customer["id"],
-        payment_method_id=card["id"],
-        items=[{"variant_id": variant["id"], "quantity": 0}],
-    )
+    result = shop.call("place_order", **placing(customer["id"], card["id"], variant["id"], quantity=0))
     assert result.is_error and "greater than or equal to 1" in result.error
 
 
@@ -219,9 +181,7 @@ def test_cancelling_an_order_paid_by_gift_card_credits_the_card_at_once(shop):
     customer, gift = buyer(shop, "gift_card")
     variant = shop.in_stock_variant()
     shop.arrange("UPDATE payment_methods SET balance_cents = 100000 WHERE id = ?", gift["id"])
-    order = shop.ok(
-        "place_order", customer_id=customer["id"], payment_method_id=gift["id"], items=[{"variant_id": variant["id"]}]
-    )
+    order = shop.ok("place_order", **placing(customer["id"], gift["id"], variant["id"]))
     assert shop.balance(gift["id"]) == 100000 - variant["price_cents"]
     cancelled = shop.ok("cancel_order", order_id=order.order_id, reason="ordered by mistake")
     assert shop.balance(gift["id"]) == 100000
@@ -239,10 +199,7 @@ def test_a_pending_item_changes_to_another_variant_of_the_same_product_and_stock
     old_stock, new_stock = shop.stock(item["variant_id"]), other["stock"]
     card = shop.charged_method(order_id)
     result = shop.ok(
-        "modify_pending_order_items",
-        order_id=order_id,
-        payment_method_id=card,
-        changes=[{"item_id": item["id"], "new_variant_id": other["id"]}],
+        "modify_pending_order_items", payment_method_id=card, **swapping(order_id, item["id"], other["id"])
     )
     line = next(i for i in result.items if i.item_id == item["id"])
     assert line.variant_id == other["id"] and line.unit_price == other["price_cents"] / 100
@@ -254,24 +211,12 @@ def test_a_pending_item_changes_to_another_variant_of_the_same_product_and_stock
 def test_a_pending_item_cannot_change_into_a_different_product_or_the_same_variant(shop):
     order_id, item = shop.pending_order()
     foreign = shop.in_stock_variant(exclude_product=item["product_id"])
-    shop.fails(
-        "modify_pending_order_items",
-        "only change to another variant of the same product",
-        order_id=order_id,
-        changes=[{"item_id": item["id"], "new_variant_id": foreign["id"]}],
-    )
-    shop.fails(
-        "modify_pending_order_items",
-        "already is variant",
-        order_id=order_id,
-        changes=[{"item_id": item["id"], "new_variant_id": item["variant_id"]}],
-    )
-    shop.fails(
-        "modify_pending_order_items",
-        "Item itm_nope not found",
-        order_id=order_id,
-        changes=[{"item_id": "itm_nope", "new_variant_id": item["variant_id"]}],
-    )
+    for item_id, new_variant_id, message in (
+        (item["id"], foreign["id"], "only change to another variant of the same product"),
+        (item["id"], item["variant_id"], "already is variant"),
+        ("itm_nope", item["variant_id"], "Item itm_nope not found"),
+    ):
+        shop.fails("modify_pending_order_items", message, **swapping(order_id, item_id, new_variant_id))
 
 
 def test_a_price_difference_needs_a_payment_method(shop):
@@ -285,23 +230,14 @@ def test_a_price_difference_needs_a_payment_method(shop):
         )
         if v["price_cents"] != item["unit_price_cents"]
     )
-    shop.fails(
-        "modify_pending_order_items",
-        "give a payment_method_id",
-        order_id=order_id,
-        changes=[{"item_id": item["id"], "new_variant_id": other["id"]}],
-    )
+    shop.fails("modify_pending_order_items", "give a payment_method_id", **swapping(order_id, item["id"], other["id"]))
 
 
 def test_only_pending_orders_can_change_items_or_payment(shop):
     order = shop.order_with_status("processing")
     item = shop.row("SELECT * FROM order_items WHERE order_id = ?", order["id"])
-    shop.fails(
-        "modify_pending_order_items",
-        "only pending orders can have items changed",
-        order_id=order["id"],
-        changes=[{"item_id": item["id"], "new_variant_id": item["variant_id"]}],
-    )
+    unchangeable = swapping(order["id"], item["id"], item["variant_id"])
+    shop.fails("modify_pending_order_items", "only pending orders can have items changed", **unchangeable)
     method = shop.value("SELECT id FROM payment_methods WHERE customer_id = ? LIMIT 1", order["customer_id"])
     shop.fails(
         "modify_pending_order_payment",
@@ -334,34 +270,12 @@ def test_changing_the_payment_method_refunds_the_old_one_and_charges_the_new_one
 
 def test_the_shipping_address_changes_only_before_the_order_ships(shop):
     order = shop.order_with_status("processing")
-    result = shop.ok(
-        "update_order_shipping_address",
-        order_id=order["id"],
-        line1="1 Infinite Loop",
-        line2="Suite 5",
-        city="Cupertino",
-        state="CA",
-        zip="95014",
-    )
+    address = {"line1": "1 Infinite Loop", "city": "Cupertino", "state": "CA", "zip": "95014"}
+    result = shop.ok("update_order_shipping_address", order_id=order["id"], line2="Suite 5", **address)
     assert (result.shipping_address.line1, result.shipping_address.zip) == ("1 Infinite Loop", "95014")
     shipped = shop.order_with_status("shipped")
-    shop.fails(
-        "update_order_shipping_address",
-        "has status 'shipped'",
-        order_id=shipped["id"],
-        line1="1 Infinite Loop",
-        city="Cupertino",
-        state="CA",
-        zip="95014",
-    )
-    bad = shop.call(
-        "update_order_shipping_address",
-        order_id=order["id"],
-        line1="1 Infinite Loop",
-        city="Cupertino",
-        state="California",
-        zip="95014",
-    )
+    shop.fails("update_order_shipping_address", "has status 'shipped'", order_id=shipped["id"], **address)
+    bad = shop.call("update_order_shipping_address", order_id=order["id"], **address | {"state": "California"})
     assert bad.is_error and "state" in bad.error
 
 
@@ -370,9 +284,7 @@ def test_a_change_list_with_one_bad_line_changes_nothing(shop):
     customer_id = shop.value("SELECT customer_id FROM orders WHERE id = ?", order_id)
     card = shop.charged_method(order_id)
     second_variant = shop.in_stock_variant(exclude_product=item["product_id"])
-    second = shop.ok(
-        "place_order", customer_id=customer_id, payment_method_id=card, items=[{"variant_id": second_variant["id"]}]
-    )
+    second = shop.ok("place_order", **placing(customer_id, card, second_variant["id"]))
     before = shop.ep.state_hash()
     other = shop.sibling(item["variant_id"], min_stock=2)
     result = shop.call(

@@ -9,13 +9,8 @@ def test_returning_every_item_refunds_the_original_payment_and_restocks(shop):
     card = shop.charged_method(order_id)
     stock = {i["variant_id"]: shop.stock(i["variant_id"]) for i in items}
     value = sum(i["unit_price_cents"] * i["quantity"] for i in items)
-    result = shop.ok(
-        "return_delivered_order_items",
-        order_id=order_id,
-        refund_payment_method_id=card,
-        reason="no longer needed",
-        items=[{"item_id": i["id"]} for i in items],
-    )
+    returning = shop.return_args(order_id, [i["id"] for i in items], method=card, reason="no longer needed")
+    result = shop.ok("return_delivered_order_items", **returning)
     assert result.status == "returned" and {i.status for i in result.items} == {"returned"}
     (ret,) = result.returns
     assert ret.refund_amount == value / 100 and sorted(ret.item_ids) == sorted(i["id"] for i in items)
@@ -29,13 +24,7 @@ def test_returning_every_item_refunds_the_original_payment_and_restocks(shop):
 
 def test_returning_some_items_leaves_the_order_partially_returned(shop):
     order_id, items = shop.delivered_order_with_lines()
-    result = shop.ok(
-        "return_delivered_order_items",
-        order_id=order_id,
-        refund_payment_method_id=shop.charged_method(order_id),
-        reason="does not fit",
-        items=[{"item_id": items[0]["id"]}],
-    )
+    result = shop.ok("return_delivered_order_items", **shop.return_args(order_id, [items[0]["id"]]))
     assert result.status == "partially_returned"
     assert shop.net_paid(order_id) == sum(
         i.unit_price * i.quantity * 100 for i in result.items if i.status == "ordered"
@@ -44,50 +33,20 @@ def test_returning_some_items_leaves_the_order_partially_returned(shop):
 
 def test_items_cannot_be_returned_twice(shop):
     order_id, items = shop.delivered_order_with_lines()
-    card = shop.charged_method(order_id)
-    first = shop.ok(
-        "return_delivered_order_items",
-        order_id=order_id,
-        refund_payment_method_id=card,
-        reason="defective",
-        items=[{"item_id": items[0]["id"]}],
-    )
-    shop.fails(
-        "return_delivered_order_items",
-        f"Item {items[0]['id']} was already returned (return {first.returns[0].return_id})",
-        order_id=order_id,
-        refund_payment_method_id=card,
-        reason="defective",
-        items=[{"item_id": items[0]["id"]}],
-    )
-    shop.fails(
-        "return_delivered_order_items",
-        "listed more than once",
-        order_id=order_id,
-        refund_payment_method_id=card,
-        reason="defective",
-        items=[{"item_id": items[1]["id"]}, {"item_id": items[1]["id"]}],
-    )
+    first_line = shop.return_args(order_id, [items[0]["id"]])
+    first = shop.ok("return_delivered_order_items", **first_line)
+    returned = f"Item {items[0]['id']} was already returned (return {first.returns[0].return_id})"
+    shop.fails("return_delivered_order_items", returned, **first_line)
+    twice = shop.return_args(order_id, [items[1]["id"]] * 2)
+    shop.fails("return_delivered_order_items", "listed more than once", **twice)
 
 
 def test_part_of_a_line_can_be_returned_and_the_rest_later_but_never_more(shop):
     item = next(i for i in shop.returnable_items() if i["quantity"] >= 2)
-    card = shop.charged_method(item["order_id"])
-    shop.fails(
-        "return_delivered_order_items",
-        f"has only {item['quantity']} unit(s)",
-        order_id=item["order_id"],
-        refund_payment_method_id=card,
-        reason="does not fit",
-        items=[{"item_id": item["id"], "quantity": item["quantity"] + 1}],
-    )
-    result = shop.ok(
-        "return_delivered_order_items",
-        order_id=item["order_id"],
-        refund_payment_method_id=card,
-        reason="does not fit",
-        items=[{"item_id": item["id"], "quantity": 1}],
-    )
+    order_id, line = item["order_id"], [item["id"]]
+    too_many = shop.return_args(order_id, line, quantity=item["quantity"] + 1)
+    shop.fails("return_delivered_order_items", f"has only {item['quantity']} unit(s)", **too_many)
+    result = shop.ok("return_delivered_order_items", **shop.return_args(order_id, line, quantity=1))
     kept = next(i for i in result.items if i.item_id == item["id"])
     (split,) = [i for i in result.items if i.return_id and i.variant_id == item["variant_id"]]
     assert (kept.quantity, kept.status, split.quantity, split.status) == (
@@ -97,36 +56,17 @@ def test_part_of_a_line_can_be_returned_and_the_rest_later_but_never_more(shop):
         "returned",
     )
     assert result.returns[0].refund_amount == item["unit_price_cents"] / 100
-    rest = shop.ok(
-        "return_delivered_order_items",
-        order_id=item["order_id"],
-        refund_payment_method_id=card,
-        reason="does not fit",
-        items=[{"item_id": item["id"]}],
-    )
+    rest = shop.ok("return_delivered_order_items", **shop.return_args(order_id, line))
     assert len(rest.returns) == 2
-    shop.fails(
-        "return_delivered_order_items",
-        "already returned",
-        order_id=item["order_id"],
-        refund_payment_method_id=card,
-        reason="does not fit",
-        items=[{"item_id": item["id"]}],
-    )
+    shop.fails("return_delivered_order_items", "already returned", **shop.return_args(order_id, line))
 
 
 def test_only_delivered_orders_can_have_items_returned(shop):
     for status in ("pending", "processing", "shipped", "cancelled"):
         order = shop.order_with_status(status)
         item = shop.row("SELECT id FROM order_items WHERE order_id = ?", order["id"])
-        shop.fails(
-            "return_delivered_order_items",
-            f"has status '{status}'; only delivered orders",
-            order_id=order["id"],
-            refund_payment_method_id=shop.charged_method(order["id"]),
-            reason="defective",
-            items=[{"item_id": item["id"]}],
-        )
+        returning = shop.return_args(order["id"], [item["id"]])
+        shop.fails("return_delivered_order_items", f"has status '{status}'; only delivered orders", **returning)
 
 
 def test_items_delivered_more_than_30_days_ago_cannot_be_returned(shop):
@@ -134,26 +74,15 @@ def test_items_delivered_more_than_30_days_ago_cannot_be_returned(shop):
         "SELECT i.* FROM order_items i JOIN orders o ON o.id = i.order_id JOIN shipments s ON s.id = i.shipment_id "
         "WHERE o.status = 'delivered' AND s.delivered_at < '2026-04-10' LIMIT 1"
     )
-    shop.fails(
-        "return_delivered_order_items",
-        "the return window has closed",
-        order_id=item["order_id"],
-        refund_payment_method_id=shop.charged_method(item["order_id"]),
-        reason="defective",
-        items=[{"item_id": item["id"]}],
-    )
+    returning = shop.return_args(item["order_id"], [item["id"]])
+    shop.fails("return_delivered_order_items", "the return window has closed", **returning)
 
 
 def test_an_item_of_another_order_is_refused(shop):
     (order_a, _), order_b = shop.delivered_order_with_lines(1), shop.order_with_status("processing")
     foreign = shop.row("SELECT id FROM order_items WHERE order_id = ?", order_b["id"])
     shop.fails(
-        "return_delivered_order_items",
-        f"is not part of order {order_a}",
-        order_id=order_a,
-        refund_payment_method_id=shop.charged_method(order_a),
-        reason="defective",
-        items=[{"item_id": foreign["id"]}],
+        "return_delivered_order_items", f"is not part of order {order_a}", **shop.return_args(order_a, [foreign["id"]])
     )
 
 
@@ -167,32 +96,15 @@ def test_a_refund_goes_only_to_a_method_that_paid_or_to_a_gift_card(shop):
         customer_id,
     )
     assert paid_with != "pm_card_test"
-    shop.fails(
-        "return_delivered_order_items",
-        "did not pay for order",
-        order_id=order_id,
-        refund_payment_method_id="pm_card_test",
-        reason="defective",
-        items=[{"item_id": items[0]["id"]}],
-    )
+    line = [items[0]["id"]]
+    unpaid = shop.return_args(order_id, line, method="pm_card_test")
+    shop.fails("return_delivered_order_items", "did not pay for order", **unpaid)
     other_customer = shop.row("SELECT * FROM payment_methods WHERE customer_id != ? LIMIT 1", customer_id)
-    shop.fails(
-        "return_delivered_order_items",
-        "does not belong to customer",
-        order_id=order_id,
-        refund_payment_method_id=other_customer["id"],
-        reason="defective",
-        items=[{"item_id": items[0]["id"]}],
-    )
+    foreign = shop.return_args(order_id, line, method=other_customer["id"])
+    shop.fails("return_delivered_order_items", "does not belong to customer", **foreign)
     gift = shop.gift_card_for(customer_id, 500)
     value = items[0]["unit_price_cents"] * items[0]["quantity"]
-    result = shop.ok(
-        "return_delivered_order_items",
-        order_id=order_id,
-        refund_payment_method_id=gift,
-        reason="defective",
-        items=[{"item_id": items[0]["id"]}],
-    )
+    result = shop.ok("return_delivered_order_items", **shop.return_args(order_id, line, method=gift))
     assert shop.balance(gift) == 500 + value
     assert [p.status for p in result.payments if p.kind == "refund"] == ["completed"]
 
@@ -201,12 +113,7 @@ def test_the_return_label_does_not_depend_on_how_many_calls_came_before(shop, re
     from mcpsim.engine.episode import Episode
 
     order_id, items = shop.delivered_order_with_lines()
-    arguments = {
-        "order_id": order_id,
-        "refund_payment_method_id": shop.charged_method(order_id),
-        "reason": "no longer needed",
-        "items": [{"item_id": items[0]["id"]}],
-    }
+    arguments = shop.return_args(order_id, [items[0]["id"]], reason="no longer needed")
     labels = []
     for extra_reads in range(5):
         ep = Episode.restore(retail, shop.ep.snapshot())

@@ -3,25 +3,16 @@ and its payments, shipments, returns and exchanges."""
 
 from __future__ import annotations
 
-import os
 import re
-import time
 
 import pytest
 
 from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache, build_template
-
-
-def counts(ep: Episode) -> dict[str, int]:
-    return {name: len(rows) for name, rows in ep.tables().items()}
+from tests.seed_checks import counts, large_episode, large_scale, small_built_fast, unindexed
 
 
 def test_the_small_scale_has_the_declared_sizes_and_builds_fast(retail):
-    started = time.perf_counter()
-    build_template(retail, 7, "small")
-    assert time.perf_counter() - started < 1.0  # about 0.05 s; the bound leaves room for slow machines
-    ep = Episode.create(retail, seed=7, scale="small", templates=TemplateCache())
+    ep = small_built_fast(retail, 7)
     sizes = counts(ep)
     assert (sizes["customers"], sizes["orders"], sizes["products"]) == (30, 60, 12)
     per_product = ep.query("SELECT COUNT(*) AS n FROM variants GROUP BY product_id")
@@ -38,20 +29,12 @@ def test_the_default_scale_is_at_least_tau_bench_retail_size(retail, templates):
     assert_consistent(ep)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("MCPSIM_SLOW"), reason="builds the large scale (~8 s); set MCPSIM_SLOW=1")
+@large_scale("~8 s")
 def test_the_large_scale_has_tens_of_thousands_of_rows(retail):
-    ep = Episode.create(retail, seed=0, scale="large", templates=TemplateCache())
+    ep = large_episode(retail)
     sizes = counts(ep)
     assert sizes["customers"] >= 10_000 and sizes["orders"] >= 30_000 and sizes["products"] >= 200
     assert_consistent(ep)
-
-
-def test_the_same_seed_builds_identical_tables(retail):
-    first = Episode.create(retail, seed=3, scale="small", templates=TemplateCache())
-    second = Episode.create(retail, seed=3, scale="small", templates=TemplateCache())
-    assert first.tables() == second.tables()
-    assert first.state_hash() == second.state_hash()
 
 
 def test_a_different_seed_builds_different_data(retail, templates):
@@ -97,12 +80,7 @@ def test_every_column_tools_look_up_by_is_indexed(episode):
         "returns": ["order_id"],
         "exchanges": ["order_id"],
     }
-    for table, columns in looked_up.items():
-        indexed = set()
-        for index in episode.query(f"PRAGMA index_list('{table}')"):
-            first = episode.query(f"PRAGMA index_info('{index['name']}')")[0]["name"]
-            indexed.add(first)
-        assert set(columns) <= indexed, (table, set(columns) - indexed)
+    assert unindexed(episode, looked_up) == {}
 
 
 def assert_consistent(ep: Episode) -> None:

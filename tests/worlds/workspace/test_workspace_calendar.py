@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workspace_support import ME, colleague
+from workspace_support import ME, colleague, meeting
 
 # Story events used below (all at the small scale, London times in May are UTC+1):
 #   Board prep          Dana + Grace   Mon 18 May 09:00-10:00 New York  = 13:00-14:00 UTC
@@ -81,9 +81,7 @@ def test_a_local_time_skipped_by_daylight_saving_does_not_exist(desk):
     desk.fails(
         "create_event",
         "does not exist in Australia/Sydney",
-        title="x",
-        start="2026-10-04T02:30",
-        end="2026-10-04T03:30",
+        **meeting("x", "2026-10-04", "02:30", "03:30"),
         time_zone="Australia/Sydney",
     )
     # A repeated hour (New York falls back on 1 November) means its first occurrence.
@@ -96,9 +94,7 @@ def test_a_local_time_skipped_by_daylight_saving_does_not_exist(desk):
 def test_an_event_is_stored_in_utc_and_shown_in_the_owners_zone(desk):
     event = desk.ok(
         "create_event",
-        title="Sync with Dana",
-        start="2026-05-23T09:00",
-        end="2026-05-23T09:30",
+        **meeting("Sync with Dana", "2026-05-23", "09:00", "09:30"),
         time_zone="America/New_York",
         attendees=[colleague("dana")],
     )
@@ -121,9 +117,7 @@ def test_an_event_is_stored_in_utc_and_shown_in_the_owners_zone(desk):
 def test_a_recurring_series_keeps_its_local_time_across_daylight_saving(desk):
     series = desk.ok(
         "create_event",
-        title="NY weekly",
-        start="2026-10-26T09:00",
-        end="2026-10-26T09:30",
+        **meeting("NY weekly", "2026-10-26", "09:00", "09:30"),
         time_zone="America/New_York",
         attendees=[colleague("dana")],
         repeat="weekly",
@@ -154,9 +148,7 @@ def test_count_until_and_weekdays_bound_a_series(desk):
     assert [o.start_local[:10] for o in end.occurrences] == ["2026-07-30", "2026-07-31"]
     weekdays = desk.ok(
         "create_event",
-        title="Tue/Thu check",
-        start="2026-06-02T16:00",
-        end="2026-06-02T16:15",
+        **meeting("Tue/Thu check", "2026-06-02", "16:00", "16:15"),
         repeat="weekly",
         repeat_weekdays=["TH", "TU"],
         repeat_until="2026-06-11",
@@ -166,9 +158,7 @@ def test_count_until_and_weekdays_bound_a_series(desk):
     assert desk.value("SELECT recur_weekdays FROM events WHERE id = ?", weekdays.event_id) == "TU,TH"
     daily = desk.ok(
         "create_event",
-        title="Every other day",
-        start="2026-06-01T17:00",
-        end="2026-06-01T17:10",
+        **meeting("Every other day", "2026-06-01", "17:00", "17:10"),
         repeat="daily",
         repeat_interval=2,
         repeat_count=3,
@@ -248,9 +238,7 @@ def test_a_required_attendee_busy_in_their_own_time_zone_blocks_the_slot(desk):
 def test_optional_and_outside_attendees_never_block(desk):
     event = desk.ok(
         "create_event",
-        title="Budget",
-        start="2026-05-18T14:30",
-        end="2026-05-18T15:00",
+        **meeting("Budget", "2026-05-18", "14:30", "15:00"),
         optional_attendees=[colleague("dana")],
         attendees=["nadia.rahman@acmelogistics.com"],
     )
@@ -274,9 +262,7 @@ def test_the_owner_is_never_double_booked_but_free_events_and_declined_invitatio
     desk.fails(
         "create_event",
         "You are busy with 'Finance offsite planning'",
-        title="Solo 2",
-        start="2026-05-22T15:30",
-        end="2026-05-22T16:00",
+        **meeting("Solo 2", "2026-05-22", "15:30", "16:00"),
     )
 
 

@@ -3,6 +3,8 @@ another folder's conftest on sys.path)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 ME = "maya.chen@larkspurlabs.com"
 DOMAIN = "larkspurlabs.com"
 
@@ -27,3 +29,8 @@ def colleague(first: str) -> str:
         + "@"
         + DOMAIN
     )
+
+
+def meeting(title: str, day: str, start: str, end: str, **more: Any) -> dict[str, Any]:
+    """Arguments for create_event: `title` on `day` from `start` to `end` (local times), plus `more`."""
+    return {"title": title, "start": f"{day}T{start}", "end": f"{day}T{end}", **more}
