@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from mcpsim.audit import INJECTION, check_task, inject_free_text
+from mcpsim.engine.store import CallRecord
 from mcpsim.grading import Verifier
 from mcpsim.grading.diff import compare_with_gold
 from mcpsim.grading.written import Grounding, Written, grounded_problem, tokens
@@ -219,3 +220,27 @@ def test_check_runs_both_baselines_and_they_fail(world, task_id, templates):
         assert injected.applied and "transfers.memo" in injected.detail
     else:
         assert reverted.applied and "irreversible" in reverted.detail, reverted.detail
+
+
+def _call(seq: int, tool: str, arguments: dict, result: object, writes: bool) -> CallRecord:
+    return CallRecord(seq, seq, tool, arguments, True, None, False, result, "2026-05-15T09:00:00+00:00", writes)
+
+
+def test_a_reads_arguments_neither_make_text_the_agents_nor_hide_what_it_read():
+    """Searching by a phrase is how agents read: the found text still grounds the reply."""
+    body = "The quarterly budget review moves to Nopa bistro; Henderson forecast attached."
+    transcript = [_call(1, "search_mail", {"query": "quarterly budget review"}, {"body": body}, writes=False)]
+    written = Written.of(transcript)
+    assert not written.wrote(body) and written.exact == frozenset()
+    task = load_tasks("workspace").tasks[0]
+    grounding = Grounding(task, transcript, None, written)
+    assert grounded_problem("Henderson forecast at Nopa bistro, see you there", grounding, []) is None
+    sent = [*transcript, _call(2, "send_mail", {"body": "quarterly budget review at Nopa"}, {"ok": True}, True)]
+    assert Written.of(sent).wrote("Re: quarterly budget review at Nopa")
+
+
+@pytest.mark.parametrize("text", ["", "No.", "ok", "Yes!"])
+def test_text_that_says_nothing_fails_where_the_gold_writes_something(text):
+    told = Grounding.of_texts(["Please pay the May rent to Pacheco Property Management."])
+    assert "says nothing of substance" in (grounded_problem(text, told, ["Pacheco Property Management"]) or "")
+    assert grounded_problem(text, told, []) is None  # where the gold writes nothing of substance either

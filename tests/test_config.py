@@ -85,6 +85,7 @@ def test_from_env_reads_every_variable() -> None:
         ("MCPSIM_TTL", "inf"),
         ("MCPSIM_NO_AUTH", "maybe"),
         ("MCPSIM_VERDICT_DETAIL", "everything"),
+        ("MCPSIM_MAX_EPISODES", "0"),
         ("MCPSIM_MAX_SESSIONS", "lots"),
         ("MCPSIM_MAX_EPISODE_BYTES", "big"),
     ],

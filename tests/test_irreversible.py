@@ -170,3 +170,17 @@ def test_volatile_columns_of_irreversible_writes_are_ignored_and_deletes_count()
     )
     _, missing = compare_irreversible(changes(), changes(sent), ["messages.sent_at"])
     assert missing == ["messages: 1 row(s) the gold solution's send writes, never written here: {body='hi', id='m1'}"]
+
+
+def test_updates_of_rows_the_episode_created_match_in_any_order():
+    """New rows share one renamed key (`<new account>`), so each row's last value is compared as a
+    multiset: which new row was updated first does not matter, what each ended at does."""
+    new = {"n1": "account", "n2": "account"}
+    gold = EpisodeChanges({}, new, [update(1, "n1", 0, 10), update(2, "n2", 0, 20)])
+    other_order = EpisodeChanges({}, new, [update(1, "n2", 0, 20), update(2, "n1", 0, 10)])
+    assert compare_irreversible(other_order, gold, []) == ([], [])
+    wrong = EpisodeChanges({}, new, [update(1, "n2", 0, 30), update(2, "n1", 0, 10)])
+    extra, _ = compare_irreversible(wrong, gold, [])
+    assert extra == [
+        "accounts <new account> balance: irreversible calls last set it to [10, 30], the gold solution's to [10, 20]"
+    ]

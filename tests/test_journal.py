@@ -189,6 +189,18 @@ def test_a_graded_or_fully_written_episode_is_not_recovered(tmp_path, episode, t
     assert [t.episode_id for t in Journal(tmp_path).read()] == ["ep1", "ep2"]
 
 
+def test_an_episode_appended_just_before_the_crash_is_not_written_twice(tmp_path, episode):
+    """The crash fell between appending the episode (fsynced) and marking its live journal written."""
+    recorder = Recorder(tmp_path)
+    recorder.track(episode)
+    drive(episode)
+    recorder.sync(episode)
+    Journal(tmp_path).append(episode_trajectory(episode))
+    crash(recorder)
+    assert Recorder(tmp_path).recovered == []
+    assert [t.episode_id for t in Journal(tmp_path).read()] == ["ep1"]
+
+
 def test_a_live_journal_torn_by_the_crash_keeps_its_whole_lines(tmp_path, episode):
     recorder = Recorder(tmp_path)
     recorder.track(episode)

@@ -79,7 +79,7 @@ def test_a_client_whose_sessions_are_all_busy_is_refused_and_others_are_not():
     for n in range(2):
         open_session(table, f"g{n}", greedy)
         table.begin(f"g{n}")
-    with pytest.raises(QuotaExceeded, match="already has 2 MCP sessions open .* 2 of them are busy"):
+    with pytest.raises(QuotaExceeded, match="already has 2 MCP sessions open .* 2 of this client.s are busy"):
         table.admit(greedy)
     assert table.count("token:greedy") == 2  # a refusal reserves nothing
     other = quota(("token:other", "address:10.0.0.1"), 2, 100)
@@ -90,7 +90,12 @@ def test_changing_tokens_does_not_escape_the_per_address_limit():
     table = SessionTable(None, Clock())
     for n in range(5):
         assert open_session(table, f"s{n}", quota((f"token:{n}", "address:10.0.0.9"), 2, 5)) == []
-    assert open_session(table, "s5", quota(("token:new", "address:10.0.0.9"), 2, 5)) == ["s0"]
+    # the address is full: a new token gains nothing, and it may not close another client's session
+    with pytest.raises(QuotaExceeded, match="clients at this address already have 5 MCP sessions open"):
+        table.admit(quota(("token:new", "address:10.0.0.9"), 2, 5))
+    assert table.count("address:10.0.0.9") == 5 and set(table.sessions) == {f"s{n}" for n in range(5)}
+    # a client at the address limit gives up its own idle session, not anyone else's
+    assert open_session(table, "s5", quota(("token:3", "address:10.0.0.9"), 2, 5)) == ["s3"]
     assert table.count("address:10.0.0.9") == 5
     assert open_session(table, "x", quota(("token:new", "address:10.0.0.10"), 2, 5)) == []  # another address
 

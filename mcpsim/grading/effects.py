@@ -99,10 +99,11 @@ class _Effects:
     def __init__(self, writes: list[IrreversibleWrite], ignored: tuple[str, ...], ids: GeneratedIds) -> None:
         self.inserts: Counter[_Insert] = Counter()
         self.deletes: Counter[_Delete] = Counter()
-        self.updates: dict[_Column, tuple[int, Any]] = {}
+        self.updates: dict[_Column, tuple[int, tuple[Any, ...]]] = {}  # how many changes, the last values
         self.by_insert: dict[_Insert, IrreversibleWrite] = {}
         self.by_delete: dict[_Delete, IrreversibleWrite] = {}
         self.tools: dict[_Column, list[str]] = defaultdict(list)
+        per_row: dict[tuple[str, str, str], tuple[int, Any]] = {}  # by the row's own key, before renaming
         for write in writes:
             key = ids.rename(write.key)
             if write.after is not None and write.before is None:
@@ -117,9 +118,15 @@ class _Effects:
                 for column, value in write.after.items():
                     if write.before.get(column) == value or is_volatile(write.table, column, ignored):
                         continue
-                    count, _ = self.updates.get((write.table, key, column), (0, None))
-                    self.updates[(write.table, key, column)] = (count + 1, ids.rename(value))
+                    count, _ = per_row.get((write.table, write.key, column), (0, None))
+                    per_row[(write.table, write.key, column)] = (count + 1, ids.rename(value))
                     self.tools[(write.table, key, column)].append(write.tool)
+        # rows the episode created share one renamed key (`<new event>`): their counts add up and
+        # their last values form a multiset, so which new row was updated first does not matter
+        for (table, own_key, column), (count, last) in per_row.items():
+            renamed = (table, ids.rename(own_key), column)
+            total, lasts = self.updates.get(renamed, (0, ()))
+            self.updates[renamed] = (total + count, tuple(sorted((*lasts, last), key=repr)))
 
 
 def _summary(row: Mapping[str, Any]) -> str:
@@ -172,7 +179,7 @@ def compare_irreversible(agent: NetChanges, gold: NetChanges, ignored: Sequence[
             "never deleted here"
         )
     for column in sorted(set(mine.updates) | set(want.updates)):
-        (n, last), (m, gold_last) = mine.updates.get(column, (0, None)), want.updates.get(column, (0, None))
+        (n, last), (m, gold_last) = mine.updates.get(column, (0, ())), want.updates.get(column, (0, ()))
         table, key, name = column
         where = f"{table} {show_key(key)} {name}"
         if n > m:
@@ -186,5 +193,6 @@ def compare_irreversible(agent: NetChanges, gold: NetChanges, ignored: Sequence[
                 f"({', '.join(want.tools[column])})"
             )
         elif last != gold_last:
-            extra.append(f"{where}: irreversible calls last set it to {last!r}, the gold solution's to {gold_last!r}")
+            shown, gold_shown = (v[0] if len(v) == 1 else list(v) for v in (last, gold_last))
+            extra.append(f"{where}: irreversible calls last set it to {shown!r}, the gold solution's to {gold_shown!r}")
     return extra, missing

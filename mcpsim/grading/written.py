@@ -87,7 +87,9 @@ def _leaves(value: Any) -> Iterator[Any]:
 
 @dataclass(frozen=True)
 class Written:
-    """The text an episode's committed calls sent as arguments."""
+    """The text an episode's committed write calls sent as arguments (a read's arguments, such as a
+    search phrase, never reach the database, so they neither make a stored value the agent's nor
+    take read text out of what grounds the agent)."""
 
     exact: frozenset[str]
     phrases: tuple[str, ...]  # the ones of two words or more, recognised inside longer stored text
@@ -97,7 +99,7 @@ class Written:
         texts = {
             normalise(v)
             for c in transcript
-            if c.call_seq is not None
+            if c.call_seq is not None and c.writes
             for v in _leaves(c.arguments)
             if isinstance(v, str) and v.strip()
         }
@@ -233,6 +235,8 @@ def grounded_problem(text: str, grounding: Grounding, gold_texts: Sequence[str])
     one, or up to `UNGROUNDED_SHARE` of them, may come from nowhere the agent saw, and never
     `UNGROUNDED_RUN` in a row."""
     missing, content, run = grounding.ungrounded(text, Grounding.of_texts(gold_texts))
+    if content == 0 and any(t not in COMMON_WORDS and not t.isdigit() for g in gold_texts for t in tokens(g)):
+        return f"says nothing of substance (only common words), where the gold solution writes {gold_texts[0]!r:.80}"
     numbers = [t for t in missing if t.isdigit()]
     words = [t for t in missing if not t.isdigit()]
     if not numbers and len(words) <= max(1, int(content * UNGROUNDED_SHARE)) and run < UNGROUNDED_RUN:

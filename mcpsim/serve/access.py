@@ -299,18 +299,28 @@ class SessionTable:
         `release` gives it up (the opening request failed)."""
         self.expire()
         victims: dict[str, OpenSession] = {}
+        own = limits[0][0] if limits else None  # the client itself; the later keys are shared (its address)
         for key, limit in limits:
-            mine = [s for s in self._by_key.get(key, {}).values() if s.session_id not in victims]
+            counted = [s for s in self._by_key.get(key, {}).values() if s.session_id not in victims]
             excess = self.count(key) - sum(1 for v in victims.values() if key in v.keys) + 1 - limit
             if excess <= 0:
                 continue
+            # only the client's own sessions are closed to make room: a shared limit (everyone at one
+            # address) never lets one client close another's idle session
+            mine = [s for s in counted if own in s.keys]
             idle = sorted((s for s in mine if s.idle()), key=lambda s: s.last_used)
             if len(idle) < excess:
                 busy = len(mine) - len(idle)
+                if key == own:
+                    held = f"this client already has {self.count(key)} MCP sessions open (its limit is {limit})"
+                else:
+                    held = (
+                        f"the clients at this address already have {self.count(key)} MCP sessions open "
+                        f"(their limit is {limit}; only this client's own idle sessions are closed for it)"
+                    )
                 raise QuotaExceeded(
-                    f"this client already has {self.count(key)} MCP sessions open (its limit is {limit}) and "
-                    f"{busy} of them are busy with a request; retry when one is answered, or end a session "
-                    "you no longer use (HTTP DELETE with its Mcp-Session-Id)"
+                    f"{held} and {busy} of this client's are busy with a request; retry when one is answered, "
+                    "or end a session you no longer use (HTTP DELETE with its Mcp-Session-Id)"
                 )
             victims.update((s.session_id, s) for s in idle[:excess])
         for victim in victims.values():

@@ -45,6 +45,14 @@ def _whole(name: str, text: str) -> int:
     return value
 
 
+def _at_least_one(name: str, text: str) -> int:
+    """A count that must be 1 or more (0 would refuse everything)."""
+    value = _whole(name, text)
+    if value < 1:
+        raise ValueError(f"{name} must be 1 or more, not {value}")
+    return value
+
+
 def _limit(name: str, text: str) -> int | None:
     """A count where 0 means no limit."""
     try:
@@ -148,7 +156,7 @@ class ServeConfig:
     verdict_detail: VerdictDetail | None = _setting(None, "MCPSIM_VERDICT_DETAIL", _verdict_detail)
     # `/mcp`: one episode shared by every client, not one per client
     shared_default: bool = _setting(False, "MCPSIM_SHARED_DEFAULT", _flag)
-    max_episodes: int = _setting(DEFAULT_MAX_EPISODES, "MCPSIM_MAX_EPISODES", _whole)
+    max_episodes: int = _setting(DEFAULT_MAX_EPISODES, "MCPSIM_MAX_EPISODES", _at_least_one)
     max_episode_bytes: int | None = _setting(DEFAULT_MAX_EPISODE_BYTES, "MCPSIM_MAX_EPISODE_BYTES", _size)
     template_cache_bytes: int | None = _setting(DEFAULT_TEMPLATE_BYTES, "MCPSIM_TEMPLATE_CACHE_BYTES", _size)
     ttl_seconds: float | None = _setting(DEFAULT_TTL_SECONDS, "MCPSIM_TTL", _seconds)  # None: episodes never expire
@@ -169,8 +177,9 @@ class ServeConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ServeConfig:
         """The configuration the environment describes: each field's variable (`env_var`), unset
-        or empty meaning the default. Sizes read like 4GiB; for counts, sizes and seconds 0 means
-        no limit; flags are 1/0 or true/false; lists are space-separated."""
+        or empty meaning the default. Sizes read like 4GiB; for limits, sizes and seconds 0 means
+        no limit (MCPSIM_MAX_EPISODES, a cap that is always on, must be 1 or more); flags are 1/0
+        or true/false; lists are space-separated."""
         return cls(**_read(cls, env, skip={"client_limits"}), client_limits=ClientLimits(**_read(ClientLimits, env)))
 
 

@@ -220,9 +220,13 @@ class Journal:
         for stale in self.live_dir.glob(".*.tmp"):
             stale.unlink(missing_ok=True)
         recovered = []
-        for path in sorted(self.live_dir.glob("*.jsonl")):
+        live = sorted(self.live_dir.glob("*.jsonl"))
+        held = self._calls_held() if live else {}
+        for path in live:
             trajectory = _recovered_trajectory(path)
-            if trajectory is not None:
+            # a crash between appending an episode and marking its live journal written leaves
+            # the episode in the file already: it is not written twice
+            if trajectory is not None and held.get(trajectory.episode_id or "", -1) < len(trajectory.calls):
                 self.append(trajectory)
                 recovered.append(trajectory.episode_id or path.stem)
             path.unlink(missing_ok=True)
@@ -230,6 +234,15 @@ class Journal:
         if recovered:
             log.warning("recovered episodes that were live at a crash", count=len(recovered), path=str(self.path))
         return recovered
+
+    def _calls_held(self) -> dict[str, int]:
+        """For each episode the file holds, the most calls any of its lines records."""
+        held: dict[str, int] = {}
+        if self.path.exists():
+            for t in iter_trajectories(self.path, on_bad=lambda *_: None):
+                if t.episode_id:
+                    held[t.episode_id] = max(held.get(t.episode_id, -1), len(t.calls))
+        return held
 
     def _drop_torn_line(self) -> None:
         if not self.path.exists():
