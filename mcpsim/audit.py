@@ -177,7 +177,11 @@ class _GoldRun:
         self.final.close()
 
 
-def check_task(world: World, verifier: Verifier, task: Task, canaries: set[str]) -> TaskReport:
+def check_task(
+    world: World, verifier: Verifier, task: Task, canaries: set[str], *, baselines: bool = True
+) -> TaskReport:
+    """Everything `mcpsim check` proves of one task; `baselines=False` leaves out the cheating
+    battery (the rest still runs: gold twice, do-nothing and its labels, alternatives, near misses)."""
     problems: list[str] = []
     unknown = sorted({a.tool for a in task.gold} - set(world.tools))
     if unknown:
@@ -218,11 +222,11 @@ def check_task(world: World, verifier: Verifier, task: Task, canaries: set[str])
                 f"but a do-nothing agent {'passes' if check.passed else 'fails'} it ({check.reason})"
             )
     try:
-        baselines = run_baselines(world, verifier, task, noop, gold)
+        cheats = run_baselines(world, verifier, task, noop, gold) if baselines else {}
     finally:
         noop.close()
         gold.close()
-    for name, result in baselines.items():
+    for name, result in cheats.items():
         if result.applied and result.passed:
             problems.append(
                 f"the cheating baseline {name!r} ({BASELINE_LABELS[name]}) passes this task: {result.detail}"
@@ -238,7 +242,7 @@ def check_task(world: World, verifier: Verifier, task: Task, canaries: set[str])
         noop_reward=verdict.reward,
         noop_partial=verdict.partial_reward,
         state_hash=gold.state_hash,
-        baselines=baselines,
+        baselines=cheats,
         solutions=solutions,
     )
 
@@ -811,7 +815,8 @@ async def _drive_random_agent(
     return _DONE
 
 
-def check_world(name: str, templates: TemplateCache | None = None) -> WorldReport:
+def check_world(name: str, templates: TemplateCache | None = None, *, baselines: bool = True) -> WorldReport:
+    """`mcpsim check NAME`: every task of the world (see `check_task`)."""
     try:
         world = load_world(name)
         tasks = load_tasks(name)
@@ -825,7 +830,7 @@ def check_world(name: str, templates: TemplateCache | None = None) -> WorldRepor
         f"canary {c[:24]}... appears in the policy or tool descriptions" for c in tasks.canaries if c in visible
     ]
     verifier = Verifier(world, tasks, templates=templates or process_templates())
-    reports = [check_task(world, verifier, task, tasks.canaries) for task in tasks.tasks]
+    reports = [check_task(world, verifier, task, tasks.canaries, baselines=baselines) for task in tasks.tasks]
     ok = not problems and all(r.ok for r in reports)
     return WorldReport(world=name, world_version=world.version, ok=ok, problems=problems, tasks=reports)
 

@@ -70,14 +70,14 @@ def _libfaketime() -> Path | None:
     return next((p for p in LIBFAKETIME if p.exists()), None)
 
 
-def _probe(shift_days: int | None, check: bool) -> dict:
+def _probe(shift_days: int | None, check: str | None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSIM_")}
     if shift_days is not None:
         lib = _libfaketime()
         assert lib is not None
         env |= {"LD_PRELOAD": str(lib), "FAKETIME": f"{shift_days:+d}d", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
     out = subprocess.run(
-        [sys.executable, str(PROBE), *(["--check"] if check else [])],
+        [sys.executable, str(PROBE), *([check] if check else [])],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -94,11 +94,12 @@ def _probe(shift_days: int | None, check: bool) -> dict:
 )
 def test_every_template_and_task_set_is_the_same_a_year_ahead_and_a_year_behind() -> None:
     assert _libfaketime() is not None, "CI must install libfaketime (apt-get install faketime)"
-    # One at a time: two processes under libfaketime at once run several times slower. The full
-    # `mcpsim check` (gold, alternatives, near misses, baselines) runs a year ahead; a year behind,
-    # the templates (all that the clock could move) must hash the same.
-    ahead, behind = _probe(365, check=True), _probe(-365, check=False)
-    here = _probe(None, check=False)
+    # One at a time: two processes under libfaketime at once run several times slower. A year
+    # ahead, `mcpsim check` without the cheating battery (gold twice, do-nothing, alternatives,
+    # near misses); a year behind, the templates (all that the clock could move) must hash the
+    # same; unshifted, the whole `mcpsim check` of every world, cheating battery included.
+    ahead, behind = _probe(365, check="--check"), _probe(-365, check=None)
+    here = _probe(None, check="--full-check")
     today = date.fromisoformat(here["today"])
     # the shift really happened in the child processes (else this test would prove nothing)
     assert 360 <= (date.fromisoformat(ahead["today"]) - today).days <= 370
@@ -107,6 +108,7 @@ def test_every_template_and_task_set_is_the_same_a_year_ahead_and_a_year_behind(
     assert ahead["hashes"] == here["hashes"]
     assert behind["hashes"] == here["hashes"]
     assert ahead["checks"] == {w: [] for w in world_names()}
+    assert here["checks"] == {w: [] for w in world_names()}
 
 
 def test_world_code_does_not_call_faker_date_providers() -> None:
