@@ -178,6 +178,36 @@ def test_even_with_the_key_only_the_worlds_exact_schema_restores(episode, ledger
     assert fragment in str(caught.value)
 
 
+def test_a_restore_rebuilds_the_database_from_the_servers_own_ddl(episode, ledger):
+    """Re-stamping: only the upload's rows come back, in a database the server built itself; header
+    fields and the leftovers of deleted rows in free pages do not (even under a leaked key)."""
+    leftover = "LEFTOVER-" + "x" * 300
+    snap = resigned(
+        sign(episode.snapshot(), KEY),
+        "PRAGMA secure_delete = 0",  # as a database edited elsewhere would be
+        "PRAGMA user_version = 77",
+        "PRAGMA application_id = 1234",
+        f"INSERT INTO _mcpsim_ids VALUES (999, 'junk', '{leftover}')",
+        "DELETE FROM _mcpsim_ids WHERE call_seq = 999",
+    )
+    assert leftover.encode() in split(snap)[0]  # the upload carries it in a free page
+    restored = load_untrusted(ledger, snap, KEY)
+    db = restored.snapshot()
+    assert leftover.encode() not in db
+    assert restored.conn.execute("PRAGMA user_version").fetchone()[0] == 0
+    assert restored.conn.execute("PRAGMA application_id").fetchone()[0] == 0
+    assert snapshots._schema(restored.conn) == snapshots.reference_schema(ledger)
+    # the rows, their rowids, the change log and the transcript are the upload's
+    assert restored.state_hash() == episode.state_hash()
+    assert store.read_changes(restored.conn) == store.read_changes(episode.conn)
+    assert store.read_calls(restored.conn) == store.read_calls(episode.conn)
+    assert store.read_meta(restored.conn) == store.read_meta(episode.conn)
+    # and the server's own triggers log the next call
+    before = len(store.read_changes(restored.conn))
+    assert not restored.call("open_account", {"owner": "Grace"}).is_error
+    assert len(store.read_changes(restored.conn)) > before
+
+
 def test_even_with_the_key_another_world_version_is_refused(episode, ledger):
     snap = resigned(episode.snapshot(), "UPDATE _mcpsim_meta SET value = '\"0ld\"' WHERE key = 'version'")
     with pytest.raises(SnapshotError, match=f"version 0ld; this server runs version {ledger.version}"):

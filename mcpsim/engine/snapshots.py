@@ -21,8 +21,9 @@ anything of the upload: the trailer, the HMAC, the digest of the database. Then,
 database: exactly the world's schema (its tables, columns and indexes, mcpsim's bookkeeping
 tables and change-capture triggers, nothing else: no extra trigger, view or table; compared with
 `sqlite_master` of a template built from the world's own metadata), UTF-8, the claims equal to
-the database's metadata, the world and its version equal to the server's; the episode is then
-re-stamped with the server's own world name and version. Any failure is a `SnapshotError` with
+the database's metadata, the world and its version equal to the server's. The episode is then
+re-stamped (`restamped`): its rows are copied into a new database built from the server's own DDL
+and metadata, so nothing of the upload but its rows survives. Any failure is a `SnapshotError` with
 the reason (the control plane answers 422).
 """
 
@@ -240,13 +241,44 @@ def load_untrusted(world: World | Callable[[str], World], data: bytes, key: byte
                 raise SnapshotError(f"the database's {field} {held[claim]!r} is not the signed {claims.get(claim)!r}")
         if held["ended"] != claims.get("ended") or held["flags"] != claims.get("flags"):
             raise SnapshotError("the database's freeze or flags are not the signed ones")
+        rebuilt = restamped(world, conn)
+    except (sqlite3.Error, ValueError, KeyError, TypeError) as exc:
+        raise SnapshotError(f"not a usable mcpsim episode of {world.name}: {exc}") from None
+    finally:
+        conn.close()
+    return Episode(world, rebuilt, id=id)
+
+
+def restamped(world: World, upload: sqlite3.Connection) -> sqlite3.Connection:
+    """A new database built from the server's own DDL for `world` (tables, indexes, bookkeeping
+    tables, change-capture triggers), holding the upload's rows and nothing else of it: no page,
+    header field (user_version, application_id, page size, auto-vacuum), free page or schema text
+    of the upload survives, and the metadata names the server's world and version. Rows keep their
+    rowids, so the state hash and every change-log sequence number are the upload's."""
+    conn = store.connect()
+    try:
+        world.metadata.create_all(engine_for(conn))  # not disposed: that would close `conn`
+        store.install_bookkeeping(conn, world.metadata, None)
+        triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+        for name, _ in triggers:  # the copy must not log itself as changes
+            conn.execute(f'DROP TRIGGER "{name}"')
+        tables = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
+        conn.execute("PRAGMA foreign_keys = OFF")  # rows arrive table by table
+        conn.execute("BEGIN")
+        for table, sql in tables:
+            columns = [row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')]
+            keyed = "WITHOUT ROWID" not in (sql or "").upper() and table != "sqlite_sequence"
+            names = (["rowid"] if keyed else []) + [f'"{c}"' for c in columns]
+            select = f'SELECT {", ".join(names)} FROM "{table}"'
+            insert = f'INSERT INTO "{table}" ({", ".join(names)}) VALUES ({", ".join("?" * len(names))})'
+            conn.executemany(insert, upload.execute(select))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA foreign_keys = ON")
+        for _, sql in triggers:
+            conn.execute(sql)
         # Re-stamped from the server's own metadata, not the upload's.
         store.write_meta(conn, {"world": world.name, "version": world.version})
-        episode = Episode(world, conn, id=id)
-    except SnapshotError:
+    except BaseException:
         conn.close()
         raise
-    except (sqlite3.Error, ValueError, KeyError, TypeError) as exc:
-        conn.close()
-        raise SnapshotError(f"not a usable mcpsim episode of {world.name}: {exc}") from None
-    return episode
+    return conn
