@@ -192,7 +192,8 @@ async def test_routes_on_an_episode_closed_mid_request_answer_404_with_the_reaso
     assert len(live.manager) == 0
 
 
-STRESS_SECONDS = float(os.environ.get("MCPSIM_STRESS_SECONDS", "20"))
+# Minutes, as the issue asks (two in CI; MCPSIM_STRESS_SECONDS=600 for a longer soak by hand).
+STRESS_SECONDS = float(os.environ.get("MCPSIM_STRESS_SECONDS", "120"))
 WORKERS = 12
 POOL = 16  # episodes shared by all workers at once (creations and forks stop above it)
 
