@@ -1,0 +1,3 @@
+"""The web viewer: runs on disk (`mcpsim view`) and a server's live episodes (`/ui` of `mcpsim
+serve --http`), with each tool call's row-level diff. `runs` indexes, filters and sums a run
+file; `pages` serves the page (package data under `static/`) and its JSON."""
