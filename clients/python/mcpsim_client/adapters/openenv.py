@@ -1,0 +1,221 @@
+"""mcpsim episodes behind OpenEnv's environment server interface (`pip install openenv`).
+
+    from mcpsim_client.adapters.openenv import create_mcpsim_app
+    app = create_mcpsim_app("http://127.0.0.1:8000", token, world="retail")   # a FastAPI app
+    # uvicorn.run(app, port=8001); then OpenEnv's clients (GenericEnvClient, TRL, ...) connect
+
+Each OpenEnv session is one `MCPSimEnvironment`, which holds one mcpsim episode at a time:
+`reset(task=ID)` (or `reset(seed=N)`: the N-th task of the list, modulo its length) creates an
+episode of the task on the mcpsim server and observes the policy, the tools and the user's
+request; `step` takes an `MCPSimAction`: a tool call (`tool_name`, `arguments`), run over MCP on
+the episode, or a `message` to the user, which is the final answer: the episode is graded by
+mcpsim's verifier and the observation carries the reward (strict by default, or partial) and
+`done`. `state` tells the episode, its MCP URL, the step count and the verdict.
+
+Limits: the user says only the task's first message (tasks whose rubric needs a dialogue, a
+confirmation or further user turns, are left out of the default task list: `dialogue=False`);
+the in-process `mcpsim.env` has the simulated user. Control-plane calls are blocking (OpenEnv
+runs a synchronous environment in its thread pool).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from openenv.core.env_server import Environment, create_app
+from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from mcpsim_client import Client, EpisodeInfo, EpisodeNotFound, TaskInfo
+from mcpsim_client.models import choose_tasks, reward_kind
+
+__all__ = ["MCPSimAction", "MCPSimEnvironment", "MCPSimObservation", "MCPSimState", "create_mcpsim_app"]
+
+
+class MCPSimAction(Action):
+    """A tool call (`tool_name` and `arguments`) or a message to the user (`message`, the final
+    answer), never both."""
+
+    tool_name: str | None = Field(default=None, description="The tool to call")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments")
+    message: str | None = Field(default=None, description="The final answer to the user; ends the episode")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> MCPSimAction:
+        if (self.tool_name is None) == (self.message is None):
+            # a PydanticCustomError: OpenEnv sends validation errors to its client as JSON
+            raise PydanticCustomError(
+                "mcpsim_action", "an action is either a tool call (tool_name) or a message to the user (message)"
+            )
+        return self
+
+
+class MCPSimObservation(Observation):
+    task_id: str = ""
+    instruction: str = Field(default="", description="The user's request (on reset)")
+    policy: str = Field(default="", description="The world's policy: the agent's system prompt (on reset)")
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="OpenAI function tools (on reset)")
+    result: str | None = Field(default=None, description="The tool's result, as the agent sees it")
+    is_error: bool = False
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="The conversation so far")
+    verdict: dict[str, Any] | None = Field(default=None, description="mcpsim's verdict, once done")
+
+
+class MCPSimState(State):
+    task_id: str | None = None
+    world: str = ""
+    mcp_url: str | None = None
+    verdict: dict[str, Any] | None = None
+
+
+class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState]):
+    """One OpenEnv session over an mcpsim server (see the module's doc)."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own episodes
+
+    def __init__(
+        self,
+        server: str,
+        token: str | None,
+        world: str,
+        *,
+        tasks: list[str] | None = None,
+        reward: Literal["strict", "partial"] = "strict",
+        max_steps: int = 30,
+        client: Client | None = None,
+    ) -> None:
+        super().__init__()
+        self.client = client or Client(server, token)
+        self.world, self.reward, self.max_steps = world, reward_kind(reward), max_steps
+        self._task_ids = tasks
+        self._tasks: dict[str, TaskInfo] | None = None
+        self._episode: EpisodeInfo | None = None
+        self._messages: list[dict[str, Any]] = []
+        self._state = MCPSimState(world=world)
+
+    def _catalogue(self) -> dict[str, TaskInfo]:
+        if self._tasks is None:
+            chosen = choose_tasks(self.world, self.client.tasks(self.world), self._task_ids)
+            self._tasks = {t.id: t for t in chosen}
+        return self._tasks
+
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, task: str | None = None, **kwargs: Any
+    ) -> MCPSimObservation:
+        catalogue = self._catalogue()
+        if task is None:
+            ids = list(catalogue)
+            task = ids[(seed or 0) % len(ids)]
+        elif task not in catalogue:
+            raise ValueError(f"task {task!r} is not among this environment's tasks")
+        self._drop()
+        self._episode = self.client.create(self.world, task=task)
+        policy = self.client.policy(self._episode)
+        tools = [t.as_openai() for t in self.client.tools(self._episode)]
+        instruction = catalogue[task].instruction
+        self._messages = [{"role": "system", "content": policy}, {"role": "user", "content": instruction}]
+        self._state = MCPSimState(
+            episode_id=episode_id or self._episode.id,
+            step_count=0,
+            task_id=task,
+            world=self.world,
+            mcp_url=self._episode.mcp_url,
+        )
+        return MCPSimObservation(
+            task_id=task, instruction=instruction, policy=policy, tools=tools, messages=list(self._messages)
+        )
+
+    def step(self, action: MCPSimAction, timeout_s: float | None = None, **kwargs: Any) -> MCPSimObservation:
+        if self._episode is None or self._state.task_id is None:
+            raise RuntimeError("call reset() before step()")
+        if self._state.verdict is not None:
+            raise RuntimeError("the episode is over; call reset() for a new one")
+        self._state.step_count += 1
+        if action.message is not None:
+            self._messages.append({"role": "assistant", "content": action.message})
+            return self._finish(action.message)
+        assert action.tool_name is not None
+        call_id = f"call_{self._state.step_count}"
+        function = {"name": action.tool_name, "arguments": json.dumps(action.arguments)}
+        self._messages.append(
+            {"role": "assistant", "tool_calls": [{"id": call_id, "type": "function", "function": function}]}
+        )
+        result = self.client.call_tool(self._episode, action.tool_name, action.arguments)
+        content = result.as_message_content()
+        self._messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+        if self._state.step_count >= self.max_steps:
+            return self._finish(None, result=content, is_error=result.is_error)
+        return MCPSimObservation(
+            task_id=self._state.task_id,
+            result=content,
+            is_error=result.is_error,
+            messages=list(self._messages),
+            reward=0.0,
+            done=False,
+        )
+
+    def _finish(self, answer: str | None, **observed: Any) -> MCPSimObservation:
+        assert self._episode is not None and self._state.task_id is not None
+        verdict = self.client.verify(self._episode, answer=answer, messages=self._messages)
+        self._state.verdict = verdict.raw
+        reward = verdict.score(self.reward)
+        self._drop()
+        return MCPSimObservation(
+            task_id=self._state.task_id,
+            messages=list(self._messages),
+            verdict=verdict.raw,
+            reward=reward,
+            done=True,
+            metadata={"reward": verdict.reward, "partial_reward": verdict.partial_reward, "passed": verdict.passed},
+            **observed,
+        )
+
+    @property
+    def state(self) -> MCPSimState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name=f"mcpsim-{self.world}",
+            description=f"mcpsim's {self.world} world: stateful tools over MCP, graded by mcpsim's verifier",
+            version="0.1.0",
+        )
+
+    def _drop(self) -> None:
+        if self._episode is not None:
+            try:
+                self.client.delete(self._episode, missing_ok=True)
+            except EpisodeNotFound:
+                pass
+            self._episode = None
+
+    def close(self) -> None:
+        self._drop()
+
+
+def create_mcpsim_app(
+    server: str,
+    token: str | None,
+    world: str,
+    *,
+    tasks: list[str] | None = None,
+    reward: Literal["strict", "partial"] = "strict",
+    max_steps: int = 30,
+    max_concurrent_envs: int = 64,
+) -> Any:
+    """OpenEnv's FastAPI app serving mcpsim episodes of `world` (one episode per session)."""
+    client = Client(server, token)  # one connection pool for every session
+
+    def factory() -> MCPSimEnvironment:
+        return MCPSimEnvironment(server, token, world, tasks=tasks, reward=reward, max_steps=max_steps, client=client)
+
+    return create_app(
+        factory,
+        MCPSimAction,
+        MCPSimObservation,
+        env_name=f"mcpsim-{world}",
+        max_concurrent_envs=max_concurrent_envs,
+        state_cls=MCPSimState,
+    )

@@ -1,0 +1,139 @@
+"""mcpsim episodes as a SkyRL text environment (`pip install skyrl-gym`), for SkyRL's trainer.
+
+    import skyrl_gym
+    from mcpsim_client.adapters.skyrl import register
+    register()                                   # the id "mcpsim"
+    env = skyrl_gym.make("mcpsim", env_config={"server": URL, "world": "retail"},
+                         extras={"task": "gift-card-balance"})
+    prompt, _ = env.init([])                     # policy, tools and the user's request
+    out = env.step('<tool_call>{"name": "find_customer_by_email", "arguments": {...}}</tool_call>')
+
+One environment is one mcpsim episode of the row's task (`extras["task"]`). The model's text is
+the action: every `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` in it (the Hermes and
+Qwen format) runs over MCP on the episode and comes back as a `<tool_response>` observation; a
+reply without a tool call is the final answer, graded by mcpsim's verifier: the reward (strict
+by default, or `reward: partial`) and `done`. `max_turns` (default 30) grades without an answer.
+`env_config`: `server`, `world`, `token_var` (the variable holding the control-plane token,
+default MCPSIM_TOKEN), `reward`, `max_turns`.
+
+Limits: the user says only the task's first message (tasks whose rubric needs a dialogue fail
+their `confirmed` check).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from skyrl_gym.envs import register as _register
+from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, ConversationType
+
+from mcpsim_client import Client, EpisodeInfo
+from mcpsim_client.models import reward_kind
+
+__all__ = ["ENV_ID", "MCPSimTextEnv", "register"]
+
+ENV_ID = "mcpsim"
+TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+
+
+def register() -> None:
+    """Register the environment with skyrl_gym as `mcpsim`."""
+    _register(id=ENV_ID, entry_point="mcpsim_client.adapters.skyrl:MCPSimTextEnv")
+
+
+def _setting(config: Any, name: str, default: Any) -> Any:
+    if config is None:
+        return default
+    value = config.get(name, default) if hasattr(config, "get") else getattr(config, name, default)
+    return default if value is None else value
+
+
+class MCPSimTextEnv(BaseTextEnv):
+    def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        extras = extras or {}
+        if "task" not in extras:
+            raise ValueError('extras needs "task": the mcpsim task id of this row')
+        token_var = _setting(env_config, "token_var", "MCPSIM_TOKEN")
+        self.client = Client(_setting(env_config, "server", "http://127.0.0.1:8000"), os.environ.get(token_var))
+        self.world: str = _setting(env_config, "world", "retail")
+        self.reward_kind = reward_kind(_setting(env_config, "reward", "strict"))
+        self.task: str = extras["task"]
+        self.max_turns = int(extras.get("max_turns", _setting(env_config, "max_turns", 30)))
+        self.episode: EpisodeInfo | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.verdict: dict[str, Any] | None = None
+
+    def init(self, prompt: ConversationType) -> tuple[ConversationType, dict[str, Any]]:
+        """Create the episode; the prompt is the policy with the tools, then the user's request
+        (a row's own prompt, when it has one, replaces the request)."""
+        self.episode = self.client.create(self.world, task=self.task)
+        tools = [t.as_openai()["function"] for t in self.client.tools(self.episode)]
+        task = next((t for t in self.client.tasks(self.world) if t.id == self.task), None)
+        system = (
+            self.client.policy(self.episode)
+            + "\n\n# Tools\n\nYou may call one or more functions. Their signatures are within <tools></tools>:\n"
+            + "<tools>\n"
+            + "\n".join(json.dumps(t) for t in tools)
+            + "\n</tools>\n\nFor each call, write a JSON object with the function's name and arguments within "
+            + '<tool_call></tool_call> tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-object>}\n'
+            + "</tool_call>\nWrite your final answer to the user without any tool call."
+        )
+        request = list(prompt) if prompt else [{"role": "user", "content": task.instruction if task else ""}]
+        self.messages = [{"role": "system", "content": system}, *request]
+        return list(self.messages), {"task": self.task, "mcp_url": self.episode.mcp_url}
+
+    def step(self, action: str) -> BaseTextEnvStepOutput:
+        if self.episode is None:
+            raise RuntimeError("call init() before step()")
+        self.turns += 1
+        calls = TOOL_CALL.findall(action)
+        if not calls:
+            self.messages.append({"role": "assistant", "content": action})
+            return self._finish(action)
+        tool_calls, responses = [], []
+        for number, raw in enumerate(calls):
+            call_id = f"call_{self.turns}_{number}"
+            try:
+                call = json.loads(raw)
+                if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                    raise ValueError('a tool call is {"name": ..., "arguments": {...}}')
+                arguments = call.get("arguments") or {}
+                if not isinstance(arguments, dict):
+                    raise ValueError("arguments must be a JSON object")
+            except ValueError as exc:
+                responses.append(f"Error: the tool call is not valid ({exc}); nothing was done")
+                continue
+            function = {"name": call["name"], "arguments": json.dumps(arguments)}
+            tool_calls.append({"id": call_id, "type": "function", "function": function})
+            result = self.client.call_tool(self.episode, call["name"], arguments)
+            responses.append(result.as_message_content())
+            self.messages.append({"role": "assistant", "tool_calls": [tool_calls[-1]]})
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": responses[-1]})
+        observation = "\n".join(f"<tool_response>\n{r}\n</tool_response>" for r in responses)
+        if self.turns >= self.max_turns:
+            return self._finish(None, [{"role": "user", "content": observation}])
+        return BaseTextEnvStepOutput(
+            observations=[{"role": "user", "content": observation}], reward=0.0, done=False, metadata={}
+        )
+
+    def _finish(self, answer: str | None, observations: ConversationType | None = None) -> BaseTextEnvStepOutput:
+        assert self.episode is not None
+        verdict = self.client.verify(self.episode, answer=answer, messages=self.messages)
+        self.verdict = verdict.raw
+        self.close()
+        reward = verdict.score(self.reward_kind)
+        metadata = {"passed": verdict.passed, "reward": verdict.reward, "partial_reward": verdict.partial_reward}
+        return BaseTextEnvStepOutput(observations=observations or [], reward=reward, done=True, metadata=metadata)
+
+    def get_metrics(self) -> dict[str, Any]:
+        verdict = self.verdict or {}
+        return {"mcpsim_passed": float(bool(verdict.get("passed"))), "turns": self.turns}
+
+    def close(self) -> None:
+        if self.episode is not None:
+            self.client.delete(self.episode, missing_ok=True)
+            self.episode = None

@@ -1,0 +1,196 @@
+"""What the server answers, as plain dataclasses (unknown keys are kept in `raw`, so a newer
+server does not break an older client)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+RewardKind = Literal["strict", "partial"]
+
+
+def reward_kind(kind: str) -> RewardKind:
+    """`kind` checked: the adapters' `reward` setting."""
+    if kind not in ("strict", "partial"):
+        raise ValueError(f"reward must be 'strict' or 'partial', not {kind!r}")
+    return "strict" if kind == "strict" else "partial"
+
+
+@dataclass(frozen=True)
+class EpisodeInfo:
+    """An episode as the control plane describes it."""
+
+    id: str
+    mcp_url: str  # the episode's own MCP endpoint (streamable HTTP): give it to the agent
+    world: str
+    world_version: str
+    seed: int
+    scale: str
+    task: str | None
+    faults: str | None  # the fault profile's name
+    calls: int  # committed tool calls so far
+    clock: str  # the virtual clock, ISO 8601
+    ended: bool
+    flagged: bool  # the episode hit a simulator bug: it can never pass
+    flags: list[str] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EpisodeInfo:
+        return cls(
+            id=data["id"],
+            mcp_url=data["mcp_url"],
+            world=data["world"],
+            world_version=data.get("world_version", ""),
+            seed=int(data.get("seed", 0)),
+            scale=data.get("scale", "default"),
+            task=data.get("task"),
+            faults=data.get("faults"),
+            calls=int(data.get("calls", 0)),
+            clock=str(data.get("clock", "")),
+            ended=bool(data.get("ended", False)),
+            flagged=bool(data.get("flagged", False)),
+            flags=list(data.get("flags") or []),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Check:
+    check: str  # the check's type ("row_exists"), numbered in summary mode ("1:row_exists")
+    passed: bool
+    requirement: str | None = None  # absent in summary mode
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The grader's verdict on an episode's final state. `reward` is strict (1.0 when every
+    check passed, else 0.0), `partial_reward` the weighted share of checks passed; both 0.0
+    when grading failed closed (`failure` says why)."""
+
+    passed: bool
+    reward: float
+    partial_reward: float
+    failure: str | None
+    checks: list[Check]
+    state_hash: str | None  # of the graded state (absent in summary mode)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def score(self, kind: str) -> float:
+        """The reward of `kind`: "strict" (`reward`) or "partial" (`partial_reward`)."""
+        return self.reward if reward_kind(kind) == "strict" else self.partial_reward
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        checks = [
+            Check(
+                check=str(c.get("check") or c.get("type") or ""),  # summary: "N:type"; full: the type
+                passed=bool(c.get("passed")),
+                requirement=c.get("requirement"),
+                reason=c.get("reason"),
+            )
+            for c in data.get("checks") or []
+        ]
+        return cls(
+            passed=bool(data.get("passed")),
+            reward=float(data.get("reward") or 0.0),
+            partial_reward=float(data.get("partial_reward") or 0.0),
+            failure=data.get("failure"),
+            checks=checks,
+            state_hash=data.get("state_hash"),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Tool:
+    """An MCP tool as tools/list describes it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Tool:
+        return cls(
+            name=data["name"],
+            description=data.get("description") or "",
+            input_schema=data.get("inputSchema") or {"type": "object", "properties": {}},
+            raw=data,
+        )
+
+    def as_openai(self) -> dict[str, Any]:
+        """An OpenAI function-tool definition."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+        }
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The answer to an MCP tools/call: `is_error` for a refused or failed call (its text says
+    why), `structured` the tool's structured result."""
+
+    is_error: bool
+    text: str
+    structured: Any
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolResult:
+        structured = data.get("structuredContent")
+        texts = [c.get("text", "") for c in data.get("content") or [] if isinstance(c, dict)]
+        return cls(
+            is_error=bool(data.get("isError")),
+            text="\n".join(texts) if texts else (json.dumps(structured) if structured is not None else ""),
+            structured=structured,
+            raw=data,
+        )
+
+    def as_message_content(self) -> str:
+        """The result as the text of an OpenAI tool message (the structured result as JSON
+        when there is one, as mcpsim's runner shows it to a model)."""
+        if self.structured is not None:
+            return json.dumps(self.structured)
+        return self.text
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """A task as a harness sees it: never its gold solution or rubric. `dialogue`: the rubric
+    needs more than the first message (a confirmation from the user, or scripted user turns)."""
+
+    id: str
+    split: str
+    instruction: str
+    dialogue: bool
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TaskInfo:
+        return cls(
+            id=data["id"],
+            split=data.get("split", ""),
+            instruction=data["instruction"],
+            dialogue=bool(data.get("dialogue")),
+        )
+
+
+def choose_tasks(
+    world: str, tasks: list[TaskInfo], ids: list[str] | None = None, split: str | None = None
+) -> list[TaskInfo]:
+    """The tasks an adapter runs: those named by `ids` (in that order; an unknown id is an
+    error), else every task of `split` (or of every split) whose rubric needs no dialogue, since
+    over HTTP the user says only the first message."""
+    by_id = {t.id: t for t in tasks}
+    if ids is not None:
+        if unknown := sorted(set(ids) - set(by_id)):
+            raise ValueError(f"unknown tasks of {world}: {', '.join(unknown)}")
+        return [by_id[i] for i in ids]
+    chosen = [t for t in tasks if not t.dialogue and (split is None or t.split == split)]
+    if not chosen:
+        raise ValueError(f"no task of {world} to run (split {split!r}, without a dialogue)")
+    return chosen
