@@ -1,6 +1,7 @@
-"""Validation of compiled worlds: the examples are accepted; a precondition that can never be
-violated, one that can never be satisfied, and seed data that breaks its own constraints are
-rejected with the check that caught them."""
+"""Validation of compiled worlds: the examples are accepted with their generated tasks; a
+precondition that can never be violated, one that can never be satisfied, and seed data that
+breaks its own constraints are rejected with the check that caught them (the tool checks run
+without tasks here: tests/test_factory_pipeline.py rejects bad tasks)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,10 @@ def lend_book(data: dict) -> dict:
 
 @pytest.mark.parametrize("name", ["library", "clinic"])
 def test_the_examples_are_accepted_by_every_check(name):
-    report = validate(compile_spec(load_spec(SPECS / f"{name}.yaml")))
+    report = validate(compile_spec(load_spec(SPECS / f"{name}.yaml")), task_count=2)
     assert report.ok, report.to_json()["failures"]
     assert set(report.counts()) == set(CHECKS) and not any(report.counts().values())
+    assert len(report.tasks) == 2 and report.to_json()["tasks"] == [t.id for t in report.tasks]
     assert all(stats.successes for stats in report.actions.values())
     assert report.actions["lend_book" if name == "library" else "pay_invoice"].refusals
 
@@ -39,7 +41,7 @@ def test_a_precondition_that_can_never_be_violated_is_rejected():
     lend_book(data)["preconditions"].append(
         {"name": "always_true", "message": "This never happens", "require": {"left": 1, "op": "eq", "right": 1}}
     )
-    report = validate(compile_spec(parse_spec(data)), processes=False)
+    report = validate(compile_spec(parse_spec(data)), processes=False, task_count=0)
     assert report.failed_checks() == ["precondition_violated"]
     assert report.failures["precondition_violated"] == [
         f"lend_book: always_true was never violated in {report.actions['lend_book'].calls} calls"
@@ -52,7 +54,7 @@ def test_a_precondition_that_can_never_be_satisfied_is_rejected_with_what_blocke
     lend_book(data)["preconditions"].insert(
         0, {"name": "never", "message": "Lending is closed", "require": {"left": "book.copies", "op": "lt", "right": 0}}
     )
-    report = validate(compile_spec(parse_spec(data)), processes=False)
+    report = validate(compile_spec(parse_spec(data)), processes=False, task_count=0)
     assert "tool_succeeds" in report.failed_checks()
     [failure] = report.failures["tool_succeeds"]
     assert failure.startswith("lend_book never succeeded in ") and "(refused by: never x" in failure
@@ -63,7 +65,7 @@ def test_a_precondition_that_can_never_be_satisfied_is_rejected_with_what_blocke
 def test_seed_data_that_breaks_a_constraint_is_rejected():
     data = library()
     data["entities"]["book"]["fields"]["copies"]["generator"] = {"range": [-2, 3]}
-    report = validate(compile_spec(parse_spec(data)), processes=False)
+    report = validate(compile_spec(parse_spec(data)), processes=False, task_count=0)
     assert "seed_constraints" in report.failed_checks()
     assert any("is below the minimum 0" in f for f in report.failures["seed_constraints"])
     assert any("breaks non_negative_book_copies" in f for f in report.failures["seed_constraints"])
@@ -83,7 +85,7 @@ def test_a_refusal_that_writes_is_caught(monkeypatch):
         return result
 
     monkeypatch.setattr(episode_module.Episode, "call", leaky)
-    report = validate(compiled, processes=False)
+    report = validate(compiled, processes=False, task_count=0)
     assert report.failed_checks() == ["refusal_changes_nothing"]
     assert all(f.startswith("suspend_member(") for f in report.failures["refusal_changes_nothing"])
 
@@ -96,7 +98,7 @@ def test_mcpsim_gen_validate_exits_nonzero_and_names_the_check(tmp_path):
     spec = tmp_path / "broken.yaml"
     spec.write_text(yaml.safe_dump(data))
     done = subprocess.run(
-        [sys.executable, "-m", "mcpsim", "gen", "--validate", str(spec)],
+        [sys.executable, "-m", "mcpsim", "gen", "--validate", str(spec), "--tasks", "0"],
         capture_output=True,
         text=True,
         env=CLEAN_ENV,

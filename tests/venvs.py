@@ -65,8 +65,10 @@ def cached_venv(name: str, requirements: list[str], *, with_client: bool = True)
         if with_client and (not installed.exists() or installed.read_text() != _client_source()):
             # the working tree's client, not the one the cached venv was built with; setuptools
             # builds in clients/python/build, which would keep files since deleted from the source
-            shutil.rmtree(CLIENT / "build", ignore_errors=True)
-            _pip(python, "--no-deps", "--no-build-isolation", "--force-reinstall", str(CLIENT))
+            with open(CACHE / "client-build.lock", "w") as building:  # one build folder for all venvs
+                fcntl.flock(building, fcntl.LOCK_EX)
+                shutil.rmtree(CLIENT / "build", ignore_errors=True)
+                _pip(python, "--no-deps", "--no-build-isolation", "--force-reinstall", str(CLIENT))
             installed.write_text(_client_source())
     return python
 

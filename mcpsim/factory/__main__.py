@@ -1,5 +1,5 @@
-"""`python -m mcpsim.factory serve|hash|validate|schema`: a spec file's world served over stdio,
-its template hash, its validation report, or the spec's JSON Schema. `-` reads the spec from stdin."""
+"""`python -m mcpsim.factory serve|hash|validate|schema`: a spec file's world served over stdio, its
+template hash and generated tasks' digest, its validation report, or the spec's JSON Schema (`-`: stdin)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from mcpsim.engine.episode import Episode
 from mcpsim.engine.templates import TemplateCache
 from mcpsim.factory.compiler import compile_spec
 from mcpsim.factory.spec import SpecError, WorldSpec, json_schema, load_spec, parse_spec
-from mcpsim.factory.validate import validate
+from mcpsim.factory.taskgen import generate_tasks
+from mcpsim.factory.validate import tasks_digest, validate
 
 
 def read_spec(source: str) -> WorldSpec:
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         sub.add_argument("spec", help="a YAML or JSON spec file, or - for stdin")
         sub.add_argument("--seed", type=int, default=0)
         sub.add_argument("--scale", default="small")
+        sub.add_argument("--tasks", type=int, default=None, help="tasks to generate (default: the spec's)")
     commands.add_parser("schema")
     args = parser.parse_args(argv)
     logs.configure("WARNING")  # to stderr: on stdio, stdout is the MCP channel
@@ -54,9 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "hash":
         episode = Episode.create(compiled.world, args.seed, args.scale, templates=TemplateCache(None))
-        print(episode.state_hash())
+        count = compiled.spec.generated_tasks if args.tasks is None else args.tasks
+        tasks = generate_tasks(compiled, count=count, seed=args.seed, scale=args.scale) if count else []
+        print(episode.state_hash(), tasks_digest(tasks))
         return 0
-    report = validate(compiled, seed=args.seed, scale=args.scale)
+    report = validate(compiled, seed=args.seed, scale=args.scale, task_count=args.tasks)
     print(json.dumps(report.to_json(), indent=2))
     return 0 if report.ok else 1
 

@@ -1,6 +1,6 @@
 """Spec -> a real `World`, in memory: tables on a metadata of its own, typed tools, a seeded
 seeder and the policy text. Nothing is written to disk; the world's revision is the spec's
-digest, so its version changes with the spec (and with the factory's own code)."""
+digest, so its version changes with the spec (and with the modules that compile it)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,17 @@ from mcpsim.factory.seeder import Seeder
 from mcpsim.factory.spec import WorldSpec, load_spec
 from mcpsim.factory.tools import ActionBuilder, CompiledAction
 from mcpsim.world import World, add_calculator
+
+COMPILER_MODULES = ("spec", "checks", "operands", "schema", "tools", "runtime", "seeder", "policy", "compiler")
+
+
+class SpecWorld(World):
+    """A world compiled from a spec. Its sources, in its version, are the modules that compile
+    it (a change in them may change what an agent meets), not the whole factory folder."""
+
+    def source_files(self) -> list[tuple[str, Path]]:
+        root = Path(__file__).parent
+        return [(f"factory/{name}.py", root / f"{name}.py") for name in COMPILER_MODULES]
 
 
 @dataclass
@@ -30,7 +41,7 @@ def compile_spec(spec: WorldSpec) -> CompiledWorld:
     metadata, models = build_entities(spec)
     builders = [ActionBuilder(spec, models, a) for a in spec.actions]
     refusals = {b.action.name: CompiledAction(b.action, tuple(b.refusals())) for b in builders}
-    world = World(
+    world = SpecWorld(
         spec.name,
         title=spec.title,
         description=spec.description,

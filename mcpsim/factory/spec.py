@@ -21,6 +21,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mcpsim.tasks import Task
+
 NAME = r"^[a-z][a-z0-9_]{0,39}$"
 Name = Annotated[str, Field(pattern=NAME, description="lower_snake_case, at most 40 characters")]
 
@@ -282,6 +284,16 @@ class WorldSpec(_Model):
     actions: list[ActionSpec] = Field(min_length=1)
     policy: list[PolicyRule] = Field(default_factory=list)
     calculator: bool = Field(default=False, description="add the standard calculate tool")
+    tasks: list[Task] = Field(
+        default_factory=list,
+        description="hand-written tasks in mcpsim's task format, served and validated beside the generated ones",
+    )
+    generated_tasks: int = Field(
+        default=10,
+        ge=0,
+        le=200,
+        description="how many tasks the generator adds when the world is loaded or validated (seed 0)",
+    )
 
     @model_validator(mode="after")
     def _references_resolve(self) -> WorldSpec:

@@ -10,32 +10,46 @@ Checks (a report counts the failures of each):
 - `refusal_changes_nothing`: a refused call leaves the state hash as it was;
 - `refusal_named`: every business error is one of the tool's named refusals (or a not-found);
 - `no_simulator_bug`: no call raised anything but a business error;
-- `deterministic_template`: two processes build the same template hash.
+- `deterministic_template`: two other processes build the same template hash, and generate the
+  same tasks.
+
+Then its tasks (the generated ones, `mcpsim.factory.taskgen`, and any the spec declares) go
+through `mcpsim check`'s audit (`mcpsim.audit.check_task`), each problem counted under one check:
+- `tasks_generated`: the generator found as many sound tasks as asked for;
+- `task_well_formed`: the task's tools exist and no canary string reaches the agent;
+- `not_satisfied_at_start`: a do-nothing agent fails the task, and every check's `noop_passes`
+  label says what a do-nothing agent gets;
+- `gold_passes_twice`: the gold actions replay and pass, twice, ending in the same state hash
+  (and fail only where they expect an injected fault);
+- `baselines_fail`: every cheating baseline fails (pasted reads, the policy text, negated and
+  stuffed answers, an extra write, injected text, a reverted irreversible write, the random
+  agent, giving up at the first fault);
+- `alternatives_pass`, `near_misses_fail`: the task's other solutions behave.
 """
 
 from __future__ import annotations
 
-import itertools
+import hashlib
 import json
-import random
 import re
 import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
-from faker import Faker
-
+from mcpsim.audit import check_task
 from mcpsim.engine.episode import CallResult, Episode
 from mcpsim.engine.templates import TemplateCache
-from mcpsim.factory.checks import NUMERIC, owner_fields
+from mcpsim.factory.arguments import Arguments
+from mcpsim.factory.checks import NUMERIC
 from mcpsim.factory.compiler import CompiledWorld
 from mcpsim.factory.operands import message_pattern
 from mcpsim.factory.schema import ISO_DATE, ISO_DATETIME
-from mcpsim.factory.spec import ActionSpec, FakerGen, FieldSpec
-from mcpsim.world import derive_seed
+from mcpsim.factory.spec import ActionSpec, FieldSpec
+from mcpsim.factory.taskgen import TaskGenerator, task_check, task_set
+from mcpsim.grading import Verifier
+from mcpsim.tasks import Task
 
 CHECKS = (
     "seed_constraints",
@@ -45,11 +59,17 @@ CHECKS = (
     "refusal_named",
     "no_simulator_bug",
     "deterministic_template",
+    "tasks_generated",
+    "task_well_formed",
+    "not_satisfied_at_start",
+    "gold_passes_twice",
+    "baselines_fail",
+    "alternatives_pass",
+    "near_misses_fail",
 )
 REQUIRED_ORIGINS = {"precondition", "state", "reference", "input"}
 NOT_FOUND = re.compile(r"^.+ not found$")
 CALLS_PER_ACTION = 400
-_MATCH, _OTHER = "\x00owner", "\x00other"  # an owner argument: the row's own owner, or someone else
 
 
 @dataclass
@@ -65,6 +85,8 @@ class ValidationReport:
     template_hash: str
     failures: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CHECKS})
     actions: dict[str, ActionStats] = field(default_factory=dict)
+    tasks: list[Task] = field(default_factory=list)  # the tasks validated: generated, then the spec's
+    dropped: dict[str, int] = field(default_factory=dict)  # generated candidates the audit refused, by check
 
     @property
     def ok(self) -> bool:
@@ -84,6 +106,8 @@ class ValidationReport:
             "template_hash": self.template_hash,
             "failures_per_check": self.counts(),
             "failures": {k: v for k, v in self.failures.items() if v},
+            "tasks": [t.id for t in self.tasks],
+            "candidates_dropped": self.dropped,
             "actions": {
                 name: {"calls": s.calls, "successes": s.successes, "refusals": dict(s.refusals)}
                 for name, s in self.actions.items()
@@ -99,19 +123,47 @@ class Validator:
         self.seed = seed
         self.scale = scale
         self.templates = TemplateCache(None)  # in memory: nothing shared with other processes
-        self.rng = random.Random(derive_seed(seed, "validate", self.spec.digest()))
+        self.arguments = Arguments(compiled, seed=seed)
 
-    def run(self, *, processes: bool = True) -> ValidationReport:
+    def run(self, *, processes: bool = True, task_count: int = 10) -> ValidationReport:
         episode = Episode.create(self.world, self.seed, self.scale, templates=self.templates)
         report = ValidationReport(self.world.name, episode.state_hash())
         self._check_seed(episode, report)
         for action in self.spec.actions:
             report.actions[action.name] = self._exercise(action, episode, report)
         self._check_coverage(report)
-        if processes:
-            self._check_processes(report)
         episode.close()
+        if task_count or self.spec.tasks:
+            self._check_tasks(report, task_count)
+        if processes:
+            self._check_processes(report, task_count)
         return report
+
+    # -- tasks ------------------------------------------------------------------------------------
+
+    def _check_tasks(self, report: ValidationReport, task_count: int) -> None:
+        generated: list[Task] = []
+        if task_count:
+            generator = TaskGenerator(self.compiled, seed=self.seed, scale=self.scale)
+            try:
+                generated = generator.generate(task_count)
+            finally:
+                generator.close()
+            report.dropped = dict(generator.dropped)
+            if len(generated) < task_count:
+                why = ", ".join(f"{n} by {c}" for c, n in generator.dropped.most_common()) or "none; no more plans"
+                report.failures["tasks_generated"].append(
+                    f"{len(generated)} of {task_count} tasks generated (candidates dropped: {why})"
+                )
+        report.tasks = [*generated, *self.spec.tasks]
+        tasks = task_set(self.compiled, report.tasks)
+        verifier = Verifier(self.world, tasks, templates=self.templates)
+        own = set(map(id, self.spec.tasks))
+        for task in report.tasks:
+            # a generated task was audited as the generator kept it: only a declared one runs here in full
+            problems = check_task(self.world, verifier, task, tasks.canaries).problems if id(task) in own else []
+            for problem in problems:
+                report.failures[task_check(problem)].append(f"task {task.id}: {problem}")
 
     # -- seed data --------------------------------------------------------------------------------
 
@@ -137,7 +189,7 @@ class Validator:
     def _exercise(self, action: ActionSpec, start: Episode, report: ValidationReport) -> ActionStats:
         stats = ActionStats()
         base = start.snapshot()
-        candidates = self._candidates(action, start)
+        candidates = self.arguments.candidates(action, start)
         successes: list[dict[str, Any]] = []
         episode = Episode.restore(self.world, base)
         for args in candidates:
@@ -164,19 +216,20 @@ class Validator:
     ) -> None:
         if action.read_only:
             return
-        params = self._parameter_values(action, start)
+        params = self.arguments.parameter_values(action, start)
         for name, values in params.items():
             episode = Episode.restore(self.world, base)
             for value in [args[name], *values][:12]:
                 if stats.calls >= CALLS_PER_ACTION:
                     break
-                self._call(action, episode, self._resolved(action, args | {name: value}, episode), stats, report)
+                varied = self.arguments.resolved(action, args | {name: value}, episode)
+                self._call(action, episode, varied, stats, report)
             episode.close()
 
     def _call(
         self, action: ActionSpec, episode: Episode, args: dict[str, Any], stats: ActionStats, report: ValidationReport
     ) -> bool:
-        args = self._resolved(action, args, episode)
+        args = self.arguments.resolved(action, args, episode)
         before = episode.state_hash()
         result = episode.call(action.name, args)
         stats.calls += 1
@@ -234,140 +287,16 @@ class Validator:
                         f"{action.name}: {refusal.name} was never violated in {stats.calls} calls"
                     )
 
-    def _check_processes(self, report: ValidationReport) -> None:
-        hashes = [
-            template_hash_in_subprocess(self.spec.model_dump(mode="json"), self.seed, self.scale) for _ in range(2)
-        ]
-        if len(set(hashes + [report.template_hash])) != 1:
+    def _check_processes(self, report: ValidationReport, task_count: int) -> None:
+        spec = self.spec.model_dump(mode="json")
+        ours = f"{report.template_hash} {tasks_digest(report.tasks[: len(report.tasks) - len(self.spec.tasks)])}"
+        others = hashes_in_subprocesses(spec, self.seed, self.scale, task_count, processes=2)
+        if any(other != ours for other in others):
             report.failures["deterministic_template"].append(
-                f"template hashes differ: this process {report.template_hash}, others {hashes}"
+                f"template hash and tasks differ: this process {ours}, others {others}"
             )
 
     # -- arguments ---------------------------------------------------------------------------------
-
-    def _candidates(self, action: ActionSpec, episode: Episode) -> list[dict[str, Any]]:
-        params = self._parameter_values(action, episode)
-        names = list(params)
-        combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*params.values())]
-        if len(combos) > CALLS_PER_ACTION // 2:
-            combos = self.rng.sample(combos, CALLS_PER_ACTION // 2)
-        return combos
-
-    def _parameter_values(self, action: ActionSpec, episode: Episode) -> dict[str, list[Any]]:
-        tool = self.world.tools[action.name]
-        model = self.compiled.models[action.entity]
-        owners = set(owner_fields(self.spec, action))
-        values: dict[str, list[Any]] = {}
-        for p in tool.parameters:
-            if p.name in owners:
-                values[p.name] = [_MATCH, _OTHER]
-            elif p.name == "limit":
-                values[p.name] = [5]
-            elif p.name == "offset":
-                values[p.name] = [0]
-            elif p.name == "query":
-                values[p.name] = self._query_words(action, episode)
-            elif p.name == "amount":
-                values[p.name] = self._amounts(model.spec.fields[action.field or ""])
-            elif (entity := self._entity_of(action, p.name)) is not None:
-                values[p.name] = self._row_ids(entity, episode)
-            else:
-                f = model.spec.fields[p.name]
-                optional = p.default is None
-                values[p.name] = self._field_values(action.entity, p.name, f, episode) + ([None] if optional else [])
-        return values
-
-    def _entity_of(self, action: ActionSpec, name: str) -> str | None:
-        """The entity whose ids an argument takes."""
-        entity = action.entity
-        if name in (f"{entity}_id", f"source_{entity}_id", f"target_{entity}_id"):
-            return entity
-        f = self.spec.entities[entity].fields.get(name)
-        return f.entity if f is not None and f.type == "ref" else None
-
-    def _row_ids(self, entity: str, episode: Episode) -> list[Any]:
-        """A spread of rows: the first few, a few in each state, the extremes of each number."""
-        model = self.compiled.models[entity]
-        table = model.table.name
-        picked = [r["id"] for r in episode.query(f'SELECT id FROM "{table}" ORDER BY id LIMIT 4')]
-        groups: list[tuple[str, tuple[Any, ...]]] = [("1 = 1", ())]
-        if model.state_field:
-            states = model.spec.fields[model.state_field].values or []
-            groups += [(f'"{model.state_field}" = ?', (state,)) for state in states]
-        numbers = [name for name, f in model.spec.fields.items() if f.type in NUMERIC]
-        for where, params in groups:  # in each state: a few rows, and the extremes of every number
-            picked += [r["id"] for r in episode.query(f'SELECT id FROM "{table}" WHERE {where} LIMIT 3', params)]
-            for name, order in itertools.product(numbers, ("ASC", "DESC")):
-                sql = f'SELECT id FROM "{table}" WHERE {where} ORDER BY "{name}" {order}, id LIMIT 1'
-                picked += [r["id"] for r in episode.query(sql, params)]
-        return list(dict.fromkeys(picked)) or ["missing"]
-
-    def _field_values(self, entity: str, name: str, f: FieldSpec, episode: Episode) -> list[Any]:
-        if f.type == "enum":
-            return list(f.values or [])
-        if f.type == "bool":
-            return [True, False]
-        if f.type in NUMERIC:
-            return self._amounts(f)
-        if f.type in ("date", "datetime"):  # around the clock's start: yesterday, today, soon, later
-            moments = [self.world.epoch + timedelta(days=d) for d in (-1, 0, 1, 7)]
-            return [m.date().isoformat() if f.type == "date" else m.isoformat() for m in moments]
-        table = self.compiled.models[entity].table.name
-        existing = [
-            r[name] for r in episode.query(f'SELECT "{name}" FROM "{table}" WHERE "{name}" IS NOT NULL LIMIT 1')
-        ]
-        return [*self._fresh_texts(f), *existing]
-
-    def _fresh_texts(self, f: FieldSpec) -> list[str]:
-        if isinstance(f.generator, FakerGen):
-            faker = Faker("en_US")
-            faker.seed_instance(derive_seed(self.seed, "validate-text", f.generator.faker))
-            return [
-                str(getattr(faker, f.generator.faker)(**f.generator.args))[: f.max_length or None] for _ in range(2)
-            ]
-        return ["Validation sample"]
-
-    def _amounts(self, f: FieldSpec) -> list[Any]:
-        low = f.min if f.min is not None else 1
-        high = f.max if f.max is not None else 100_000
-        numbers = sorted({low, high, round((low + high) / 2), max(low, 1), min(high, 10_000_000)})
-        if f.type == "money":
-            return [n / 100 for n in numbers if n > 0] or [0.01]
-        if f.type == "int":
-            return [int(n) for n in numbers]
-        return [float(n) for n in numbers]
-
-    def _query_words(self, action: ActionSpec, episode: Episode) -> list[str]:
-        model = self.compiled.models[action.entity]
-        searchable = [n for n, f in model.spec.fields.items() if f.searchable]
-        words = ["zzqx"]
-        if searchable:
-            rows = episode.query(f'SELECT "{searchable[0]}" AS v FROM "{model.table.name}" LIMIT 2')
-            words += [str(r["v"]).split()[0] for r in rows if r["v"]]
-        return words
-
-    def _resolved(self, action: ActionSpec, args: dict[str, Any], episode: Episode) -> dict[str, Any]:
-        """Owner arguments made concrete: the target row's own owner, or another one."""
-        if not any(v in (_MATCH, _OTHER) for v in args.values()):
-            return args
-        model = self.compiled.models[action.entity]
-        key = args.get(f"{action.entity}_id") or args.get(f"source_{action.entity}_id")
-        rows = episode.query(f'SELECT * FROM "{model.table.name}" WHERE id = ?', (key,))
-        resolved = dict(args)
-        for name, value in args.items():
-            if value not in (_MATCH, _OTHER):
-                continue
-            own = rows[0][name] if rows else "missing"
-            resolved[name] = own if value == _MATCH else self._another(action.entity, name, own, episode)
-        return resolved
-
-    def _another(self, entity: str, name: str, own: Any, episode: Episode) -> Any:
-        f = self.spec.entities[entity].fields[name]
-        if f.type != "ref" or not f.entity:
-            return f"{own}-other"
-        table = self.compiled.models[f.entity].table.name
-        rows = episode.query(f'SELECT id FROM "{table}" WHERE id != ? ORDER BY id LIMIT 1', (own,))
-        return rows[0]["id"] if rows else "missing"
 
 
 def owner_invariants(compiled: CompiledWorld) -> set[str]:
@@ -401,22 +330,44 @@ def _text_problem(f: FieldSpec, value: str) -> str | None:
     return None
 
 
-def template_hash_in_subprocess(spec: dict[str, Any], seed: int, scale: str) -> str:
-    """The template hash another Python process builds from the same spec."""
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpsim.factory", "hash", "-", "--seed", str(seed), "--scale", scale],
-        input=json.dumps(spec),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if done.returncode != 0:
-        return f"error: {done.stderr.strip()[-500:]}"
-    return done.stdout.strip()
+def tasks_digest(tasks: list[Task]) -> str:
+    text = json.dumps([t.model_dump(mode="json") for t in tasks], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def hashes_in_subprocesses(
+    spec: dict[str, Any], seed: int, scale: str, task_count: int = 0, *, processes: int = 2
+) -> list[str]:
+    """The template hash and generated tasks' digest that other Python processes (run at once)
+    build from the same spec; `error: ...` for one that failed."""
+    command = [sys.executable, "-m", "mcpsim.factory", "hash", "-", "--seed", str(seed), "--scale", scale]
+    command += ["--tasks", str(task_count)]
+    running = [
+        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(processes)
+    ]
+    found = []
+    for proc in running:
+        try:
+            out, err = proc.communicate(json.dumps(spec), timeout=300)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            err = f"timed out after 300 s; {err}"
+        found.append(out.strip() if proc.returncode == 0 else f"error: {err.strip()[-500:]}")
+    return found
 
 
 def validate(
-    compiled: CompiledWorld, *, seed: int = 0, scale: str = "small", processes: bool = True
+    compiled: CompiledWorld,
+    *,
+    seed: int = 0,
+    scale: str = "small",
+    processes: bool = True,
+    task_count: int | None = None,
 ) -> ValidationReport:
-    return Validator(compiled, seed=seed, scale=scale).run(processes=processes)
+    """Every check on a compiled world and its tasks: `task_count` generated (default: the spec's
+    `generated_tasks`; 0: none) and the spec's own. The report's `tasks` are the accepted world's
+    tasks."""
+    count = compiled.spec.generated_tasks if task_count is None else task_count
+    return Validator(compiled, seed=seed, scale=scale).run(processes=processes, task_count=count)

@@ -1,0 +1,107 @@
+"""Worlds loaded from spec files into this process's registry, so every command serves, runs,
+checks and lists them as it does installed worlds (`--world-spec FILE`, `--worlds-dir DIR`).
+Nothing is written to disk: each process compiles the spec again.
+
+A spec world's tasks are those of its task file, if it has one (`NAME.tasks.yaml` beside
+`NAME.yaml`, or `tasks/NAME.yaml` beside a `worlds/` folder, as `mcpsim gen --catalog` writes
+them), else the spec's `generated_tasks` generated at seed 0 (the same in every process); then
+the tasks the spec declares."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from mcpsim.factory.compiler import CompiledWorld, compile_spec
+from mcpsim.factory.spec import SpecError, load_spec
+from mcpsim.factory.taskgen import generate_tasks, task_set
+from mcpsim.tasks import TaskFileError, TaskSet, load_task_file
+from mcpsim.tasks.schema import register_tasks
+from mcpsim.world.registry import register_world
+
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+T = TypeVar("T")
+TASK_SEED = 0
+
+_sources: list[tuple[str, str]] = []  # (option, absolute path) of what this process loaded
+_names: list[str] = []  # the worlds it loaded, in order
+
+
+def spec_files(folder: str | Path) -> list[Path]:
+    """The spec files directly in `folder` (YAML or JSON, not task files), in name order."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise SpecError(f"{path}: not a directory")
+    return sorted(
+        p for p in path.iterdir() if p.is_file() and p.suffix in SPEC_SUFFIXES and not p.name.endswith(".tasks.yaml")
+    )
+
+
+def task_file_of(path: str | Path) -> Path | None:
+    """The task file written for a spec file, if there is one: `NAME.tasks.yaml` beside it, or
+    `../tasks/NAME.yaml` for a spec in a `worlds/` folder."""
+    path = Path(path)
+    sibling = path.with_name(f"{path.stem}.tasks.yaml")
+    if sibling.is_file():
+        return sibling
+    beside = path.parent.parent / "tasks" / path.name
+    return beside if path.parent.name == "worlds" and beside.is_file() else None
+
+
+def spec_tasks(compiled: CompiledWorld, task_file: Path | None = None) -> TaskSet:
+    """A spec world's tasks: its task file's, or `generated_tasks` generated ones; then the ones
+    the spec declares. Safe to call from a thread that runs an event loop (the generation then
+    runs in a worker thread: the audit it runs starts an event loop of its own)."""
+    spec = compiled.spec
+    if task_file is not None:
+        written = load_task_file(task_file)
+        if written.world != spec.name:
+            raise TaskFileError(f"{task_file}: its tasks are for world {written.world!r}, not {spec.name!r}")
+        tasks = task_set(compiled, spec.tasks)
+        return TaskSet(world=spec.name, files=[written, *(tasks.files if spec.tasks else [])])
+    count = spec.generated_tasks
+    generated = _off_the_loop(lambda: generate_tasks(compiled, count=count, seed=TASK_SEED)) if count else []
+    return task_set(compiled, [*generated, *spec.tasks])
+
+
+def register_spec(path: str | Path) -> CompiledWorld:
+    """Compile a spec file and register its world and (lazily generated) tasks in this process."""
+    compiled = compile_spec(load_spec(path))
+    try:
+        register_world(compiled.world)
+    except ValueError as exc:
+        raise SpecError(f"{path}: {exc}") from None
+    task_file = task_file_of(path)
+    register_tasks(compiled.world.name, lambda: spec_tasks(compiled, task_file))
+    _sources.append(("--world-spec", str(Path(path).resolve())))
+    if compiled.world.name not in _names:
+        _names.append(compiled.world.name)
+    return compiled
+
+
+def _off_the_loop(build: Callable[[], T]) -> T:
+    """`build()`, in a worker thread if this thread runs an event loop (the audit the generator
+    runs starts one of its own, which cannot nest)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return build()
+    with ThreadPoolExecutor(1, thread_name_prefix="mcpsim-taskgen") as pool:
+        return pool.submit(build).result()
+
+
+def register_folder(folder: str | Path) -> list[CompiledWorld]:
+    return [register_spec(p) for p in spec_files(folder)]
+
+
+def loaded_worlds() -> list[str]:
+    """The names of the worlds this process loaded from specs."""
+    return list(_names)
+
+
+def loaded_sources() -> list[str]:
+    """The options that load, in another process, the specs this one loaded (for its subprocesses)."""
+    return [part for option, path in _sources for part in (option, path)]
