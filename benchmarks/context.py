@@ -69,6 +69,21 @@ class Context:
             self._templates = TemplateCache(self.cache_dir)
         return self._templates
 
+    def retail_app(self, max_episodes: int) -> Any:
+        """mcpsim's HTTP app serving retail episodes from this suite's template cache (token "bench")."""
+        from mcpsim.serve.app import ServeConfig, create_app
+
+        return create_app(
+            ServeConfig(
+                world="retail",
+                scale="small",
+                cache_dir=str(self.cache_dir),
+                max_episodes=max_episodes,
+                ttl_seconds=None,
+                token="bench",
+            )
+        )
+
     def scales(self) -> list[str]:
         return ["default"] if self.quick else ["default", "large"]
 

@@ -49,7 +49,7 @@ def run(ctx: Context) -> dict[str, Any]:
         ctx.skip("e2e", "all", "the retail world did not load")
         return {}
     from mcpsim.runner.backends import HttpBackend, InProcessBackend
-    from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+    from mcpsim.serve.app import serve_in_thread
     from mcpsim.serve.host import EpisodeManager
     from mcpsim.tasks import load_tasks
 
@@ -99,15 +99,5 @@ def run(ctx: Context) -> dict[str, Any]:
         return {"tasks": len(tasks), "rounds": rounds, "trials": trials, "warmup": warm, "runs": table}
 
     with ExitStack() as stack:
-        app = create_app(
-            ServeConfig(
-                world="retail",
-                scale="small",
-                cache_dir=str(ctx.cache_dir),
-                max_episodes=cap,
-                ttl_seconds=None,
-                token="bench",
-            )
-        )
-        url = stack.enter_context(serve_in_thread(app))
+        url = stack.enter_context(serve_in_thread(ctx.retail_app(cap)))
         return anyio.run(main, url)

@@ -9,6 +9,7 @@ from benchmarks.common import ratio
 SECTIONS = [
     "Machine and run",
     "Targets",
+    "Issue 15: costs in bare no-op calls",
     "Tool-call round trips",
     "Templates and episode creation",
     "Grading",
@@ -23,6 +24,16 @@ TOOL_RATIO_TARGET = 1.25
 CREATE_TARGET_MS = 1.0
 GRADE_TARGET_MS = 5.0
 MEMORY_TARGET_BYTES = 1 << 30  # 1 GiB for 1,000 live default-scale episodes
+# Issue 15's targets, in bare no-op calls of CPU measured in the same run
+GRADED_INPROCESS_NOOPS = 25
+GRADED_HTTP_NOOPS = 70
+READ_DIRECT_NOOPS = 1.0
+READ_MCP_FACTOR = 1.25
+RESET_TARGET_MS = 1.0
+IDLE_TARGET_BYTES = 2 * 10**9  # 10,000 live, 100 active
+ACTIVE_TARGET_BYTES = 10**9  # 1,000 active
+# Peers, CPU per graded tau-bench retail episode in bare no-op calls (issue 15, measured side by side)
+PEERS = {"tau-bench v1": 700, "tau2": 660}
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -93,6 +104,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "met": s["median_ms"] < GRADE_TARGET_MS,
             }
         )
+    out += issue_targets(results.get("targets", {}))
     for probe in results.get("memory", {}).get("probes", []):
         if probe["scale"] != "default":
             continue
@@ -111,6 +123,213 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def issue_targets(t: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 15's targets, each in bare no-op calls measured in the same section."""
+    out: list[dict[str, Any]] = []
+    graded = t.get("graded", {})
+    for run in graded.get("runs", []):
+        if run["concurrency"] != 1:
+            continue
+        limit = GRADED_INPROCESS_NOOPS if run["backend"] == "in-process" else GRADED_HTTP_NOOPS
+        peers = ", ".join(f"{name} {n}" for name, n in PEERS.items())
+        out.append(
+            {
+                "target": f"graded oracle episode <= {limit} bare no-op calls of CPU",
+                "where": f"`mcpsim run` {run['backend']}",
+                "value": f"{_f(run['noop_calls_per_episode'], 0)} no-op calls ({_f(run['cpu_ms_per_episode'])} ms CPU; "
+                f"no-op {_f(run['noop_cpu_ms'], 3)} ms); peers: {peers}",
+                "met": run["noop_calls_per_episode"] <= limit,
+            }
+        )
+    for backend in ("in-process", "http"):
+        runs = sorted((r for r in graded.get("runs", []) if r["backend"] == backend), key=lambda r: r["concurrency"])
+        if len(runs) > 1:
+            rates = [r["episodes_per_cpu_s"] for r in runs]
+            out.append(
+                {
+                    "target": "episodes per CPU-second do not fall from concurrency 1 to 256",
+                    "where": backend,
+                    "value": ", ".join(f"c={r['concurrency']}: {_f(r['episodes_per_cpu_s'])}" for r in runs),
+                    "met": min(rates[1:]) >= 0.9 * rates[0] and runs[-1]["concurrency"] >= 256,
+                }
+            )
+    reads = t.get("reads", {})
+    if reads.get("tools"):
+        out.append(
+            {
+                "target": f"retail read tools via Episode.call <= {READ_DIRECT_NOOPS:g} no-op call (median of tools)",
+                "where": f"{len(reads['tools'])} read tools",
+                "value": f"{_f(reads['median_direct_noop_calls'])} no-op calls "
+                f"(no-op {_f(reads['noop_cpu_ms'], 3)} ms)",
+                "met": reads["median_direct_noop_calls"] <= READ_DIRECT_NOOPS,
+            }
+        )
+        out.append(
+            {
+                "target": f"read tools through MCP <= {READ_MCP_FACTOR}x (no-op + Episode.call)",
+                "where": "in memory (worst tool)",
+                "value": f"{_f(reads['max_mcp_over_noop_plus_direct'], 3)}x",
+                "met": reads["max_mcp_over_noop_plus_direct"] <= READ_MCP_FACTOR,
+            }
+        )
+    reset = t.get("reset", {})
+    if reset.get("rows"):
+        ms = reset["median_task_reset_cpu_ms"]
+        out.append(
+            {
+                "target": f"reset (a task's episode, ready for its first call) <= {RESET_TARGET_MS:g} ms median",
+                "where": "retail, default scale",
+                "value": f"{_f(ms, 3)} ms CPU; its first call {_f(reset['median_task_first_call_cpu_ms'], 3)} ms",
+                "met": ms <= RESET_TARGET_MS,
+            }
+        )
+    for key, probe in t.items():
+        if not key.startswith("idle "):
+            continue
+        if probe["active"] < probe["total"]:
+            target, limit, rss = "10,000 live episodes, 100 active, < 2 GB", IDLE_TARGET_BYTES, probe["rss_delta_bytes"]
+            scaled = rss
+            note = "" if probe["total"] == 10_000 else " (quick mode: fewer live episodes than the target's)"
+        else:
+            target, limit = "1,000 active episodes < 1 GB", ACTIVE_TARGET_BYTES
+            scaled = probe["per_episode_bytes"] * 1000
+            note = f" (projected from {probe['total']} measured)"
+        out.append(
+            {
+                "target": target,
+                "where": f"retail: {probe['total']:,} live, {probe['active']:,} active",
+                "value": f"{_mb(scaled)}{note}; parked episode {_mb(probe['parked_bytes_median'])}; "
+                f"park {_f(probe['park_cpu_ms'], 2)} ms, rebuild {_f(probe['rebuild_cpu_ms'], 2)} ms CPU; "
+                f"same state hash {probe['same_hash']}/{probe['sampled']}",
+                "met": scaled < limit and probe["same_hash"] == probe["sampled"] and probe["total"] >= 1000,
+            }
+        )
+    return out
+
+
+def _issue_section(t: dict[str, Any]) -> list[str]:
+    parts = [
+        "Every figure in bare no-op calls of CPU measured in the same section (`benchmarks/targets.py`): "
+        "a bare MCP SDK server's async no-op tool, called by the SDK `Client` in memory (the issue's unit, "
+        "in which the peers were measured; the same-transport column divides by the bare no-op over HTTP). "
+        "CPU is the process's (client and server both run in it).\n"
+    ]
+    graded = t.get("graded", {})
+    if graded.get("runs"):
+        parts.append(
+            f"Graded oracle episodes through `run_episodes` (what `mcpsim run` runs: task episode, tools, "
+            f"policy, the gold calls over MCP, grading, the trajectory written and fsynced), "
+            f"{graded['tasks']} retail tasks:\n"
+        )
+        parts.append(
+            _table(
+                [
+                    "backend",
+                    "concurrency",
+                    "episodes",
+                    "CPU ms / episode",
+                    "in-memory no-op CPU ms",
+                    "in-memory no-op calls / episode",
+                    "same-transport no-op calls / episode",
+                    "episodes / CPU-s",
+                    "pass@1",
+                    "errors",
+                ],
+                [
+                    [
+                        r["backend"],
+                        r["concurrency"],
+                        r["episodes"],
+                        r["cpu_ms_per_episode"],
+                        r["noop_cpu_ms"],
+                        r["noop_calls_per_episode"],
+                        r.get("transport_noop_calls_per_episode"),
+                        r["episodes_per_cpu_s"],
+                        r["pass_at_1"],
+                        r["errors"],
+                    ]
+                    for r in graded["runs"]
+                ],
+            )
+        )
+    reads = t.get("reads", {})
+    if reads.get("tools"):
+        parts.append(
+            f"\nRetail read tools: every read call of the gold solutions ({reads['calls']} calls), on task "
+            "episodes, through `Episode.call`, through MCP in memory, and bare no-op calls, in blocks, "
+            "round after round:\n"
+        )
+        parts.append(
+            _table(
+                ["tool", "n", "Episode.call CPU ms", "in no-op calls", "MCP CPU ms", "MCP / (no-op + Episode.call)"],
+                [
+                    [
+                        x["tool"],
+                        x["n"],
+                        x["direct_cpu_ms"],
+                        x["direct_noop_calls"],
+                        x["mcp_cpu_ms"],
+                        x["mcp_over_noop_plus_direct"],
+                    ]
+                    for x in reads["tools"]
+                ],
+            )
+        )
+    reset = t.get("reset", {})
+    if reset.get("rows"):
+        parts.append("\nReset: an episode of a task (`task_episode`), and a plain `Episode.create` at each scale:\n")
+        parts.append(
+            _table(
+                ["scale", "task", "setup actions", "reset CPU ms", "first call CPU ms"],
+                [
+                    [r["scale"], r["task"], r["setup_actions"], r["reset_cpu_ms"], r["first_call_cpu_ms"]]
+                    for r in reset["rows"]
+                ],
+            )
+        )
+    idle = [(k, v) for k, v in t.items() if k.startswith("idle ")]
+    if idle:
+        parts.append(
+            "\nThe idle-episode store (`benchmarks/idle_probe.py`, a fresh process): an `EpisodeManager` with "
+            "`max_active` open episodes hosts the live ones, each used once (a write and a read, through "
+            "`manager.get`); past `max_active` the least recently used are parked. RSS delta after gc and "
+            "`malloc_trim` (before it in brackets); park and rebuild: median CPU of one; state hashes compared "
+            "before parking and after the rebuild:\n"
+        )
+        parts.append(
+            _table(
+                [
+                    "live",
+                    "active",
+                    "parked",
+                    "RSS delta",
+                    "per live episode",
+                    "parked episode (median)",
+                    "park CPU ms",
+                    "rebuild CPU ms",
+                    "same hash",
+                    "fill CPU s",
+                ],
+                [
+                    [
+                        p["total"],
+                        p["active"],
+                        p["parked"],
+                        f"{_mb(p['rss_delta_bytes'])} ({_mb(p['rss_delta_before_trim_bytes'])})",
+                        _mb(p["per_episode_bytes"]),
+                        _mb(p["parked_bytes_median"]),
+                        p["park_cpu_ms"],
+                        p["rebuild_cpu_ms"],
+                        f"{p['same_hash']}/{p['sampled']}",
+                        p["fill_cpu_s"],
+                    ]
+                    for _, p in idle
+                ],
+            )
+        )
+    return parts
 
 
 # -- growth with scale -----------------------------------------------------------------------------
@@ -219,6 +438,14 @@ def markdown(report: dict[str, Any]) -> str:
         f"{_f(m['duration_s'], 0)} s). Raw figures: `{m['json']}`."
     )
 
+    older = {k: v for k, v in m.get("sections_from", {}).items() if v != m["started"]}
+    if older:
+        parts.append(
+            "Sections carried over from earlier runs (`--merge`), measured on the tree of their own run: "
+            + ", ".join(f"{name} ({started})" for name, started in older.items())
+            + ".\n"
+        )
+
     parts.append("### Machine and run\n")
     parts.append(
         _table(
@@ -258,6 +485,10 @@ def markdown(report: dict[str, Any]) -> str:
             [[t["target"], t["where"], t["value"], "yes" if t["met"] else "**no**"] for t in report["targets"]],
         )
     )
+
+    if r.get("targets"):
+        parts.append("\n### Issue 15: costs in bare no-op calls\n")
+        parts += _issue_section(r["targets"])
 
     parts.append("\n### Tool-call round trips\n")
     tc = r.get("toolcalls", {})

@@ -13,10 +13,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "benchmarks" / "run.py"
-SECTIONS = ["creation", "toolcalls", "grading", "e2e", "memory", "profiles"]
+SECTIONS = ["targets", "creation", "toolcalls", "grading", "e2e", "memory", "profiles"]
 HEADINGS = [
     "Machine and run",
     "Targets",
+    "Issue 15: costs in bare no-op calls",
     "Tool-call round trips",
     "Templates and episode creation",
     "Grading",
@@ -75,6 +76,11 @@ def test_quick_mode_writes_json_and_markdown(tmp_path: Path) -> None:
     }
     assert all(r["errors"] == 0 and r["pass_at_1"] == 1.0 for r in runs)
     assert sections["memory"]["probes"][0]["points"][0]["per_episode_bytes"] > 0
+    issue = sections["targets"]  # every part ran; parked episodes came back with their state hash
+    assert {"reads", "reset", "graded"} <= set(issue) and issue["reads"]["tools"] and issue["reset"]["rows"]
+    assert all(r["errors"] == 0 and r["pass_at_1"] == 1.0 for r in issue["graded"]["runs"])
+    idle = next(v for k, v in issue.items() if k.startswith("idle "))
+    assert idle["parked"] > 0 and idle["same_hash"] == idle["sampled"] > 0
     assert {t["target"] for t in report["targets"]} >= {
         "episode creation < 1 ms median (default scale)",
         "grading < 5 ms median per task",

@@ -131,7 +131,7 @@ def _field_adapter(key: MetaKey) -> TypeAdapter[Any]:
     return TypeAdapter(get_type_hints(EpisodeMeta, include_extras=True)[key])
 
 
-def connect(data: bytes | None = None) -> sqlite3.Connection:
+def connect(data: bytes | bytearray | None = None) -> sqlite3.Connection:
     """A private in-memory database, optionally loaded from serialized bytes (about 1 ms)."""
     conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
     if data is not None:
@@ -270,6 +270,10 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… [{len(text)} characters in all]"
 
 
+class JsonText(str):
+    """A result already serialized as JSON (by pydantic-core, once): the transcript stores it as is."""
+
+
 def record_call(
     conn: sqlite3.Connection,
     call_seq: int | None,
@@ -304,7 +308,7 @@ def record_call(
             ok,
             error,
             bug,
-            None if result is None else json.dumps(result, default=str),
+            None if result is None else result if isinstance(result, JsonText) else json.dumps(result, default=str),
             clock,
             writes,
             None if fault is None else json.dumps(fault),

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import tempfile
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import structlog
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool, StaticPool
 from sqlmodel import Session, create_engine
 
 from mcpsim.engine import store
@@ -25,28 +26,81 @@ from mcpsim.world.seeding import IdGenerator, SeedContext, derive_seed
 
 log = structlog.get_logger("mcpsim.engine.templates")
 
+COMPILED_CACHE_SIZE = 5000  # compiled statements kept for all worlds' tools (SQLAlchemy's default: 500)
+
+
+class _Pending(threading.local):
+    conn: sqlite3.Connection | None = None
+
+
+_pending = _Pending()  # the sqlite3 connection `orm_connection` is wrapping, for the shared engine's creator
+
+
+def _take_pending() -> sqlite3.Connection:
+    conn, _pending.conn = _pending.conn, None
+    if conn is None:
+        raise RuntimeError("the shared episode engine only wraps connections given to orm_connection()")
+    return conn
+
+
+# One engine for every episode of the process: one SQLite dialect (initialized once) and one
+# compiled-statement cache, so a statement a tool runs is compiled once per process, not once per
+# episode (an engine per episode compiled each ORM statement again, about 0.5 ms each, and kept
+# its own copies). It owns no connections: `orm_connection` wraps an episode's own sqlite3 connection.
+ENGINE: Engine = create_engine(
+    "sqlite://", creator=_take_pending, poolclass=NullPool, query_cache_size=COMPILED_CACHE_SIZE
+)
+
+
+@event.listens_for(ENGINE, "begin")
+def _begin(connection: Connection) -> None:
+    # The driver is left in autocommit mode and SQLAlchemy emits BEGIN itself, so a rollback
+    # undoes every statement of a call, SELECTs and trigger writes included (the pysqlite
+    # recipe in SQLAlchemy's docs). Sent on the driver connection: no statement compiled.
+    connection.connection.driver_connection.execute("BEGIN")  # type: ignore[union-attr]
+
 
 def engine_for(conn: object) -> Engine:
-    """A SQLAlchemy engine over one existing sqlite3 connection. The driver is left in
-    autocommit mode and SQLAlchemy emits BEGIN itself, so a rollback undoes every statement
-    of a call, SELECTs and trigger writes included (the pysqlite recipe in SQLAlchemy's docs)."""
+    """An engine of its own over one sqlite3 connection, for one-off work (DDL on a fresh
+    database); disposing of it closes `conn`. Episodes and templates use `orm_connection`."""
     engine = create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
-
-    @event.listens_for(engine, "begin")
-    def _begin(connection: object) -> None:
-        connection.exec_driver_sql("BEGIN")  # type: ignore[attr-defined]
-
+    event.listen(engine, "begin", _begin)
     return engine
+
+
+def orm_connection(conn: sqlite3.Connection) -> Connection:
+    """A SQLAlchemy connection over one existing sqlite3 connection, through the shared engine.
+    Keep it as long as the sqlite3 connection: closing it closes that too."""
+    _pending.conn = conn
+    try:
+        return ENGINE.connect()
+    finally:
+        _pending.conn = None
+
+
+class Template(bytes):
+    """Template bytes, kept by a `TemplateCache` and cloned by many episodes, which also keep them
+    as the base their parked pages are relative to. Its metadata is read once (`meta`), so a
+    clone runs no query when it is created."""
+
+    @cached_property
+    def meta(self) -> store.EpisodeMeta:
+        conn = store.connect(self)
+        try:
+            return store.read_meta(conn)
+        finally:
+            conn.close()
 
 
 def build_template(world: World, seed: int, scale: str) -> bytes:
     """Generate a world's data from scratch and return the database bytes."""
     params = world.scale_params(scale)
     conn = store.connect()
-    engine = engine_for(conn)
-    world.metadata.create_all(engine)
+    connection = orm_connection(conn)
+    world.metadata.create_all(connection)
+    connection.commit()
     ids = IdGenerator(seed, formats=world.id_formats)
-    with Session(engine) as session:
+    with Session(bind=connection) as session:
         world.seed(SeedContext(session=session, seed=seed, scale=scale, params=params, now=world.epoch, ids=ids))
         session.commit()
     store.install_bookkeeping(
@@ -64,8 +118,7 @@ def build_template(world: World, seed: int, scale: str) -> bytes:
     )
     store.rebase(conn, world.metadata)
     data = conn.serialize()
-    engine.dispose()
-    conn.close()
+    connection.close()
     return data
 
 
@@ -73,9 +126,9 @@ def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
     """A copy of a template after the world's edge-case hook (unicode, long strings, empty
     optional fields), with its own seeded sources."""
     conn = store.connect(data)
-    engine = engine_for(conn)
+    connection = orm_connection(conn)
     ids = IdGenerator(seed, store.meta_value(conn, "ids"), formats=world.id_formats)
-    with Session(engine) as session:
+    with Session(bind=connection) as session:
         world.add_edge_data(
             SeedContext(
                 session=session,
@@ -90,8 +143,7 @@ def add_edge_data(world: World, data: bytes, seed: int, scale: str) -> bytes:
     store.write_meta(conn, {"ids": ids.counters, "edge_data": True})
     store.rebase(conn, world.metadata)  # the hook's writes are the base, not an episode's changes
     out = conn.serialize()
-    engine.dispose()
-    conn.close()
+    connection.close()
     return out
 
 
@@ -224,7 +276,7 @@ class TemplateCache:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
             if (data := self._cached(key)) is None:
-                data = build()
+                data = Template(build())
                 self._keep(key, data)
         return data
 

@@ -18,7 +18,7 @@ import anyio.to_thread
 import httpx
 import structlog
 from mcp import Client, StdioServerParameters
-from mcp.types import RequestParamsMeta
+from mcp.types import ListToolsResult, RequestParamsMeta
 
 from mcpsim.engine.faults import FaultProfile
 from mcpsim.grading import GradingUnavailable
@@ -75,6 +75,65 @@ class Backend(Protocol):
         ...
 
 
+_VALIDATORS: dict[str, Any] = {}  # an output schema (canonical JSON) -> its compiled validator
+MAX_SHARED_VALIDATORS = 10_000  # distinct output schemas kept (every tool of many worlds)
+
+
+def share_validators(client: Client) -> Client:
+    """Let this client reuse the output-schema validators every client of the process compiled.
+
+    The SDK client checks a tool's output schema against the JSON Schema metaschema and compiles
+    a validator the first time the tool is called, once per client session, and the runner opens
+    a client per episode: that check was most of a graded episode's CPU. A compiled validator is
+    immutable and depends only on the schema, so one per distinct schema serves every session
+    (the result is still validated on every call). Relies on `ClientSession._output_schema_validator`
+    and `_tool_output_validators` (mcp 2.3); with an SDK without them, the client is left as it is."""
+    session = client.session
+    compile_validator = getattr(session, "_output_schema_validator", None)
+    if compile_validator is None or not isinstance(getattr(session, "_tool_output_validators", None), dict):
+        return client
+
+    def shared(name: str, schema: dict[str, Any]) -> Any:
+        own = session._tool_output_validators  # replaced, not updated, when tools are listed again
+        if (validator := own.get(name)) is not None:
+            return validator
+        key = json.dumps(schema, sort_keys=True)
+        validator = _VALIDATORS.get(key)
+        if validator is None:
+            validator = compile_validator(name, schema)  # the metaschema check: once per schema per process
+            if len(_VALIDATORS) >= MAX_SHARED_VALIDATORS:
+                _VALIDATORS.clear()
+            _VALIDATORS[key] = validator
+        own[name] = validator
+        return validator
+
+    session._output_schema_validator = shared  # type: ignore[method-assign,assignment]
+    return client
+
+
+class _Listings:
+    """One tools/list per world per backend, handed to every episode's client: a world's tools
+    are fixed for its version (a run's), and listing them again for each episode's new client
+    (the server serializing every schema, the client validating them, or the SDK's response
+    cache deep-copying them) cost more than an oracle episode's tool calls. Each client still
+    absorbs the listing, so it validates structured results against the output schemas as
+    before. Relies on `ClientSession._absorb_tool_listing` (mcp 2.3); without it, each client
+    lists the tools itself."""
+
+    def __init__(self) -> None:
+        self._results: dict[str, ListToolsResult] = {}
+
+    async def tools(self, client: Client, key: str) -> list[Any]:
+        absorb = getattr(client.session, "_absorb_tool_listing", None)
+        listing = self._results.get(key)
+        if listing is None or absorb is None:
+            result = await client.list_tools()
+            self._results[key] = result.model_copy(update={"tools": list(result.tools)})
+            return result.tools
+        absorbed: ListToolsResult = absorb(listing.model_copy(update={"tools": list(listing.tools)}), complete=True)
+        return absorbed.tools
+
+
 async def _policy(client: Client, world: str) -> str:
     if client.instructions:
         return client.instructions
@@ -97,6 +156,7 @@ class InProcessBackend:
         self.manager = manager
         self._servers: dict[str, Any] = {}
         self._build_server = build_server
+        self._listings = _Listings()
 
     def _server(self, world: str) -> Any:
         if world not in self._servers:
@@ -117,7 +177,7 @@ class InProcessBackend:
             episode = self.manager.add(Episode.restore(self.manager.worlds(world), snapshot))
         try:
             async with Client(self._server(world)) as client:
-                yield _InProcessEpisode(self.manager, episode, client, world)
+                yield _InProcessEpisode(self.manager, episode, share_validators(client), world, self._listings)
         finally:
             self.manager.delete(episode.id)
 
@@ -128,6 +188,7 @@ class _InProcessEpisode:
     episode: Any
     client: Client
     world: str
+    listings: _Listings
 
     @property
     def id(self) -> str:
@@ -137,7 +198,7 @@ class _InProcessEpisode:
         return await _policy(self.client, self.world)
 
     async def list_tools(self) -> list[Any]:
-        return (await self.client.list_tools()).tools
+        return await self.listings.tools(self.client, self.world)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         from mcpsim.serve.mcp import META_EPISODE
@@ -186,6 +247,7 @@ class HttpBackend:
         self.http = httpx.AsyncClient(
             base_url=self.base_url, headers=headers, timeout=120, limits=httpx.Limits(keepalive_expiry=2.0)
         )
+        self._listings = _Listings()
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -244,7 +306,7 @@ class HttpBackend:
             )
         try:
             async with Client(info["mcp_url"]) as client:
-                yield _HttpEpisode(self, info["id"], client, world)
+                yield _HttpEpisode(self, info["id"], share_validators(client), world)
         finally:
             try:
                 await self._request("DELETE", f"/episodes/{info['id']}")
@@ -263,7 +325,8 @@ class _HttpEpisode:
         return await _policy(self.client, self.world)
 
     async def list_tools(self) -> list[Any]:
-        return (await self.client.list_tools()).tools
+        # every episode of a world on this server lists the same tools (one MCP server per world)
+        return await self.backend._listings.tools(self.client, self.world)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         return await self.client.call_tool(name, arguments)
@@ -287,8 +350,9 @@ class StdioBackend:
 
     name = "stdio"
 
-    def __init__(self, command: list[str] | None = None) -> None:
+    def __init__(self, command: list[str] | None = None, *, world_args: list[str] | None = None) -> None:
         self.command = command or [sys.executable, "-m", "mcpsim"]
+        self.world_args = world_args or []  # options that load the world in the server (`--world-spec FILE`)
 
     @asynccontextmanager
     async def episode(
@@ -305,6 +369,7 @@ class StdioBackend:
                 str(folder / "final.sqlite"),
                 "--log-level",
                 "WARNING",
+                *self.world_args,
             ]
             if faults is not None:
                 (folder / "faults.yaml").write_text(json.dumps(faults.model_dump(mode="json")))
@@ -329,7 +394,7 @@ class _StdioEpisode:
 
     async def _open(self) -> Client:
         if self._client is None:
-            self._client = await self._cm.__aenter__()
+            self._client = share_validators(await self._cm.__aenter__())
         return self._client
 
     async def close(self) -> None:
@@ -372,6 +437,7 @@ class _StdioEpisode:
             "--json",
             "--record",
             str(record_path),
+            *self.backend.world_args,
         ]
         if conversation is not None:
             (self.folder / "conversation.json").write_text(json.dumps(conversation))

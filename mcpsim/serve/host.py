@@ -1,4 +1,6 @@
-"""Many live episodes in one process: unguessable ids, a cap, and expiry of idle episodes."""
+"""Many live episodes in one process: unguessable ids, caps, expiry of idle episodes, and the
+idle-episode store: past `max_active` open episodes, the least recently used are parked (kept as
+their pages that differ from the shared template, `Episode.park`) and rebuilt on their next use."""
 
 from __future__ import annotations
 
@@ -6,13 +8,14 @@ import builtins
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 import structlog
 
-from mcpsim.engine.episode import Episode
+from mcpsim.engine.episode import Episode, EpisodeClosed
 from mcpsim.engine.faults import FaultProfile
 from mcpsim.engine.templates import TemplateCache, format_size, parse_size  # noqa: F401 (parse_size: for callers)
 from mcpsim.grading import Verifier
@@ -25,6 +28,8 @@ from mcpsim.world.registry import load_world
 log = structlog.get_logger("mcpsim.serve.host")
 
 DEFAULT_ID = "default"
+GONE_REMEMBERED = 10_000  # removed episodes whose reason is kept for their clients (a few MB at most)
+DEFAULT_MAX_ACTIVE = 256  # episodes kept open (a private database each); the rest are parked
 
 
 class EpisodeLimitReached(RuntimeError):
@@ -62,6 +67,7 @@ class EpisodeManager:
         tasks: Callable[[str], TaskSet] = load_tasks,
         clock: Callable[[], float] = time.monotonic,
         on_retire: Callable[[Episode], None] | None = None,
+        max_active: int | None = DEFAULT_MAX_ACTIVE,
     ) -> None:
         self.templates = templates
         self.max_episodes = max_episodes
@@ -73,6 +79,10 @@ class EpisodeManager:
         self.on_retire = on_retire  # called with each episode before it is closed (recording)
         self._verifiers: dict[str, Verifier] = {}
         self._episodes: dict[str, Episode] = {}
+        self._gone: OrderedDict[str, str] = OrderedDict()  # why recently removed episodes went, for their clients
+        self.max_active = max_active  # open episodes kept (None: never park)
+        self._open: OrderedDict[str, Episode] = OrderedDict()  # open episodes, least recently used first
+        self.parks = 0  # episodes parked so far (a parked episode rebuilds itself on its next use)
         self._lock = threading.Lock()
         self.default: Episode | None = None  # the one episode `/mcp` serves to everyone (--shared-default)
         self.default_spec: DefaultSpec | None = None  # what `/mcp` serves: shared, or one fresh episode per client
@@ -184,9 +194,29 @@ class EpisodeManager:
         if episode is not None and self.ttl_seconds is not None and self._expire(episode_id, now - self.ttl_seconds):
             episode = None
         if episode is None:
-            raise LookupError(f"episode {episode_id} does not exist (it was deleted or expired)")
+            raise LookupError(self.gone_message(episode_id))
         episode.last_used = now
+        self._touch(episode)
         return episode
+
+    def _touch(self, episode: Episode) -> None:
+        """Mark an episode as the most recently used open one, and park the least recently used
+        past `max_active` (outside the manager's lock: parking copies the database once). An
+        episode busy at that moment stays open and is tried again later."""
+        if self.max_active is None:
+            return
+        with self._lock:
+            self._open[episode.id] = episode
+            self._open.move_to_end(episode.id)
+            excess = len(self._open) - self.max_active
+            victims = [self._open.popitem(last=False)[1] for _ in range(max(0, excess))]
+        for victim in victims:
+            if victim.park():
+                self.parks += 1
+            elif not victim.closed and not victim.parked and victim.parkable:
+                with self._lock:  # in use right now: it is among the active ones
+                    if victim.id in self._episodes:
+                        self._open[victim.id] = victim
 
     def add(self, episode: Episode) -> Episode:
         """Register an episode made elsewhere (a fork or a restored snapshot) under a fresh id."""
@@ -196,12 +226,14 @@ class EpisodeManager:
             episode.log = episode.log.bind(episode=episode.id)
             episode.last_used = self.clock()
             self._episodes[episode.id] = episode
+        self._touch(episode)
         return episode
 
     def delete(self, episode_id: str, reason: str = "deleted") -> bool:
         """Remove and close an episode; False if there is none by that id (any more)."""
         with self._lock:
             episode = self._episodes.pop(episode_id, None)
+            self._open.pop(episode_id, None)
         if episode is None:
             return False
         self._retire(episode, reason)
@@ -215,11 +247,23 @@ class EpisodeManager:
             if episode is None or episode.last_used >= cutoff:
                 return False
             del self._episodes[episode_id]
-        self._retire(episode, "expired")
+            self._open.pop(episode_id, None)
+        self._retire(episode, f"expired after {self.ttl_seconds:g} s idle")
         log.info("episode expired", world=episode.world.name, episode=episode_id)
         return True
 
+    def gone_message(self, episode_id: str) -> str:
+        """Why there is no episode by this id: its reason if it was removed recently."""
+        reason = self._gone.get(episode_id)
+        if reason is None:
+            return f"episode {episode_id} does not exist (it was deleted or expired)"
+        return EpisodeClosed(episode_id, reason).args[0]
+
     def _retire(self, episode: Episode, reason: str = "deleted") -> None:
+        with self._lock:
+            self._gone.setdefault(episode.id, reason)  # the first reason, as `Episode.close` keeps it
+            while len(self._gone) > GONE_REMEMBERED:
+                self._gone.popitem(last=False)
         try:
             if self.on_retire is not None:
                 self.on_retire(episode)
