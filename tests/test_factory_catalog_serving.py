@@ -1,0 +1,157 @@
+"""Many worlds, one server, over real HTTP (`mcpsim serve-worlds DIR`, a uvicorn subprocess): a
+world loads on its first request with the token, its episodes answer the MCP SDK's client at
+`/w/NAME/episodes/ID/mcp`, loading past `--max-worlds` evicts the least recently used, idle worlds
+are evicted, and neither an unknown world nor a request without the token loads anything."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+import yaml
+from mcp import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+from mcpsim.factory.catalog import blueprints, expand
+from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
+
+NAMES = ["hotel", "library", "it_helpdesk"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[tuple[str, str, list[str]]]:
+    folder = tmp_path_factory.mktemp("worlds")
+    for name in NAMES:  # no generated tasks: loading a world is then only compiling it
+        spec = expand(blueprints()[name], 1, name=name).model_copy(update={"generated_tasks": 0})
+        (folder / f"{name}.yaml").write_text(yaml.safe_dump(spec.model_dump(mode="json")))
+    token, port = secrets.token_hex(16), free_port()
+    log = folder / "server.log"
+    argv = [sys.executable, "-m", "mcpsim", "serve-worlds", str(folder), "--port", str(port), "--token", token]
+    argv += ["--max-worlds", "2", "--world-idle", "4", "--no-cache"]
+    with log.open("wb") as err:
+        proc = subprocess.Popen(argv, env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_until_healthy(url, proc, log)
+            yield url, token, sorted(NAMES)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+
+
+def _worlds(url: str, token: str) -> dict:
+    answer = httpx.get(f"{url}/worlds", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def _create(url: str, token: str, world: str) -> httpx.Response:
+    body = {"world": world, "seed": 0, "scale": "small"}
+    return httpx.post(f"{url}/w/{world}/episodes", json=body, headers={"Authorization": f"Bearer {token}"})
+
+
+async def _call(mcp_url: str) -> tuple[list[str], dict]:
+    async with (
+        create_mcp_http_client() as http,
+        Client(streamable_http_client(mcp_url, http_client=http), mode="legacy") as client,
+    ):
+        tools = [t.name for t in (await client.list_tools()).tools]
+        found = await client.call_tool(next(t for t in tools if t.startswith("list_")), {"limit": 2})
+        return tools, found.structured_content or {}
+
+
+def test_nothing_is_loaded_until_a_world_is_asked_for_with_the_token(server):
+    url, token, names = server
+    listed = _worlds(url, token)
+    assert listed["worlds"] == names and listed["loaded"] == [] and listed["max_loaded"] == 2
+    assert httpx.get(f"{url}/worlds").status_code == 401
+    assert httpx.get(f"{url}/health").json()["worlds"] == 3
+    unknown = _create(url, token, "atlantis")
+    assert unknown.status_code == 404 and "unknown world 'atlantis'" in unknown.json()["error"]
+    anonymous = httpx.post(f"{url}/w/hotel/episodes", json={"world": "hotel"})
+    assert anonymous.status_code == 404 and "loading takes the token" in anonymous.json()["error"]
+    assert _worlds(url, token)["loaded"] == []
+
+
+def test_a_world_loads_on_its_first_episode_and_serves_the_sdk_client(server):
+    url, token, _ = server
+    created = _create(url, token, "hotel")
+    assert created.status_code == 201, created.text
+    mcp_url = created.json()["mcp_url"]
+    assert mcp_url.startswith(f"{url}/w/hotel/episodes/") and mcp_url.endswith("/mcp")
+    tools, page = anyio.run(_call, mcp_url)
+    assert len(tools) >= 20
+    assert page["total"] >= 1 and len(page["items"]) <= 2
+    assert "hotel" in _worlds(url, token)["loaded"]
+    episode = created.json()["id"]
+    info = httpx.get(f"{url}/w/hotel/episodes/{episode}", headers={"Authorization": f"Bearer {token}"})
+    assert info.status_code == 200 and info.json()["calls"] >= 1
+    assert httpx.get(f"{url}/w/hotel/episodes/{episode}").status_code == 401  # the world's own control plane
+
+
+async def _offered(mcp_url: str, distractor: str, own: str) -> tuple[list[str], bool, bool]:
+    async with (
+        create_mcp_http_client() as http,
+        Client(streamable_http_client(mcp_url, http_client=http), mode="legacy") as client,
+    ):
+        shown = [t.name for t in (await client.list_tools()).tools]
+        refused = await client.call_tool(distractor, {})
+        answered = await client.call_tool(own, {"limit": 1})
+        return shown, refused.is_error, answered.is_error
+
+
+def test_an_episode_offers_a_subset_plus_distractors_in_a_stable_order(server):
+    url, token, _ = server
+    first = _create(url, token, "library")
+    assert first.status_code == 201
+    full, _ = anyio.run(_call, first.json()["mcp_url"])
+    only = [t for t in full if t.startswith("list_")][:2] + [t for t in full if t.startswith("get_")][:1]
+    offer = {"only": only, "distractors": 5, "seed": 7}
+    body = {"world": "library", "seed": 0, "scale": "small", "tools": offer}
+    headers = {"Authorization": f"Bearer {token}"}
+    created = [httpx.post(f"{url}/w/library/episodes", json=body, headers=headers) for _ in range(2)]
+    assert [c.status_code for c in created] == [201, 201], created[0].text
+    names = created[0].json()["tools"]
+    assert names == created[1].json()["tools"] and len(names) == 8  # the same offer, the same order
+    assert set(only) <= set(names) and len(set(names) - set(full)) == 5
+    distractor = next(n for n in names if n not in full)
+    shown, refused, answered = anyio.run(_offered, created[0].json()["mcp_url"], distractor, only[0])
+    assert shown == names and refused and not answered
+    other = httpx.post(f"{url}/w/library/episodes", json=body | {"tools": offer | {"seed": 8}}, headers=headers)
+    assert other.status_code == 201 and other.json()["tools"] != names
+    bad = httpx.post(f"{url}/w/library/episodes", json=body | {"tools": {"only": ["no_such_tool"]}}, headers=headers)
+    assert bad.status_code == 422 and "has no tool no_such_tool" in bad.json()["error"]
+
+
+def test_loading_past_the_bound_evicts_the_least_recently_used_and_idle_worlds_go(server):
+    url, token, _ = server
+    for world in ("hotel", "library", "it_helpdesk"):
+        assert _create(url, token, world).status_code == 201
+    listed = _worlds(url, token)
+    assert listed["loaded"] == ["it_helpdesk", "library"] and listed["evictions"] >= 1
+    deadline = time.monotonic() + 120  # idle after 4 s; the reaper looks every 5 s
+    while _worlds(url, token)["loaded"] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    listed = _worlds(url, token)
+    assert listed["loaded"] == [] and listed["evictions"] >= 3
+    again = _create(url, token, "hotel")  # a world evicted loads again
+    assert again.status_code == 201 and _worlds(url, token)["loads"] == listed["loads"] + 1
+
+
+def test_serve_worlds_refuses_an_empty_folder(tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpsim", "serve-worlds", str(tmp_path), "--no-auth"],
+        capture_output=True,
+        text=True,
+        env=CLEAN_ENV,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2 and "holds no spec file" in done.stderr
