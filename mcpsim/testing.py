@@ -38,7 +38,15 @@ from mcpsim.serve.mcp import build_server
 from mcpsim.world import World
 from mcpsim.world.registry import load_world
 
-__all__ = ["WorldDriver", "mcp_client", "stdio_server", "clean_env", "world_driver", "mcpsim_templates"]
+__all__ = [
+    "WorldDriver",
+    "mcp_client",
+    "stdio_server",
+    "clean_env",
+    "world_driver",
+    "mcpsim_templates",
+    "world_fixtures",
+]
 
 D = TypeVar("D", bound="WorldDriver")
 
@@ -229,3 +237,29 @@ else:
         finally:
             for d in made:
                 d.close()
+
+    def world_fixtures(world: World, driver: type[WorldDriver], *, names: tuple[str, str]) -> tuple[Any, Any, Any]:
+        """The fixtures a world's test folder shares, for its conftest.py:
+
+            retail, shop, episode = world_fixtures(retail_world, Shop, names=("retail", "shop"))
+
+        `names[0]`, the World (session scope); `names[1]`, a fresh `driver` per test (small scale,
+        seed 0, made by `world_driver`: the test fails if it hits a simulator bug); `episode`, that
+        driver's episode."""
+        world_name, driver_name = names
+
+        @pytest.fixture(scope="session", name=world_name)
+        def the_world() -> World:
+            return world
+
+        @pytest.fixture(name=driver_name)
+        def the_driver(world_driver: Callable[..., WorldDriver]) -> WorldDriver:
+            """A fresh small-scale episode, seed 0; the test fails if it hits a simulator bug."""
+            return world_driver(world, driver=driver)
+
+        @pytest.fixture(name="episode")
+        def the_episode(request: pytest.FixtureRequest) -> Episode:
+            made: WorldDriver = request.getfixturevalue(driver_name)
+            return made.ep
+
+        return the_world, the_driver, the_episode

@@ -9,10 +9,10 @@ from typing import Any
 
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.faults import load_profile
-from mcpsim.engine.store import NetChange
+from mcpsim.engine.store import Change, NetChange
 from mcpsim.grading import Verifier
 from mcpsim.grading.diff import compare_with_gold
-from mcpsim.grading.effects import EpisodeChanges, IrreversibleWrite, compare_irreversible, irreversible_writes
+from mcpsim.grading.effects import EpisodeChanges, Write, compare_irreversible, irreversible_writes
 from mcpsim.tasks import Action, Task
 from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_solution, task_episode
 from tests.verifier_fixtures import gold_state_reason, play
@@ -90,10 +90,10 @@ def test_the_writes_of_irreversible_calls_are_per_call_images(workspace):
     episode = task_episode(workspace.world, task, templates=workspace.templates)
     run_solution(episode, task, gold_steps(task, workspace.world))
     writes = irreversible_writes(episode)
-    assert {w.tool for w in writes} == {"reply_to_thread"}
-    message = next(w for w in writes if w.table == "messages")
+    assert {tool for tool, _ in writes} == {"reply_to_thread"}
+    message = next(w for _, w in writes if w.table == "messages")
     assert message.op == "insert" and message.after is not None and "12:30" in message.after["body"]
-    assert all(w.call_seq == message.call_seq for w in writes)
+    assert all(w.call_seq == message.call_seq for _, w in writes)
 
 
 # -- what still passes: another order, a retry, the gold itself ---------------------------------------
@@ -134,13 +134,13 @@ def test_a_retry_after_an_injected_transient_fault_passes(bank):
 # -- the comparison itself, on hand-made writes ------------------------------------------------------
 
 
-def changes(*writes: IrreversibleWrite, final: dict[tuple[str, str], NetChange] | None = None) -> EpisodeChanges:
+def changes(*writes: Write, final: dict[tuple[str, str], NetChange] | None = None) -> EpisodeChanges:
     return EpisodeChanges(final or {}, {}, list(writes))
 
 
-def update(seq: int, key: str, before: int, after: int, tool: str = "pay") -> IrreversibleWrite:
+def update(seq: int, key: str, before: int, after: int, tool: str = "pay") -> Write:
     row: dict[str, Any] = {"id": key, "balance": before}
-    return IrreversibleWrite(seq, tool, "accounts", f'["{key}"]', row, {**row, "balance": after})
+    return tool, Change(seq, "accounts", "update", f'["{key}"]', row, {**row, "balance": after})
 
 
 def test_updates_count_per_column_not_by_intermediate_value():
@@ -158,11 +158,11 @@ def test_updates_count_per_column_not_by_intermediate_value():
 
 
 def test_volatile_columns_of_irreversible_writes_are_ignored_and_deletes_count():
-    sent = IrreversibleWrite(3, "send", "messages", '["m1"]', None, {"id": "m1", "body": "hi", "sent_at": "t1"})
-    later = IrreversibleWrite(5, "send", "messages", '["m2"]', None, {"id": "m1", "body": "hi", "sent_at": "t2"})
+    sent = "send", Change(3, "messages", "insert", '["m1"]', None, {"id": "m1", "body": "hi", "sent_at": "t1"})
+    later = "send", Change(5, "messages", "insert", '["m2"]', None, {"id": "m1", "body": "hi", "sent_at": "t2"})
     assert compare_irreversible(changes(later), changes(sent), ["messages.sent_at"]) == ([], [])
     assert compare_irreversible(changes(later), changes(sent), [])[0]  # the timestamps differ
-    gone = IrreversibleWrite(4, "shred", "files", '["f1"]', {"id": "f1"}, None)
+    gone = "shred", Change(4, "files", "delete", '["f1"]', {"id": "f1"}, None)
     extra, missing = compare_irreversible(changes(gone), changes(), [])
     assert (
         extra == ["files f1: deleted by shred (call 4); shred is irreversible and the gold solution does not delete it"]

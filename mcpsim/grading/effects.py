@@ -22,54 +22,43 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from mcpsim.engine import store
 from mcpsim.engine.episode import Episode
-from mcpsim.engine.store import NetChanges
+from mcpsim.engine.store import Change, NetChanges
 from mcpsim.grading.diff import GeneratedIds, canonical_row, generated_ids, is_volatile, show_key
 
-
-class IrreversibleWrite(NamedTuple):
-    """One row one call of an irreversible tool changed: its image before and right after the call."""
-
-    call_seq: int
-    tool: str
-    table: str
-    key: str
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
-
-    @property
-    def op(self) -> str:
-        return "insert" if self.before is None else "delete" if self.after is None else "update"
+Write = tuple[str, Change]  # an irreversible tool and one row its call changed, netted over the call
 
 
 class EpisodeChanges(NetChanges):
-    """An episode's net changes together with its irreversible writes (what grading compares)."""
+    """An episode's net changes together with its irreversible writes (what grading compares):
+    the rows each committed call of an irreversible tool changed, as change-log entries netted
+    over the call (the image before and right after it), each with its tool, in call order."""
 
     def __init__(
         self,
         changes: Mapping[tuple[str, str], store.NetChange],
         generated: Mapping[int | str, str],
-        irreversible: Sequence[IrreversibleWrite],
+        irreversible: Sequence[Write],
     ) -> None:
         super().__init__(changes, generated)
-        self.irreversible: list[IrreversibleWrite] = list(irreversible)
+        self.irreversible: list[Write] = list(irreversible)
 
 
-def irreversible_writes(episode: Episode) -> list[IrreversibleWrite]:
+def irreversible_writes(episode: Episode) -> list[Write]:
     """The rows each committed call of an irreversible tool changed, per call, in call order."""
     tools = {name for name, spec in episode.world.tools.items() if spec.irreversible}
     calls = {c.call_seq: c.tool for c in episode.transcript() if c.call_seq is not None and c.tool in tools}
     if not calls:
         return []
-    per_call: dict[int, list[store.Change]] = defaultdict(list)
+    per_call: dict[int, list[Change]] = defaultdict(list)
     for change in episode.changes():
         if change.call_seq in calls:
             per_call[change.call_seq].append(change)
     return [
-        IrreversibleWrite(seq, calls[seq], table, key, net.before, net.after)
+        (calls[seq], Change(seq, table, net.op, key, net.before, net.after))
         for seq in sorted(per_call)
         for (table, key), net in sorted(store.net_changes(per_call[seq]).items())
     ]
@@ -81,7 +70,7 @@ def episode_changes(episode: Episode) -> EpisodeChanges:
     return EpisodeChanges(net, net.generated, irreversible_writes(episode))
 
 
-def writes_of(changes: NetChanges) -> list[IrreversibleWrite]:
+def writes_of(changes: NetChanges) -> list[Write]:
     """The irreversible writes carried by `changes` (none for plain net changes)."""
     return list(getattr(changes, "irreversible", []))
 
@@ -96,15 +85,17 @@ _Column = tuple[str, str, str]  # table, renamed key, column
 class _Effects:
     """One episode's irreversible writes, in the order-independent form they are compared in."""
 
-    def __init__(self, writes: list[IrreversibleWrite], ignored: tuple[str, ...], ids: GeneratedIds) -> None:
+    def __init__(self, changes: NetChanges, ignored: tuple[str, ...], ids: GeneratedIds) -> None:
+        self.tool_of: dict[int, str] = {}  # the tool of each irreversible call, by call number
         self.inserts: Counter[_Insert] = Counter()
         self.deletes: Counter[_Delete] = Counter()
         self.updates: dict[_Column, tuple[int, tuple[Any, ...]]] = {}  # how many changes, the last values
-        self.by_insert: dict[_Insert, IrreversibleWrite] = {}
-        self.by_delete: dict[_Delete, IrreversibleWrite] = {}
+        self.by_insert: dict[_Insert, Change] = {}
+        self.by_delete: dict[_Delete, Change] = {}
         self.tools: dict[_Column, list[str]] = defaultdict(list)
         per_row: dict[tuple[str, str, str], tuple[int, Any]] = {}  # by the row's own key, before renaming
-        for write in writes:
+        for tool, write in writes_of(changes):
+            self.tool_of[write.call_seq] = tool
             key = ids.rename(write.key)
             if write.after is not None and write.before is None:
                 signature = (write.table, canonical_row(write.table, write.after, ignored, ids))
@@ -120,7 +111,7 @@ class _Effects:
                         continue
                     count, _ = per_row.get((write.table, write.key, column), (0, None))
                     per_row[(write.table, write.key, column)] = (count + 1, ids.rename(value))
-                    self.tools[(write.table, key, column)].append(write.tool)
+                    self.tools[(write.table, key, column)].append(tool)
         # rows the episode created share one renamed key (`<new event>`): their counts add up and
         # their last values form a multiset, so which new row was updated first does not matter
         for (table, own_key, column), (count, last) in per_row.items():
@@ -134,7 +125,7 @@ def _summary(row: Mapping[str, Any]) -> str:
     return "{" + shown + (", ..." if len(row) > 6 else "") + "}"
 
 
-def _fate(write: IrreversibleWrite, final: NetChanges) -> str:
+def _fate(write: Change, final: NetChanges) -> str:
     """What became of a row an irreversible call inserted, by the end of the episode."""
     change = final.get((write.table, write.key))
     if change is None or change.after is None:
@@ -149,35 +140,35 @@ def compare_irreversible(agent: NetChanges, gold: NetChanges, ignored: Sequence[
     of the gold solution the agent did not make (second), as sentences."""
     ignored = tuple(ignored)
     agent_ids, gold_ids = generated_ids(agent), generated_ids(gold)
-    mine = _Effects(writes_of(agent), ignored, agent_ids)
-    want = _Effects(writes_of(gold), ignored, gold_ids)
+    mine = _Effects(agent, ignored, agent_ids)
+    want = _Effects(gold, ignored, gold_ids)
     extra: list[str] = []
     missing: list[str] = []
     for signature, n in sorted((mine.inserts - want.inserts).items(), key=str):
         write = mine.by_insert[signature]
+        tool = mine.tool_of[write.call_seq]
         times = f" ({n} times)" if n > 1 else ""
         extra.append(
-            f"{write.table} {show_key(agent_ids.rename(write.key))}: written by {write.tool} (call "
-            f"{write.call_seq}){_fate(write, agent)}{times}; {write.tool} is irreversible and the gold "
+            f"{write.table} {show_key(agent_ids.rename(write.key))}: written by {tool} (call "
+            f"{write.call_seq}){_fate(write, agent)}{times}; {tool} is irreversible and the gold "
             f"solution writes no such row: {_summary(dict(signature[1]))}"
         )
     for signature, n in sorted((want.inserts - mine.inserts).items(), key=str):
         write = want.by_insert[signature]
         missing.append(
-            f"{write.table}: {n} row(s) the gold solution's {write.tool} writes, never written here: "
+            f"{write.table}: {n} row(s) the gold solution's {want.tool_of[write.call_seq]} writes, never written here: "
             f"{_summary(dict(signature[1]))}"
         )
     for table, key in sorted(mine.deletes - want.deletes):
         write = mine.by_delete[(table, key)]
+        tool = mine.tool_of[write.call_seq]
         extra.append(
-            f"{table} {show_key(key)}: deleted by {write.tool} (call {write.call_seq}); {write.tool} is "
+            f"{table} {show_key(key)}: deleted by {tool} (call {write.call_seq}); {tool} is "
             "irreversible and the gold solution does not delete it"
         )
     for table, key in sorted(want.deletes - mine.deletes):
-        missing.append(
-            f"{table} {show_key(key)}: the gold solution's {want.by_delete[(table, key)].tool} deletes it, "
-            "never deleted here"
-        )
+        tool = want.tool_of[want.by_delete[(table, key)].call_seq]
+        missing.append(f"{table} {show_key(key)}: the gold solution's {tool} deletes it, never deleted here")
     for column in sorted(set(mine.updates) | set(want.updates)):
         (n, last), (m, gold_last) = mine.updates.get(column, (0, ())), want.updates.get(column, (0, ()))
         table, key, name = column

@@ -121,7 +121,7 @@ def changed_values(changes: NetChanges) -> Iterator[tuple[str, str, Any]]:
     are renamed, as in comparisons."""
     ids = generated_ids(changes)
     images = [(c.table, c.before, c.after) for c in changes.values()]
-    images += [(w.table, w.before, w.after) for w in writes_of(changes)]
+    images += [(w.table, w.before, w.after) for _, w in writes_of(changes)]
     for table, before, after in images:
         if after is None:
             continue

@@ -1,5 +1,5 @@
-"""The airline's fixed rules as constants and plain functions, its id formats, and the lookups
-the tools share.
+"""The airline's fixed rules as constants and plain functions, and the lookups the tools share
+(its id formats are declared in world.yaml).
 
 Every rule that decides an amount lives here, so the tools, the seed and the tests agree:
 fares per cabin and fare type, free baggage allowances, change and cancellation fees, insurance,
@@ -99,19 +99,8 @@ COMPENSATION_CENTS = {"cancelled": 10000, "delayed": 5000}  # per passenger
 COMPENSATION_MIN_DELAY = 180  # minutes
 CERTIFICATE_VALIDITY_DAYS = 365
 
-# -- ids -----------------------------------------------------------------------------------------
+# -- ids (their formats are declared in world.yaml) ----------------------------------------------
 
-ID_FORMATS = {
-    "credit_card": ("credit_card_", 7),
-    "gift_card": ("gift_card_", 7),
-    "certificate": ("certificate_", 7),
-    "gift_card_code": ("", 12),
-    "payment": ("txn_", 8),
-    "compensation": ("cmp_", 7),
-    "flight_change": ("chg_", 7),
-    "ticket": ("tkt_", 7),
-    "frequent_flyer": ("", 9),
-}
 _RES_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
 

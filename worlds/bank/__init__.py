@@ -9,23 +9,9 @@ from pathlib import Path
 
 from mcpsim.world import World
 
-from .rules import ID_FORMATS
 from .tables import BankTable
 
-world = World(
-    "bank",
-    title="Retail bank customer service",
-    description="Customer service for a retail bank: verify the caller's identity, then help with accounts, "
-    "statements, debit cards (freeze, replace, limits), payees, transfers and card disputes.",
-    metadata=BankTable.metadata,
-    policy=Path(__file__).with_name("policy.md"),
-    scales={
-        "small": {"customers": 16, "purchases_per_month": [6, 12]},
-        "default": {"customers": 200, "purchases_per_month": [8, 18]},
-        "large": {"customers": 1_000, "purchases_per_month": [8, 18]},
-    },
-    id_formats=ID_FORMATS,
-)
+world = World.from_manifest(Path(__file__).with_name("world.yaml"), metadata=BankTable.metadata)
 
 from . import tools, seed, checks  # noqa: E402, F401, I001  (they register on the world)
 

@@ -1,4 +1,4 @@
-"""The bank's fixed rules (limits, windows, thresholds, products), its id formats, money and
+"""The bank's fixed rules (limits, windows, thresholds, products), money and
 time helpers, and the checks every customer tool relies on: the identity gate, ownership of
 accounts, cards, payees, transfers, transactions and disputes, and balance and limit arithmetic."""
 
@@ -42,19 +42,6 @@ PRODUCTS = {
 }
 SAVINGS_RATES_BPS = {"Everyday Savings": 50, "High-Yield Savings": 410}
 
-# Every id namespace with its prefix and digit count: seed and tools draw from the same sequences.
-ID_FORMATS = {
-    "customer": ("cus_", 7),
-    "account": ("acc_", 8),
-    "account_number": ("", 10),
-    "card": ("card_", 7),
-    "card_number": ("", 12),
-    "payee": ("pye_", 7),
-    "transfer": ("trf_", 8),
-    "transaction": ("txn_", 9),
-    "dispute": ("dsp_", 7),
-    "ticket": ("tkt_", 7),
-}
 CARD_BIN = "4147"
 COUNTED_TRANSFER_STATUSES = ("completed", "pending", "held")  # what counts toward limits and withdrawals
 

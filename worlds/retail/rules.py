@@ -1,4 +1,4 @@
-"""The shop's fixed rules: limits, statuses, reasons and id formats, and the helpers every tool
+"""The shop's fixed rules: limits, statuses and reasons, and the helpers every tool
 group shares (finding an order, checking an order line can be returned, splitting a line)."""
 
 from __future__ import annotations
@@ -34,24 +34,6 @@ RefundReason = Literal["damaged item", "missing item", "late delivery", "price a
 CANCEL_REASONS: tuple[str, ...] = get_args(CancelReason)
 RETURN_REASONS: tuple[str, ...] = get_args(ReturnReason)
 EXCHANGE_REASONS: tuple[str, ...] = get_args(ExchangeReason)
-
-# Every id namespace with its prefix and digit count: seed and tools draw from the same sequences.
-ID_FORMATS = {
-    "customer": ("cus_", 7),
-    "address": ("adr_", 7),
-    "payment_method": ("pm_", 7),
-    "gift_card": ("", 12),
-    "product": ("prod_", 6),
-    "variant": ("var_", 8),
-    "order": ("#W", 7),
-    "item": ("itm_", 8),
-    "payment": ("txn_", 8),
-    "shipment": ("shp_", 8),
-    "tracking": ("", 12),
-    "return": ("ret_", 7),
-    "exchange": ("exc_", 7),
-    "ticket": ("tkt_", 7),
-}
 
 
 def gift_card_code(ids: IdGenerator) -> str:

@@ -54,12 +54,7 @@ class PaymentMethodView(RowView):
     gift_card_balance: float | None = None
 
 
-class CustomerDetails(RowView):
-    id_field = "customer_id"
-    customer_id: str
-    first_name: str
-    last_name: str
-    email: str
+class CustomerDetails(CustomerRef):
     phone: str
     member_since: str
     default_address_id: str | None

@@ -1,4 +1,4 @@
-"""The workspace world's fixed rules and shared helpers: the company and its domain, id formats,
+"""The workspace world's fixed rules and shared helpers: the company and its domain,
 time zones and local times, email validation, the owner ("me"), lookups by id and file access."""
 
 from __future__ import annotations
@@ -40,16 +40,6 @@ RESERVED_LABELS = {
 }
 MAX_RECIPIENTS = 20
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
-
-ID_FORMATS = {
-    "user": ("usr_", 7),
-    "contact": ("con_", 7),
-    "label": ("lbl_", 5),
-    "thread": ("thr_", 8),
-    "message": ("msg_", 8),
-    "event": ("evt_", 8),
-    "file": ("fil_", 7),
-}
 
 
 def get_by_id(ctx: ToolContext, model: type[T], raw_id: str) -> T:

@@ -3,16 +3,12 @@ find test data by querying the seeded database instead of hard-coding ids."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-import pytest
 from mcpsim_worlds.airline import world as airline_world
 
-from mcpsim.engine.episode import Episode
-from mcpsim.testing import WorldDriver
-from mcpsim.world import World
+from mcpsim.testing import WorldDriver, world_fixtures
 
 EPOCH = "2026-05-15T09:00:00+00:00"
 
@@ -191,17 +187,4 @@ class Desk(WorldDriver):
         self.arrange("UPDATE reservations SET created_at = ? WHERE id = ?", booked.isoformat(), reservation_id)
 
 
-@pytest.fixture(scope="session")
-def airline() -> World:
-    return airline_world
-
-
-@pytest.fixture
-def desk(airline: World, world_driver: Callable[..., Any]) -> Desk:
-    """A fresh small-scale episode, seed 0; the test fails if it hits a simulator bug."""
-    return world_driver(airline, driver=Desk)
-
-
-@pytest.fixture
-def episode(desk: Desk) -> Episode:
-    return desk.ep
+airline, desk, episode = world_fixtures(airline_world, Desk, names=("airline", "desk"))

@@ -1,29 +1,18 @@
-"""What the airline world declares to the SDK: which tools are irreversible, its id formats, the
-files that make up its version, and views that carry the rows they were built from."""
+"""What the airline world declares to the SDK: its id formats and views that carry the rows they
+were built from (its irreversible tools and version: tests/worlds/test_world_folders.py)."""
 
 from __future__ import annotations
 
 import re
 
 from mcpsim_worlds.airline import world
-from mcpsim_worlds.airline.rules import ID_FORMATS
-
-
-def test_the_tools_whose_effect_leaves_the_world_are_irreversible():
-    irreversible = {name for name, spec in world.tools.items() if spec.irreversible}
-    assert irreversible == {
-        "book_reservation",
-        "cancel_reservation",
-        "issue_compensation_certificate",
-        "transfer_to_human_agents",
-    }
 
 
 def test_the_world_declares_its_id_formats_and_the_seed_and_tools_draw_in_them(desk):
-    assert world.id_formats == ID_FORMATS
+    assert world.id_formats["payment"] == ("txn_", 8) and world.id_formats["frequent_flyer"] == ("", 9)
 
     def pattern(kind: str) -> re.Pattern[str]:
-        prefix, digits = ID_FORMATS[kind]
+        prefix, digits = world.id_formats[kind]
         return re.compile(rf"{re.escape(prefix)}\d{{{digits}}}")
 
     seeded = desk.rows("SELECT id, kind FROM payment_methods")
@@ -35,13 +24,6 @@ def test_the_world_declares_its_id_formats_and_the_seed_and_tools_draw_in_them(d
     )
     ticket = desk.ok("transfer_to_human_agents", summary="The user asks for a supervisor.")
     assert pattern("ticket").fullmatch(ticket.ticket_id)
-
-
-def test_the_world_version_covers_every_file_of_the_package():
-    """The seeder lives in a subpackage (seed/): the version must still hash the tools, the rules
-    and the policy, not only the seed folder."""
-    names = {name for name, _ in world.source_files()}
-    assert {"__init__.py", "rules.py", "views.py", "tools/booking.py", "seed/bookings.py", "policy.md"} <= names
 
 
 def test_views_built_from_rows_name_the_rows_ids_as_the_agent_sees_them(desk):

@@ -290,22 +290,13 @@ def test_insurance_can_be_added_within_24_hours_of_booking_only(desk):
     flight = desk.future_flight()
     res = desk.book(user, [flight], passengers=3)
     card = desk.card(user["id"])
+    insure = {"reservation_id": res.reservation_id, "payment_method_id": card}
     desk.age(res.reservation_id, 24.5)
-    desk.fails(
-        "add_travel_insurance",
-        "only be added within 24 hours of booking",
-        reservation_id=res.reservation_id,
-        payment_method_id=card,
-    )
+    desk.fails("add_travel_insurance", "only be added within 24 hours of booking", **insure)
     desk.age(res.reservation_id, 23)
-    result = desk.ok("add_travel_insurance", reservation_id=res.reservation_id, payment_method_id=card)
+    result = desk.ok("add_travel_insurance", **insure)
     assert result.charged == 90.0 and desk.reservation(res.reservation_id)["insurance"] == 1
-    desk.fails(
-        "add_travel_insurance",
-        "already has travel insurance",
-        reservation_id=res.reservation_id,
-        payment_method_id=card,
-    )
+    desk.fails("add_travel_insurance", "already has travel insurance", **insure)
 
 
 def test_insurance_is_not_paid_by_certificate(desk):

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from mcpsim.engine.episode import Episode
-from tests.seed_checks import counts, large_episode, large_scale, small_built_fast, unindexed
+from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast, unindexed
 
 EPOCH = "2026-05-15T09:00:00+00:00"
 
@@ -27,21 +27,6 @@ def test_the_default_scale_is_realistic(airline, templates):
     sizes = counts(ep)
     assert sizes["users"] == 500 and sizes["reservations"] == 1500 and sizes["flights"] >= 5000
     assert_consistent(ep)
-
-
-@large_scale("~10 s")
-def test_the_large_scale_has_tens_of_thousands_of_rows(airline):
-    ep = large_episode(airline)
-    sizes = counts(ep)
-    assert sizes["users"] >= 8000 and sizes["reservations"] >= 25000 and sizes["flights"] >= 40000
-    assert_consistent(ep)
-
-
-def test_a_different_seed_builds_different_data(airline, templates):
-    one = Episode.create(airline, seed=1, scale="small", templates=templates).tables()
-    two = Episode.create(airline, seed=2, scale="small", templates=templates).tables()
-    assert {u["email"] for u in one["users"]}.isdisjoint({u["email"] for u in two["users"]})
-    assert {r["id"] for r in one["reservations"]}.isdisjoint({r["id"] for r in two["reservations"]})
 
 
 def test_seeded_data_looks_real(episode):
@@ -150,3 +135,11 @@ def assert_consistent(ep: Episode) -> None:
     ):
         assert comp["status"] == "cancelled" or comp["delay_minutes"] >= 180
         assert comp["membership"] != "regular" or comp["insurance"] or comp["cabin"] == "business"
+
+
+test_the_large_scale_has_tens_of_thousands_of_rows = large_scale_test(
+    "airline", "~10 s", assert_consistent, users=8000, reservations=25_000, flights=40_000
+)
+test_a_different_seed_builds_different_data = other_seed_test(
+    "airline", disjoint={"users": "email", "reservations": "id"}
+)

@@ -77,29 +77,3 @@ def test_a_gift_card_is_added_once_to_one_account(desk):
     desk.fails("add_gift_card", "is already on this account", user_id=a["id"], gift_card_code=code)
     desk.fails("add_gift_card", "has already been added to another account", user_id=b["id"], gift_card_code=code)
     desk.fails("add_gift_card", "is not valid", user_id=b["id"], gift_card_code="GC-0000-0000-0000")
-
-
-def test_calculate_does_arithmetic_only(desk):
-    assert desk.ok("calculate", expression="(214 + 189) * 2 + 50").result == 856.0
-    assert desk.ok("calculate", expression="10 / 3").result == 3.33
-    desk.fails("calculate", "Only numbers", expression="__import__('os')")
-    desk.fails("calculate", "Division by zero", expression="1 / 0")
-
-
-def test_a_transfer_opens_a_ticket_for_the_users_own_reservation(desk):
-    res = desk.row("SELECT * FROM reservations LIMIT 1")
-    other = desk.value("SELECT id FROM users WHERE id != ? LIMIT 1", res["user_id"])
-    desk.fails(
-        "transfer_to_human_agents",
-        "does not belong to user",
-        summary="The user wants a refund exception.",
-        user_id=other,
-        reservation_id=res["id"],
-    )
-    ticket = desk.ok(
-        "transfer_to_human_agents",
-        summary="The user wants a refund exception.",
-        user_id=res["user_id"],
-        reservation_id=res["id"],
-    )
-    assert desk.row("SELECT * FROM tickets WHERE id = ?", ticket.ticket_id)["status"] == "open"

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from mcpsim_worlds.bank import world as bank_world
 
-from mcpsim.engine.episode import Episode
-from mcpsim.testing import WorldDriver
+from mcpsim.testing import WorldDriver, world_fixtures
 from mcpsim.world import World
 
 TODAY = "2026-05-15"
@@ -21,12 +20,13 @@ class Bank(WorldDriver):
 
     # -- identity ----------------------------------------------------------------------------
 
-    def verify(self, customer_id: str) -> str:
+    def answers(self, customer_id: str, **wrong: str) -> dict[str, str]:
+        """The arguments of a verify_identity call with the customer's own details, but for `wrong` ones."""
         c = self.row("SELECT * FROM customers WHERE id = ?", customer_id)
-        result = self.ok(
-            "verify_identity", customer_id=customer_id, date_of_birth=c["date_of_birth"], ssn_last4=c["ssn_last4"]
-        )
-        assert result.verified
+        return {"customer_id": customer_id, "date_of_birth": c["date_of_birth"], "ssn_last4": c["ssn_last4"]} | wrong
+
+    def verify(self, customer_id: str) -> str:
+        assert self.ok("verify_identity", **self.answers(customer_id)).verified
         return customer_id
 
     def customer(self, where: str = "1", *params: Any) -> str:
@@ -107,22 +107,10 @@ class Bank(WorldDriver):
         }
 
 
-@pytest.fixture(scope="session")
-def bank() -> World:
-    return bank_world
+bank, b, episode = world_fixtures(bank_world, Bank, names=("bank", "b"))
 
 
 @pytest.fixture
 def new_bank(bank: World, world_driver: Callable[..., Any]) -> Callable[[], Bank]:
-    """Makes independent small-scale episodes, seed 0 (each must end free of simulator bugs)."""
+    """Makes more independent small-scale episodes, seed 0 (each must end free of simulator bugs)."""
     return lambda: world_driver(bank, driver=Bank)
-
-
-@pytest.fixture
-def b(new_bank: Callable[[], Bank]) -> Bank:
-    return new_bank()
-
-
-@pytest.fixture
-def episode(b: Bank) -> Episode:
-    return b.ep

@@ -134,13 +134,6 @@ def test_transactions_filter_page_and_flag_disputes(b):
     b.fails("list_transactions", "is not a valid date", customer_id=me, account_id=account["id"], end_date="2026-02-30")
 
 
-def test_calculate_evaluates_arithmetic_and_refuses_anything_else(b):
-    assert b.ok("calculate", expression="2500 - 1875.40").result == 624.6
-    b.fails("calculate", "Division by zero", expression="1 / 0")
-    b.fails("calculate", "Only numbers", expression="__import__('os').system('true')")
-    b.fails("calculate", "not an arithmetic expression", expression="2 +")
-
-
 def test_a_transfer_to_a_human_opens_a_ticket_without_verification(b):
     c = b.row("SELECT * FROM customers WHERE status = 'restricted' LIMIT 1")
     ticket = b.ok(

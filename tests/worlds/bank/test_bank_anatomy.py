@@ -1,33 +1,20 @@
-"""What the bank world declares through the world SDK: its irreversible tools, the standard
-calculator, its id formats, ownership errors that name the id as given, views built from rows that
-still mask numbers, and the files its version hash covers."""
+"""What the bank world declares through the world SDK: the standard calculator, its id formats,
+ownership errors that name the id as given, and views built from rows that still mask numbers
+(its irreversible tools and version: tests/worlds/test_world_folders.py)."""
 
 from __future__ import annotations
 
 import re
 
-from mcpsim_worlds.bank.rules import CARD_BIN, ID_FORMATS
+from mcpsim_worlds.bank import world as bank_world
+from mcpsim_worlds.bank.rules import CARD_BIN
 
 from mcpsim.world import World
 
-# Each one's effect leaves the bank (money moved, a card number issued, a dispute filed, a human
-# involved): grading counts it even if a later call reverts its rows.
-IRREVERSIBLE = {
-    "transfer_between_own_accounts",
-    "transfer_to_payee",
-    "replace_card",
-    "open_dispute",
-    "transfer_to_human_agent",
-}
-
 
 def _format(kind: str) -> re.Pattern[str]:
-    prefix, digits = ID_FORMATS[kind]
+    prefix, digits = bank_world.id_formats[kind]
     return re.compile(rf"{re.escape(prefix)}\d{{{digits}}}")
-
-
-def test_the_tools_whose_effect_leaves_the_bank_are_declared_irreversible(bank: World) -> None:
-    assert {name for name, spec in bank.tools.items() if spec.irreversible} == IRREVERSIBLE
 
 
 def test_the_calculator_is_the_standard_one_with_the_bank_example(bank: World) -> None:
@@ -46,7 +33,7 @@ def test_the_calculator_is_the_standard_one_with_the_bank_example(bank: World) -
 
 
 def test_seeded_ids_follow_the_declared_formats(bank: World, b) -> None:
-    assert bank.id_formats == ID_FORMATS
+    assert bank.id_formats["account_number"] == ("", 10) and bank.id_formats["transaction"] == ("txn_", 9)
     for table, kind in (
         ("customers", "customer"),
         ("accounts", "account"),
@@ -97,20 +84,3 @@ def test_views_built_from_rows_keep_numbers_masked(b) -> None:
         payee["name"],
         "••••" + payee["account_number"][-4:],
     )
-
-
-def test_the_version_covers_the_whole_world_folder(bank: World) -> None:
-    """The seeder lives in the `seed` subpackage; the version must still hash every tool, the
-    rules, the policy and the tasks, or a changed tool would not change the version."""
-    names = {name for name, _ in bank.source_files()}
-    assert {
-        "__init__.py",
-        "policy.md",
-        "rules.py",
-        "views.py",
-        "tools/transfers.py",
-        "seed/__init__.py",
-        "seed/builder.py",
-        "seed/data.py",
-    } <= names
-    assert any(name.startswith("tasks/") for name in names)

@@ -121,22 +121,9 @@ def test_the_expedited_fee_needs_the_available_balance(b):
 def test_card_limits_stay_within_the_tiers_maximum_and_the_minimum(b):
     for tier, purchase_max, atm_max in (("standard", 3_000, 500), ("gold", 6_000, 1_000), ("platinum", 10_000, 1_500)):
         me, card = _card(b, tier=tier)
-        b.fails(
-            "set_card_limit",
-            f"above the maximum daily purchase limit of ${purchase_max:,} for a {tier} card",
-            customer_id=me,
-            card_id=card["id"],
-            limit_type="purchase",
-            amount=purchase_max + 1,
-        )
-        b.fails(
-            "set_card_limit",
-            f"above the maximum daily atm limit of ${atm_max:,}",
-            customer_id=me,
-            card_id=card["id"],
-            limit_type="atm",
-            amount=atm_max + 1,
-        )
+        for kind, most in (("purchase", purchase_max), ("atm", atm_max)):
+            error = f"above the maximum daily {kind} limit of ${most:,} for a {tier} card"
+            b.fails("set_card_limit", error, customer_id=me, card_id=card["id"], limit_type=kind, amount=most + 1)
         if card["purchase_limit"] != purchase_max:
             assert (
                 b.ok(

@@ -68,17 +68,12 @@ def test_a_tool_refuses_an_unverified_customer_and_changes_nothing(b, tool):
 
 def test_verification_checks_date_of_birth_and_ssn_and_unlocks_the_customer(b):
     c = b.row("SELECT * FROM customers WHERE status = 'active' ORDER BY id LIMIT 1")
-    wrong = b.ok(
-        "verify_identity",
-        customer_id=c["id"],
-        date_of_birth=c["date_of_birth"],
-        ssn_last4="0000" if c["ssn_last4"] != "0000" else "1111",
-    )
+    wrong = b.ok("verify_identity", **b.answers(c["id"], ssn_last4="0000" if c["ssn_last4"] != "0000" else "1111"))
     assert not wrong.verified and wrong.attempts_remaining == 2
     b.fails("list_accounts", "has not verified", customer_id=c["id"])
     row = b.row("SELECT * FROM identity_verifications WHERE customer_id = ?", c["id"])
     assert (row["status"], row["failed_attempts"]) == ("unverified", 1)
-    right = b.ok("verify_identity", customer_id=c["id"], date_of_birth=c["date_of_birth"], ssn_last4=c["ssn_last4"])
+    right = b.ok("verify_identity", **b.answers(c["id"]))
     assert right.verified
     row = b.row("SELECT * FROM identity_verifications WHERE customer_id = ?", c["id"])
     assert (row["status"], row["failed_attempts"], row["method"]) == ("verified", 0, "dob_ssn4")
@@ -89,23 +84,17 @@ def test_verification_checks_date_of_birth_and_ssn_and_unlocks_the_customer(b):
 
 def test_a_wrong_date_of_birth_alone_fails(b):
     c = b.row("SELECT * FROM customers WHERE status = 'active' ORDER BY id LIMIT 1")
-    result = b.ok("verify_identity", customer_id=c["id"], date_of_birth="1901-02-03", ssn_last4=c["ssn_last4"])
+    result = b.ok("verify_identity", **b.answers(c["id"], date_of_birth="1901-02-03"))
     assert not result.verified
 
 
 def test_three_failures_lock_verification_even_for_the_right_details(b):
     c = b.row("SELECT * FROM customers WHERE status = 'active' ORDER BY id LIMIT 1")
     for left in (2, 1, 0):
-        result = b.ok("verify_identity", customer_id=c["id"], date_of_birth="1901-02-03", ssn_last4=c["ssn_last4"])
+        result = b.ok("verify_identity", **b.answers(c["id"], date_of_birth="1901-02-03"))
         assert not result.verified and result.attempts_remaining == left
     assert result.status == "locked"
-    b.fails(
-        "verify_identity",
-        "is locked after 3 failed attempts",
-        customer_id=c["id"],
-        date_of_birth=c["date_of_birth"],
-        ssn_last4=c["ssn_last4"],
-    )
+    b.fails("verify_identity", "is locked after 3 failed attempts", **b.answers(c["id"]))
     b.fails("list_accounts", "is locked after repeated failed attempts", customer_id=c["id"])
     ticket = b.ok(
         "transfer_to_human_agent",
@@ -118,13 +107,7 @@ def test_three_failures_lock_verification_even_for_the_right_details(b):
 
 def test_a_restricted_profile_cannot_be_verified_or_served(b):
     c = b.row("SELECT * FROM customers WHERE status = 'restricted' ORDER BY id LIMIT 1")
-    b.fails(
-        "verify_identity",
-        "restricted by the fraud team",
-        customer_id=c["id"],
-        date_of_birth=c["date_of_birth"],
-        ssn_last4=c["ssn_last4"],
-    )
+    b.fails("verify_identity", "restricted by the fraud team", **b.answers(c["id"]))
     b.arrange("UPDATE identity_verifications SET status = 'verified' WHERE customer_id = ?", c["id"])
     b.fails("list_accounts", "profile is restricted", customer_id=c["id"])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcpsim.engine.episode import Episode
-from tests.seed_checks import counts, large_episode, large_scale, small_built_fast
+from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast
 
 
 def test_the_small_scale_builds_fast_with_every_situation_present(bank):
@@ -26,24 +26,11 @@ def test_the_small_scale_builds_fast_with_every_situation_present(bank):
     assert_consistent(ep)
 
 
-def test_a_different_seed_builds_different_data(bank, templates):
-    one = Episode.create(bank, seed=1, scale="small", templates=templates).tables()
-    two = Episode.create(bank, seed=2, scale="small", templates=templates).tables()
-    assert {c["email"] for c in one["customers"]} != {c["email"] for c in two["customers"]}
-
-
 @pytest.mark.slow
 def test_the_default_scale_is_consistent(bank, templates):
     ep = Episode.create(bank, seed=0, scale="default", templates=templates)
     sizes = counts(ep)
     assert sizes["customers"] == 200 and sizes["accounts"] >= 350 and sizes["transactions"] >= 20_000
-    assert_consistent(ep)
-
-
-@large_scale("~6 s")
-def test_the_large_scale_has_tens_of_thousands_of_rows(bank):
-    ep = large_episode(bank)
-    assert sum(counts(ep).values()) >= 100_000
     assert_consistent(ep)
 
 
@@ -109,3 +96,7 @@ def assert_consistent(ep: Episode) -> None:
     )
     # customers' emails and phones are unique
     assert q("SELECT COUNT(DISTINCT phone) n FROM customers")[0]["n"] == q("SELECT COUNT(*) n FROM customers")[0]["n"]
+
+
+test_the_large_scale_has_tens_of_thousands_of_rows = large_scale_test("bank", "~6 s", assert_consistent, total=100_000)
+test_a_different_seed_builds_different_data = other_seed_test("bank", differ={"customers": "email"})

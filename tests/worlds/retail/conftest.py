@@ -3,15 +3,12 @@ find test data by querying the seeded database instead of hard-coding ids."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-import pytest
 from mcpsim_worlds.retail import world as retail_world
 
-from mcpsim.engine.episode import Episode
-from mcpsim.testing import WorldDriver
-from mcpsim.world import World
+from mcpsim.testing import WorldDriver, world_fixtures
 
 
 class Shop(WorldDriver):
@@ -163,17 +160,4 @@ class Shop(WorldDriver):
         return order.order_id, item
 
 
-@pytest.fixture(scope="session")
-def retail() -> World:
-    return retail_world
-
-
-@pytest.fixture
-def shop(retail: World, world_driver: Callable[..., Any]) -> Shop:
-    """A fresh small-scale episode, seed 0; the test fails if it hits a simulator bug."""
-    return world_driver(retail, driver=Shop)
-
-
-@pytest.fixture
-def episode(shop: Shop) -> Episode:
-    return shop.ep
+retail, shop, episode = world_fixtures(retail_world, Shop, names=("retail", "shop"))

@@ -1,31 +1,13 @@
-"""What the retail world declares through the world SDK: its id formats, its irreversible tools,
-the labels of its not-found errors, and the files its version hash covers."""
+"""What the retail world declares through the world SDK: its id formats and the labels of its
+not-found errors (its irreversible tools and version: tests/worlds/test_world_folders.py)."""
 
 from __future__ import annotations
 
 import re
 
-from mcpsim_worlds.retail.rules import ID_FORMATS
 from mcpsim_worlds.retail.tables import OrderItem, PaymentMethod
 
 from mcpsim.world import World
-
-# Each one's effect leaves the shop (money moved, a parcel or a human involved): grading counts it
-# even if a later call reverts its rows.
-IRREVERSIBLE = {
-    "place_order",
-    "retry_order_payment",
-    "cancel_order",
-    "resend_refund",
-    "issue_partial_refund",
-    "return_delivered_order_items",
-    "exchange_delivered_order_items",
-    "transfer_to_human_agent",
-}
-
-
-def test_the_tools_whose_effect_leaves_the_shop_are_declared_irreversible(retail: World) -> None:
-    assert {name for name, spec in retail.tools.items() if spec.irreversible} == IRREVERSIBLE
 
 
 def test_the_calculator_is_the_standard_one_with_the_retail_example(retail: World) -> None:
@@ -36,7 +18,7 @@ def test_the_calculator_is_the_standard_one_with_the_retail_example(retail: Worl
 
 
 def test_new_ids_follow_the_declared_formats(retail: World, shop) -> None:
-    assert retail.id_formats == ID_FORMATS
+    assert retail.id_formats["order"] == ("#W", 7) and retail.id_formats["gift_card"] == ("", 12)
     order_id, item = shop.pending_order()
     payment = shop.row("SELECT id FROM payments WHERE order_id = ?", order_id)
     assert re.fullmatch(r"#W\d{7}", order_id)
@@ -75,11 +57,3 @@ def test_not_found_errors_name_what_is_missing(shop) -> None:
         order_id=order_id,
         changes=[{"item_id": item["id"], "new_variant_id": "var_00000000"}],
     )
-
-
-def test_the_version_covers_the_whole_world_folder(retail: World) -> None:
-    """The seeder lives in the `seed` subpackage; the version must still hash every tool, the
-    policy and the tasks, or a changed tool would not change the version."""
-    names = {name for name, _ in retail.source_files()}
-    assert {"__init__.py", "policy.md", "rules.py", "tools/orders.py", "seed/__init__.py", "seed/orders.py"} <= names
-    assert any(name.startswith("tasks/") for name in names)

@@ -60,32 +60,6 @@ def test_search_treats_like_wildcards_as_plain_text(shop):
     assert shop.ok("search_products", query="_").total_count == 0
 
 
-def test_calculate_evaluates_arithmetic_and_refuses_anything_else(shop):
-    assert shop.ok("calculate", expression="(49.99 * 2) - 10").result == 89.98
-    assert shop.ok("calculate", expression="-2 ** 2 + 10 % 3").result == -3
-    shop.fails("calculate", "Division by zero", expression="1 / 0")
-    shop.fails("calculate", "Only numbers", expression="__import__('os').system('true')")
-    shop.fails("calculate", "not an arithmetic expression", expression="2 +")
-    shop.fails("calculate", "Exponent too large", expression="9 ** 9 ** 9")
-
-
-def test_a_transfer_to_a_human_opens_a_ticket(shop):
-    order = shop.order_with_status("delivered")
-    ticket = shop.ok(
-        "transfer_to_human_agent", summary="Customer wants a bulk discount on 40 chairs.", order_id=order["id"]
-    )
-    row = shop.row("SELECT * FROM tickets WHERE id = ?", ticket.ticket_id)
-    assert row["status"] == "open" and row["order_id"] == order["id"] and row["customer_id"] == order["customer_id"]
-    other = shop.value("SELECT id FROM customers WHERE id != ? LIMIT 1", order["customer_id"])
-    shop.fails(
-        "transfer_to_human_agent",
-        "does not belong to customer",
-        summary="Someone else's order please",
-        customer_id=other,
-        order_id=order["id"],
-    )
-
-
 def test_search_counts_every_in_stock_variant(episode):
     product = episode.query(
         "SELECT product_id, count(*) AS n FROM variants WHERE available = 1 AND stock > 0 "

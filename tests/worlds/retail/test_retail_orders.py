@@ -251,21 +251,17 @@ def test_changing_the_payment_method_refunds_the_old_one_and_charges_the_new_one
     order_id, _ = shop.pending_order()
     customer_id = shop.value("SELECT customer_id FROM orders WHERE id = ?", order_id)
     old = shop.charged_method(order_id)
-    shop.arrange(
-        "INSERT INTO payment_methods (id, customer_id, kind, gift_card_code, balance_cents, created_at) "
-        "VALUES ('pm_test', ?, 'gift_card', 'GC-TEST', 1000000, '2026-01-01T00:00:00+00:00')",
-        customer_id,
-    )
+    gift = shop.gift_card_for(customer_id, balance_cents=1000000)
     paid = shop.net_paid(order_id)
     shop.fails("modify_pending_order_payment", "already paid in full", order_id=order_id, payment_method_id=old)
-    result = shop.ok("modify_pending_order_payment", order_id=order_id, payment_method_id="pm_test")
+    result = shop.ok("modify_pending_order_payment", order_id=order_id, payment_method_id=gift)
     by_method = {}
     for p in result.payments:
         by_method[p.payment_method_id] = by_method.get(p.payment_method_id, 0) + (
             p.amount if p.kind == "charge" else -p.amount
         )
-    assert by_method == {old: 0, "pm_test": paid / 100}
-    assert shop.balance("pm_test") == 1000000 - paid
+    assert by_method == {old: 0, gift: paid / 100}
+    assert shop.balance(gift) == 1000000 - paid
 
 
 def test_the_shipping_address_changes_only_before_the_order_ships(shop):

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from mcpsim.engine.episode import Episode
-from tests.seed_checks import counts, large_episode, large_scale, small_built_fast, unindexed
+from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast, unindexed
 
 
 def test_the_small_scale_has_the_declared_sizes_and_builds_fast(retail):
@@ -27,22 +27,6 @@ def test_the_default_scale_is_at_least_tau_bench_retail_size(retail, templates):
     assert sizes["customers"] >= 500 and sizes["orders"] >= 1000 and sizes["products"] >= 50
     assert sizes["variants"] >= 100
     assert_consistent(ep)
-
-
-@large_scale("~8 s")
-def test_the_large_scale_has_tens_of_thousands_of_rows(retail):
-    ep = large_episode(retail)
-    sizes = counts(ep)
-    assert sizes["customers"] >= 10_000 and sizes["orders"] >= 30_000 and sizes["products"] >= 200
-    assert_consistent(ep)
-
-
-def test_a_different_seed_builds_different_data(retail, templates):
-    one = Episode.create(retail, seed=1, scale="small", templates=templates).tables()
-    two = Episode.create(retail, seed=2, scale="small", templates=templates).tables()
-    assert {c["email"] for c in one["customers"]}.isdisjoint({c["email"] for c in two["customers"]})
-    assert {o["id"] for o in one["orders"]}.isdisjoint({o["id"] for o in two["orders"]})
-    assert [p["name"] for p in one["products"]] != [p["name"] for p in two["products"]]
 
 
 def test_seeded_data_looks_real(episode):
@@ -142,3 +126,11 @@ def assert_consistent(ep: Episode) -> None:
     assert (
         q("SELECT COUNT(*) AS n FROM payment_methods WHERE kind = 'gift_card' AND balance_cents IS NULL")[0]["n"] == 0
     )
+
+
+test_the_large_scale_has_tens_of_thousands_of_rows = large_scale_test(
+    "retail", "~8 s", assert_consistent, customers=10_000, orders=30_000, products=200
+)
+test_a_different_seed_builds_different_data = other_seed_test(
+    "retail", disjoint={"customers": "email", "orders": "id"}, differ={"products": "name"}
+)

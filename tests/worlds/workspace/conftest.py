@@ -4,15 +4,11 @@ seeded database instead of hard-coding ids."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import pytest
 from mcpsim_worlds.workspace import world as workspace_world
 
-from mcpsim.engine.episode import Episode
-from mcpsim.testing import WorldDriver
-from mcpsim.world import World
+from mcpsim.testing import WorldDriver, world_fixtures
 
 
 class Desk(WorldDriver):
@@ -36,17 +32,4 @@ class Desk(WorldDriver):
         return self.value("SELECT location FROM threads WHERE id = ?", thread_id)
 
 
-@pytest.fixture(scope="session")
-def workspace() -> World:
-    return workspace_world
-
-
-@pytest.fixture
-def desk(workspace: World, world_driver: Callable[..., Any]) -> Desk:
-    """A fresh small-scale episode, seed 0; the test fails if it hits a simulator bug."""
-    return world_driver(workspace, driver=Desk)
-
-
-@pytest.fixture
-def episode(desk: Desk) -> Episode:
-    return desk.ep
+workspace, desk, episode = world_fixtures(workspace_world, Desk, names=("workspace", "desk"))

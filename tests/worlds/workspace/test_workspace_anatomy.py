@@ -1,35 +1,18 @@
-"""What the workspace world declares through the world SDK: its id formats, its irreversible tools,
-its not-found errors (through `ctx.get`), its views built from rows, and the files its version hash
-covers."""
+"""What the workspace world declares through the world SDK: its id formats, its not-found errors
+(through `ctx.get`) and its views built from rows (its irreversible tools and version:
+tests/worlds/test_world_folders.py)."""
 
 from __future__ import annotations
 
 import re
 
-from mcpsim_worlds.workspace.rules import ID_FORMATS
 from workspace_support import ME, colleague
 
 from mcpsim.world import World
 
-# Each one's effect leaves the workspace (a message delivered, access given, an answer or a
-# cancellation sent to other people's calendars): grading counts it even if a later call reverts its rows.
-IRREVERSIBLE = {
-    "send_mail",
-    "reply_to_thread",
-    "forward_message",
-    "share_file",
-    "set_link_sharing",
-    "respond_to_invitation",
-    "cancel_event",
-}
-
-
-def test_the_tools_whose_effect_leaves_the_workspace_are_declared_irreversible(workspace: World) -> None:
-    assert {name for name, spec in workspace.tools.items() if spec.irreversible} == IRREVERSIBLE
-
 
 def test_new_ids_follow_the_declared_formats(workspace: World, desk) -> None:
-    assert workspace.id_formats == ID_FORMATS
+    assert workspace.id_formats["label"] == ("lbl_", 5) and workspace.id_formats["thread"] == ("thr_", 8)
     sent = desk.ok("send_mail", to=[colleague("dana")], subject="Numbers", body="See you Monday.")
     label = desk.ok("create_label", name="Audit")
     contact = desk.ok("add_contact", name="Ada Byrne", email="ada@byrne.example.com")
@@ -73,21 +56,3 @@ def test_views_read_the_row_with_its_id_under_the_views_name(desk) -> None:
         me["time_zone"],
     )
     assert profile.working_hours == f"{me['work_start']}-{me['work_end']} Mon-Fri ({me['time_zone']})"
-
-
-def test_the_version_covers_the_whole_world_folder(workspace: World) -> None:
-    """The seeder lives in the `seed` subpackage; the version must still hash every tool, the
-    policy and the tasks, or a changed tool would not change the version."""
-    names = {name for name, _ in workspace.source_files()}
-    assert {
-        "__init__.py",
-        "policy.md",
-        "rules.py",
-        "recurrence.py",
-        "tools/mail.py",
-        "tools/calendar.py",
-        "seed/__init__.py",
-        "seed/builder.py",
-        "seed/story.py",
-    } <= names
-    assert any(name.startswith("tasks/") for name in names)

@@ -9,8 +9,7 @@ import pytest
 from workspace_support import ME
 
 from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache
-from tests.seed_checks import counts, large_episode, large_scale, small_built_fast
+from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast
 
 
 def test_the_standard_time_zone_database_is_available():
@@ -29,58 +28,47 @@ def test_the_small_scale_builds_fast_with_the_story_in_it(workspace):
     assert sizes["threads"] >= 19 + 20 and sizes["events"] >= 18 + 15 and sizes["contacts"] >= 9
 
 
-def assert_consistent(ep: Episode) -> None:
-    q = ep.query
-    assert q("SELECT COUNT(*) n FROM users WHERE is_owner")[0]["n"] == 1
+# What no seeded workspace holds: each query finds the rows that break one rule.
+BROKEN = {
     # Every thread has messages; its last_message_at is its newest message; trash remembers where it was.
-    assert q("SELECT t.id FROM threads t LEFT JOIN messages m ON m.thread_id = t.id WHERE m.id IS NULL") == []
-    assert (
-        q(
-            "SELECT t.id FROM threads t "
-            "WHERE last_message_at != (SELECT MAX(sent_at) FROM messages WHERE thread_id = t.id)"
-        )
-        == []
-    )
-    assert q("SELECT id FROM threads WHERE location NOT IN ('inbox', 'sent', 'archived', 'trash')") == []
-    assert q("SELECT id FROM threads WHERE (location = 'trash') != (location_before_trash IS NOT NULL)") == []
-    # Every message involves the owner; every recipient address is valid; attachments can be opened.
-    assert (
-        q(
-            "SELECT m.id FROM messages m WHERE m.from_email != ? AND NOT EXISTS (SELECT 1 FROM message_recipients r "
-            "WHERE r.message_id = m.id AND r.email = ?)",
-            (ME, ME),
-        )
-        == []
-    )
-    assert (
-        q(
-            "SELECT a.* FROM message_attachments a JOIN messages m ON m.id = a.message_id JOIN message_recipients r "
-            "ON r.message_id = m.id JOIN files f ON f.id = a.file_id WHERE f.owner_email != r.email AND "
-            "f.link_sharing = 'off' AND NOT EXISTS (SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND "
-            "p.email = r.email)"
-        )
-        == []
-    )
+    "threads without messages": "SELECT t.id FROM threads t LEFT JOIN messages m ON m.thread_id = t.id "
+    "WHERE m.id IS NULL",
+    "threads whose last_message_at is not their newest message": "SELECT t.id FROM threads t "
+    "WHERE last_message_at != (SELECT MAX(sent_at) FROM messages WHERE thread_id = t.id)",
+    "threads in no known place": "SELECT id FROM threads WHERE location NOT IN ('inbox', 'sent', 'archived', 'trash')",
+    "trash that forgot where it was": "SELECT id FROM threads "
+    "WHERE (location = 'trash') != (location_before_trash IS NOT NULL)",
+    # Every message involves the owner; attachments can be opened by their recipients.
+    "messages without the owner": "SELECT m.id FROM messages m WHERE m.from_email != :me AND NOT EXISTS "
+    "(SELECT 1 FROM message_recipients r WHERE r.message_id = m.id AND r.email = :me)",
+    "attachments a recipient cannot open": "SELECT a.* FROM message_attachments a "
+    "JOIN messages m ON m.id = a.message_id JOIN message_recipients r ON r.message_id = m.id "
+    "JOIN files f ON f.id = a.file_id WHERE f.owner_email != r.email AND f.link_sharing = 'off' "
+    "AND NOT EXISTS (SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND p.email = r.email)",
     # Sharing: roles are exact, owners hold no grant, confidential files stay inside the company.
-    assert q("SELECT * FROM file_permissions WHERE role NOT IN ('viewer', 'commenter', 'editor')") == []
-    assert q("SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id WHERE p.email = f.owner_email") == []
-    assert (
-        q(
-            "SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id WHERE f.confidential AND "
-            "p.email NOT LIKE '%@larkspurlabs.com'"
-        )
-        == []
-    )
-    assert q("SELECT * FROM files WHERE confidential AND link_sharing != 'off'") == []
+    "unknown roles": "SELECT * FROM file_permissions WHERE role NOT IN ('viewer', 'commenter', 'editor')",
+    "grants to the owner": "SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id "
+    "WHERE p.email = f.owner_email",
+    "confidential files shared outside": "SELECT p.* FROM file_permissions p JOIN files f ON f.id = p.file_id "
+    "WHERE f.confidential AND p.email NOT LIKE '%@larkspurlabs.com'",
+    "confidential files with a link": "SELECT * FROM files WHERE confidential AND link_sharing != 'off'",
     # Events: organizers are in the directory, never their own attendees; series end after they start.
-    assert q("SELECT e.id FROM events e LEFT JOIN users u ON u.email = e.organizer_email WHERE u.id IS NULL") == []
-    assert (
-        q("SELECT * FROM event_attendees a JOIN events e ON e.id = a.event_id WHERE a.email = e.organizer_email") == []
-    )
-    assert q("SELECT id FROM events WHERE series_end_utc < end_utc OR end_utc <= start_utc") == []
-    assert q("SELECT id FROM events WHERE recur_freq != 'none' AND (recur_count IS NULL) = (recur_until IS NULL)") == []
-    # Contacts and labels are unique.
-    assert q("SELECT email FROM contacts GROUP BY email HAVING COUNT(*) > 1") == []
+    "organizers outside the directory": "SELECT e.id FROM events e LEFT JOIN users u ON u.email = e.organizer_email "
+    "WHERE u.id IS NULL",
+    "organizers attending their own events": "SELECT * FROM event_attendees a JOIN events e ON e.id = a.event_id "
+    "WHERE a.email = e.organizer_email",
+    "events ending before they start": "SELECT id FROM events WHERE series_end_utc < end_utc OR end_utc <= start_utc",
+    "series with both or neither end": "SELECT id FROM events WHERE recur_freq != 'none' "
+    "AND (recur_count IS NULL) = (recur_until IS NULL)",
+    # Contacts are unique.
+    "contacts twice": "SELECT email FROM contacts GROUP BY email HAVING COUNT(*) > 1",
+}
+
+
+def assert_consistent(ep: Episode) -> None:
+    assert ep.query("SELECT COUNT(*) n FROM users WHERE is_owner")[0]["n"] == 1
+    broken = {rule: rows for rule, sql in BROKEN.items() if (rows := ep.query(sql, {"me": ME}))}
+    assert broken == {}
 
 
 def test_the_small_scale_is_consistent(episode):
@@ -96,17 +84,8 @@ def test_the_default_scale_is_realistic_and_consistent(workspace, templates):
     assert_consistent(ep)
 
 
-@large_scale("~5 s")
-def test_the_large_scale_has_tens_of_thousands_of_rows(workspace):
-    ep = large_episode(workspace)
-    sizes = counts(ep)
-    assert sum(sizes.values()) >= 50_000 and sizes["messages"] >= 15_000
-    assert_consistent(ep)
-
-
-def test_another_seed_builds_other_filler(workspace):
-    # That the same seed builds identical tables is checked for every world by tests/test_world_contract.py.
-    first = Episode.create(workspace, seed=3, scale="small", templates=TemplateCache())
-    other = Episode.create(workspace, seed=4, scale="small", templates=TemplateCache())
-    names = {u["name"] for u in first.tables(["users"])["users"]}
-    assert names != {u["name"] for u in other.tables(["users"])["users"]}
+# That the same seed builds identical tables is checked for every world by tests/test_world_contract.py.
+test_another_seed_builds_other_filler = other_seed_test("workspace", differ={"users": "name"})
+test_the_large_scale_has_tens_of_thousands_of_rows = large_scale_test(
+    "workspace", "~5 s", assert_consistent, total=50_000, messages=15_000
+)

@@ -9,10 +9,11 @@ from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
 from mcpsim.world.paging import page
+from mcpsim.world.standard import attach_gift_card
 
 from .. import world
 from ..inputs import BirthDate, ReservationId, UserId
-from ..rules import get_reservation, get_user, iso
+from ..rules import get_reservation, get_user
 from ..tables import PaymentMethod, Reservation, User
 from ..views import (
     PaymentMethodView,
@@ -101,15 +102,5 @@ def add_gift_card(
     """Add a gift card the user holds to their account by its code, so it can pay for bookings and
     changes and receive refunds. A gift card can be added once, to one account."""
     user = get_user(ctx.session, user_id)
-    code = gift_card_code.strip().upper()
-    card = ctx.session.exec(select(PaymentMethod).where(PaymentMethod.gift_card_code == code)).first()
-    if card is None:
-        raise WorldError(f"Gift card code {gift_card_code} is not valid")
-    if card.user_id == user.id:
-        raise WorldError(f"Gift card {code} is already on this account as {card.id}")
-    if card.user_id is not None:
-        raise WorldError(f"Gift card {code} has already been added to another account")
-    card.user_id = user.id
-    card.created_at = iso(ctx.now)
-    ctx.add(card)
+    card = attach_gift_card(ctx, PaymentMethod, gift_card_code, user_id=user.id)
     return payment_method_view(card, ctx.now)

@@ -8,7 +8,7 @@ from pydantic import Field
 from sqlmodel import col, select
 
 from mcpsim.world import ToolContext, WorldError
-from mcpsim.world.toolkit import iso
+from mcpsim.world.standard import attach_gift_card
 
 from .. import world
 from ..inputs import City, CustomerId, Line1, Line2, State, Zip
@@ -129,15 +129,12 @@ def redeem_gift_card(
     """Add a gift card the customer holds to their account by its code, so it can pay for orders
     and receive refunds. A gift card can be redeemed once, by one customer."""
     customer = ctx.get(Customer, customer_id.strip())
-    code = gift_card_code.strip().upper()
-    card = ctx.session.exec(select(PaymentMethod).where(PaymentMethod.gift_card_code == code)).first()
-    if card is None:
-        raise WorldError(f"Gift card code {gift_card_code} is not valid")
-    if card.customer_id == customer.id:
-        raise WorldError(f"Gift card {code} is already on this customer's account as {card.id}")
-    if card.customer_id is not None:
-        raise WorldError(f"Gift card {code} has already been redeemed by another account")
-    card.customer_id = customer.id
-    card.created_at = iso(ctx.now)
-    ctx.add(card)
+    card = attach_gift_card(
+        ctx,
+        PaymentMethod,
+        gift_card_code,
+        account="this customer's account",
+        taken="redeemed by",
+        customer_id=customer.id,
+    )
     return payment_method_view(card, ctx.now)
