@@ -35,6 +35,12 @@ pytestmark = pytest.mark.anyio
 
 CLEAN_ENV = clean_env()
 
+# Every httpx call in the tests without a timeout of its own waits up to 120 s, not httpx's 5 s: a
+# loaded 2-core machine answers late, and a slow answer is not a failure (tests bound their waits).
+# httpx binds one Timeout object as the default of get/post/Client/AsyncClient: set its fields.
+for _phase in ("connect", "read", "write", "pool"):
+    setattr(httpx._config.DEFAULT_TIMEOUT_CONFIG, _phase, 120.0)
+
 # The first request of an MCP session over HTTP (a raw JSON-RPC body, for tests that speak the protocol by hand).
 MCP_INITIALIZE = {
     "jsonrpc": "2.0",

@@ -94,7 +94,7 @@ def test_run_against_a_server_that_dies_exits_3_and_says_how_many_episodes_and_w
     assert len(lines) == len(tasks) and failed, [(t.task_id, t.termination) for t in lines]
     assert run.returncode == 3, (run.returncode, stderr.decode()[-2000:])
     message = stderr.decode()
-    assert f"{len(failed)} of {len(tasks)} episodes of this run ended in server errors" in message, message
+    assert f"{len(failed)} of {len(tasks)} episodes of this run ended in infrastructure" in message, message
     assert f"the server at {url} failed or could not be reached" in message
 
 
@@ -102,7 +102,7 @@ def test_run_help_documents_the_exit_codes():
     result = subprocess.run(
         [sys.executable, "-m", "mcpsim", "run", "--help"], env=CLEAN_ENV, capture_output=True, text=True, timeout=120
     )
-    assert "Exit codes:" in result.stdout and "3  at least one episode ended because the server" in result.stdout
+    assert "Exit codes:" in result.stdout and "3  more than --max-failures episodes" in result.stdout
 
 
 # -- 2. --record: written as episodes end, recovered after a kill -9 ------------------------------

@@ -57,6 +57,7 @@ async def test_without_a_token_or_no_auth_a_token_is_generated_printed_once_and_
     assert token and len(token) >= 40 and err.count(token) == 1  # 256 random bits, printed once
     routes = [
         ("GET", "/worlds"),
+        ("GET", "/worlds/ledger/tasks"),
         ("GET", "/episodes"),
         ("POST", "/episodes"),
         ("POST", "/episodes/restore"),
@@ -143,6 +144,9 @@ def test_mcpsim_serve_http_generates_a_token_prints_it_and_builds_urls_from_the_
         assert r.json()["mcp_url"] == f"http://sim.test:{port}/episodes/{r.json()['id']}/mcp"
         assert log.read_text().count(token) == 1
         assert f"serving retail on http://sim.test:{port}/mcp" in log.read_text()
+        assert f"watch live episodes at http://sim.test:{port}/ui/ (it asks for the control-plane token)" in (
+            log.read_text()
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=20)

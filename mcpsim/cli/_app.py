@@ -64,6 +64,48 @@ log_options = [
 ]
 
 
+def _load_specs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    """Compile the spec files (or every spec in the folders) into this process's registry of
+    worlds, before the command reads its WORLD argument."""
+    if not value:
+        return
+    from mcpsim.factory import SpecError
+    from mcpsim.factory.loading import register_folder, register_spec
+
+    for source in value:
+        try:
+            register_folder(source) if param.name == "worlds_dirs" else register_spec(source)
+        except SpecError as exc:
+            raise click.BadParameter(str(exc), param_hint=f"'{param.opts[0]}'") from None
+
+
+spec_options = [
+    click.option(
+        "--world-spec",
+        "world_specs",
+        multiple=True,
+        metavar="FILE",
+        type=click.Path(exists=True, dir_okay=False),
+        is_eager=True,
+        expose_value=False,
+        callback=_load_specs,
+        help="Also load the world a spec file (YAML or JSON, docs/world-spec.md) describes, with its tasks. "
+        "Repeatable.",
+    ),
+    click.option(
+        "--worlds-dir",
+        "worlds_dirs",
+        multiple=True,
+        metavar="DIR",
+        type=click.Path(exists=True, file_okay=False),
+        is_eager=True,
+        expose_value=False,
+        callback=_load_specs,
+        help="Also load every spec file (*.yaml, *.yml, *.json) directly in DIR. Repeatable.",
+    ),
+]
+
+
 def _apply(options: list[Any]) -> Any:
     def decorate(fn: Any) -> Any:
         for option in reversed(options):
@@ -82,15 +124,21 @@ def _world_at_scale(name: str, scale: str) -> World:
     return w
 
 
+def _lookup_message(exc: LookupError) -> str:
+    """A lookup error's message as written (`str()` of a KeyError adds quotes around it)."""
+    return str(exc.args[0]) if exc.args else str(exc)
+
+
 def _tasks(world: str) -> Any:
     from mcpsim.tasks import TaskFileError, load_tasks
 
+    _world(world)  # an unknown world: its name and the known ones
     try:
         return load_tasks(world)
     except TaskFileError as exc:
         raise click.ClickException(str(exc)) from None
     except LookupError as exc:
-        raise click.BadParameter(str(exc).strip("'\""), param_hint="WORLD") from None
+        raise click.BadParameter(_lookup_message(exc), param_hint="WORLD") from None
 
 
 def _profile(spec: str | None) -> Any:

@@ -15,11 +15,13 @@ from mcpsim import logs
 from mcpsim.cli._app import (
     _apply,
     _first_sentence,
+    _lookup_message,
     _print_json,
     _tasks,
     _world,
     log_options,
     main,
+    spec_options,
 )
 from mcpsim.world.registry import world_names
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 @click.option("--split", type=click.Choice(["train", "dev", "test"]), help="Only tasks of this split.")
 @click.option("--tag", "tags", multiple=True, help="Only tasks with this tag (repeatable: any of them).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output: whole tasks, gold actions and rubrics.")
+@_apply(spec_options)
 def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -> None:
     """List a world's tasks, with their gold actions and rubrics (--json).
 
@@ -63,8 +66,10 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
 @click.argument("worlds", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
 @_apply(log_options)
+@_apply(spec_options)
 def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: str) -> None:
-    """Validate every task of WORLDS (default: all installed worlds).
+    """Validate every task of WORLDS (default: the worlds --world-spec and --worlds-dir load, else
+    all installed worlds).
 
     \b
     For each task: the file is valid; the gold actions replay and score 1.0 strict; two
@@ -73,14 +78,16 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
     every cheating baseline fails strict (do nothing and answer with the policy text or the
     pasted gold reads; the gold steps with a negated or a stuffed answer; the gold steps plus
     one unrequested write; the random agent); every listed alternative passes and every near
-    miss fails. Prints a table per world. Exits 1 if anything fails.
+    miss fails. Prints a table per world. Exits 0 if every check holds, 1 if anything fails,
+    2 on a usage error (an unknown world or option).
     """
     from rich.progress import Progress
 
     from mcpsim.audit import check_world
+    from mcpsim.factory.loading import loaded_worlds
 
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
-    names = list(worlds) or world_names()
+    names = list(worlds) or loaded_worlds() or world_names()
     for name in names:
         _world(name)
     reports = []
@@ -157,6 +164,7 @@ def _print_check_report(report: WorldReport) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the episode's trajectory (every call with its row changes) as JSON here.",
 )
+@_apply(spec_options)
 def verify(
     world: str,
     task_id: str,
@@ -167,8 +175,9 @@ def verify(
     as_json: bool,
     record_path: Path | None,
 ) -> None:
-    """Grade a recorded episode against its task. Exits 0 if it passes, 1 if not, 3 if grading
-    could not finish (an infrastructure error, not a verdict: retry it)."""
+    """Grade a recorded episode against its task. Exits 0 if it passes, 1 if not, 2 on a usage
+    error (an unknown world or task, a missing file), 3 if grading could not finish (an
+    infrastructure error, not a verdict: retry it)."""
     from mcpsim.engine.episode import Episode
     from mcpsim.grading import GradingUnavailable, Verifier
 
@@ -180,7 +189,7 @@ def verify(
     try:
         task = task_set.get(task_id)
     except LookupError as exc:
-        raise click.BadParameter(str(exc).strip("'\""), param_hint="--task") from None
+        raise click.BadParameter(_lookup_message(exc), param_hint="--task") from None
     try:
         episode = Episode.restore(w, snapshot.read_bytes())
     except Exception as exc:

@@ -20,12 +20,14 @@ from mcpsim.cli._app import (
     cache_options,
     log_options,
     main,
+    spec_options,
 )
 from mcpsim.world.registry import load_world, world_names
 
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_apply(spec_options)
 def worlds(as_json: bool) -> None:
     """List the installed worlds. A world that fails to load is listed with its error (exit 1)."""
     rows, broken = [], {}
@@ -66,6 +68,7 @@ def worlds(as_json: bool) -> None:
 @main.command()
 @click.argument("world")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output, with full input schemas.")
+@_apply(spec_options)
 def tools(world: str, as_json: bool) -> None:
     """List a world's tools: what they do, whether they write, their arguments."""
     w = _world(world)

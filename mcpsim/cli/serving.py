@@ -12,6 +12,7 @@ import click
 from mcpsim import logs
 from mcpsim.cli._app import (
     _apply,
+    _lookup_message,
     _profile,
     _tasks,
     _templates,
@@ -19,6 +20,7 @@ from mcpsim.cli._app import (
     cache_options,
     log_options,
     main,
+    spec_options,
 )
 from mcpsim.engine.templates import TemplateCache, format_size
 from mcpsim.serve.config import DEFAULTS, ClientLimits, ServeConfig, default_of, env_var
@@ -35,33 +37,58 @@ def _serve_stdio(
     exit_snapshot: str | None,
     record_dir: str | None,
     profile: Any,
+    episode_path: str | None = None,
 ) -> None:
     from mcpsim.engine.episode import Episode
     from mcpsim.serve.mcp import serve_stdio
-    from mcpsim.tasks.scenario import task_episode
-    from mcpsim.trajectories.recording import Recorder
+    from mcpsim.serve.stdio import EpisodeFileError, FileEpisode
 
-    if start_snapshot:
+    task = None
+    if task_id:
+        try:
+            task = _tasks(w.name).get(task_id)
+        except LookupError as exc:
+            raise click.BadParameter(_lookup_message(exc), param_hint="--task") from None
+
+    def fresh() -> Episode:
+        if task is not None:
+            from mcpsim.tasks.scenario import task_episode
+
+            return task_episode(w, task, templates=templates, faults=profile if profile is not None else "task")
+        return Episode.create_with_faults(w, seed, scale, profile, templates=templates)
+
+    episode: Episode
+    if episode_path:
+        # a task fixes its own seed and scale
+        identity = {
+            "world": w.name,
+            "seed": task.seed if task else seed,
+            "scale": task.scale if task else scale,
+            "task": task.id if task else None,
+        }
+        try:
+            episode = FileEpisode.attach(w, Path(episode_path), identity, fresh)
+        except EpisodeFileError as exc:
+            raise click.ClickException(str(exc)) from None
+    elif start_snapshot:
         try:
             episode = Episode.restore(w, Path(start_snapshot).read_bytes())
         except Exception as exc:
             raise click.ClickException(f"{start_snapshot} is not an mcpsim episode of {w.name}: {exc}") from None
-    elif task_id:
-        try:
-            task = _tasks(w.name).get(task_id)
-        except LookupError as exc:
-            raise click.BadParameter(str(exc).strip("'\""), param_hint="--task") from None
-        episode = task_episode(w, task, templates=templates, faults=profile if profile is not None else "task")
     else:
-        episode = Episode.create_with_faults(w, seed, scale, profile, templates=templates)
+        episode = fresh()
     try:
         serve_stdio(w, episode)
     finally:
+        if isinstance(episode, FileEpisode):
+            episode.sync()  # what other processes wrote since this one's last call
         if exit_snapshot:
             tmp = Path(f"{exit_snapshot}.tmp")
             tmp.write_bytes(episode.snapshot())
             os.replace(tmp, exit_snapshot)
         if record_dir:
+            from mcpsim.trajectories.recording import Recorder
+
             Recorder(record_dir).record(episode)
 
 
@@ -292,7 +319,17 @@ limit_options = [
     type=click.Path(dir_okay=False),
     help="stdio: write the episode's database here when the client hangs up.",
 )
+@click.option(
+    "--episode",
+    "episode_path",
+    type=click.Path(dir_okay=False),
+    help="stdio: keep the episode in this file, shared by every server process started with it: the first "
+    "creates it (from --seed/--scale/--task), later ones attach and each call sees every earlier call's "
+    "writes. For clients that start a server process per tool call (docs/frameworks.md). A file of another "
+    "world, seed, scale or task is refused.",
+)
 @_apply(cache_options + log_options)
+@_apply(spec_options)
 def serve(
     world: str,
     use_http: bool,
@@ -324,6 +361,7 @@ def serve(
     task_id: str | None,
     start_snapshot: str | None,
     exit_snapshot: str | None,
+    episode_path: str | None,
     cache_dir: str | None,
     no_cache: bool,
     log_level: str,
@@ -336,6 +374,12 @@ def serve(
     --http: one process, many episodes; POST /episodes creates one and returns its MCP URL,
     /mcp serves a fresh episode per client. All installed worlds can be created over HTTP. The
     control plane requires a bearer token (--token, or a generated one) unless --no-auth.
+
+    \b
+    Exit codes:
+      0  the client hung up (stdio) or the server was stopped (HTTP: Ctrl-C, SIGTERM)
+      1  it could not start: the port is in use, the --episode file holds another episode...
+      2  usage error (an unknown world, scale or option; options of the other transport)
     """
     logs.configure(log_level, log_format)
     w = _world_at_scale(world, scale)
@@ -344,11 +388,23 @@ def serve(
     templates.set_max_bytes(_size_option(template_cache_bytes, "--template-cache-bytes"))
     profile = _profile(faults_spec)
     if not use_http:
-        _serve_stdio(w, seed, scale, templates, task_id, start_snapshot, exit_snapshot, record_dir, profile)
+        if episode_path and start_snapshot:
+            raise click.UsageError(
+                "--episode and --snapshot exclude each other: to start a shared episode from a snapshot, "
+                "copy the snapshot to the --episode path"
+            )
+        if episode_path and record_dir:
+            raise click.UsageError(
+                "--record with --episode would write the shared episode once per server process; grade or "
+                "export the --episode file itself (mcpsim verify --snapshot PATH)"
+            )
+        _serve_stdio(
+            w, seed, scale, templates, task_id, start_snapshot, exit_snapshot, record_dir, profile, episode_path
+        )
         return
-    if task_id or start_snapshot or exit_snapshot:
+    if task_id or start_snapshot or exit_snapshot or episode_path:
         raise click.UsageError(
-            "--task, --snapshot and --exit-snapshot are for stdio; over HTTP, "
+            "--task, --snapshot, --exit-snapshot and --episode are for stdio; over HTTP, "
             "POST /episodes with a task or POST /episodes/restore"
         )
 
@@ -384,6 +440,15 @@ def serve(
             file=sys.stderr,
             flush=True,
         )
+    import socket
+
+    try:  # bound first: a port in use fails at once, before the app is built or "serving" printed
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
+        ) from None
+    port = sock.getsockname()[1]  # the one picked for --port 0
     try:
         app = create_app(
             ServeConfig(
@@ -419,6 +484,86 @@ def serve(
         )
     except ValueError as exc:  # a token, host or origin the access checks refuse
         raise click.UsageError(str(exc)) from None
-    shown = public_url or f"http://{host}:{port}"
+    from mcpsim.factory.loading import loaded_worlds
+
+    for name in loaded_worlds():  # generate the tasks of spec worlds now, not in the first request
+        _tasks(name)
+    shown = public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
     print(f"mcpsim: serving {w.name} on {shown}/mcp (control plane: {shown}/episodes)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
+    print(
+        f"mcpsim: watch live episodes at {shown}/ui/" + ("" if no_auth else " (it asks for the control-plane token)"),
+        file=sys.stderr,
+        flush=True,
+    )
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on"))
+    server.run(sockets=[sock])
+
+
+@main.command("serve-worlds")
+@click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
+@_setting(
+    "--token",
+    metavar="TOKEN",
+    help="The bearer token the control planes require, and loading a world [env MCPSIM_TOKEN]; none "
+    "given: one is generated and printed to stderr.",
+)
+@_setting("--no-auth", is_flag=True, help="Open the control planes to anyone who can reach the server.")
+@click.option(
+    "--max-worlds",
+    default=16,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Worlds loaded at once; loading one more evicts the least recently used idle one.",
+)
+@click.option(
+    "--world-idle",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds without a request after which a loaded world is evicted (its episodes closed).",
+)
+@_apply(cache_options + log_options)
+def serve_worlds(
+    folder: str,
+    host: str,
+    port: int,
+    token: str | None,
+    no_auth: bool,
+    max_worlds: int,
+    world_idle: float,
+    cache_dir: str | None,
+    no_cache: bool,
+    log_level: str,
+    log_format: str,
+) -> None:
+    """Serve every world spec in DIR (such as `mcpsim gen --catalog`'s OUT/worlds) over HTTP, each
+    loaded on its first request and evicted when idle: POST /w/NAME/episodes creates an episode of
+    world NAME and returns its MCP URL; GET /worlds lists the worlds and the loaded ones. With
+    "tools": {"only": [...], "distractors": N, "seed": S} in the request, the episode's agent is
+    shown those of the world's tools plus N tools of other worlds, in an order fixed by S."""
+    import uvicorn
+
+    from mcpsim.factory.hosting import spec_world_loader
+    from mcpsim.serve.worlds import WorldHost
+
+    logs.configure(log_level, log_format)
+    if token is not None and no_auth:
+        raise click.UsageError("--token and --no-auth exclude each other")
+    names, load = spec_world_loader(folder)
+    if not names:
+        raise click.BadParameter(f"{folder} holds no spec file (*.yaml, *.yml, *.json)", param_hint="DIR")
+    world_host = WorldHost(
+        names,
+        load,
+        templates=_templates(cache_dir, no_cache),
+        token=token,
+        no_auth=no_auth,
+        host=host,
+        max_loaded=max_worlds,
+        idle_seconds=world_idle,
+        describe=load.world,
+    )
+    print(f"mcpsim: {len(names)} worlds from {folder}, at most {max_worlds} loaded", file=sys.stderr, flush=True)
+    uvicorn.run(world_host.app, host=host, port=port, log_level="warning")

@@ -201,11 +201,17 @@ class FaultProfileError(ValueError):
 
 
 def load_profile(spec: str | dict[str, Any] | FaultProfile | None) -> FaultProfile | None:
-    """A built-in name (none, flaky, hostile), a YAML file's path, a dict, or a profile."""
+    """A built-in name (none, flaky, hostile), a YAML file's path, inline JSON (`{"name": ...}`), a
+    dict, or a profile."""
     if spec is None or isinstance(spec, FaultProfile):
         return spec
     if isinstance(spec, dict):
         return FaultProfile.model_validate(spec)
+    if spec.lstrip().startswith("{"):
+        try:
+            return FaultProfile.model_validate_json(spec)
+        except ValueError as exc:
+            raise FaultProfileError(f"inline fault profile: {exc}") from None
     if spec in BUILTIN:
         return BUILTIN[spec]
     path = Path(spec)
@@ -214,7 +220,7 @@ def load_profile(spec: str | dict[str, Any] | FaultProfile | None) -> FaultProfi
             return FaultProfile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
         except (yaml.YAMLError, ValueError) as exc:
             raise FaultProfileError(f"{path}: {exc}") from None
-    raise FaultProfileError(f"unknown fault profile {spec!r}: use {', '.join(BUILTIN)} or a YAML file")
+    raise FaultProfileError(f"unknown fault profile {spec!r}: use {', '.join(BUILTIN)}, a YAML file or inline JSON")
 
 
 PROFILE_SUFFIXES = (".yaml", ".yml", ".json")

@@ -90,9 +90,7 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
-from typing import cast
-
-import inflect
+from typing import Any, cast
 
 from mcpsim.tasks import (
     AnyFact,
@@ -970,7 +968,17 @@ _parse_cached = lru_cache(maxsize=1024)(_parse)
 
 # -- phrases and their inflections ------------------------------------------------------------------
 
-_INFLECT = inflect.engine()
+
+@lru_cache(maxsize=1)
+def inflection_engine() -> Any:
+    """inflect's engine, loaded on first use (`grading.grader` loads it when imported): importing
+    inflect costs about a second, which a served episode (whose world imports its custom checks)
+    should not pay at start-up."""
+    import inflect
+
+    return inflect.engine()
+
+
 _IRREGULAR = {
     "paid": "pay",
     "sent": "send",
@@ -1017,7 +1025,7 @@ def word_forms(word: str) -> frozenset[str]:
     forms = {word, _IRREGULAR.get(word, word), _unpossessed(word)}
     if len(word) < 4 or not word.isalpha() or word in _NOT_NAMES or word in _FUNCTION_WORDS:
         return frozenset(forms)
-    singular = _INFLECT.singular_noun(word)
+    singular = inflection_engine().singular_noun(word)
     if singular:
         forms.add(singular)
     for suffix in ("ed", "ing"):

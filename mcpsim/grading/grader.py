@@ -21,6 +21,7 @@ import structlog
 
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.templates import TemplateCache, process_templates
+from mcpsim.grading import answers
 from mcpsim.grading.checks import GradingContext, evaluate
 from mcpsim.grading.diff import NetChanges, diff_entries
 from mcpsim.grading.effects import episode_changes
@@ -28,6 +29,11 @@ from mcpsim.grading.verdict import CheckResult, Verdict, VerdictSummary
 from mcpsim.tasks import Task, TaskSet
 from mcpsim.tasks.scenario import run_actions, task_episode
 from mcpsim.world import World
+
+# inflect is imported lazily by `answers` (a served episode never grades), but graders run in
+# worker threads, and its import parses source with `ast` (typeguard), which on CPython 3.11 may
+# fail while another thread compiles: load it here, when the grader itself is imported.
+answers.inflection_engine()
 
 log = structlog.get_logger("mcpsim.grading")
 

@@ -28,6 +28,11 @@ class RunError(RuntimeError):
     pass
 
 
+# Why an episode can end without telling anything about the agent: the model endpoint, the world
+# server or the grader failed, or the episode ran out of time. `mcpsim run --max-failures` bounds them.
+INFRASTRUCTURE_FAILURES = frozenset({"model_error", "server_error", "grader_error", "timeout"})
+
+
 @dataclass
 class RunConfig:
     world: str
@@ -49,8 +54,8 @@ class RunResult:
     skipped: int  # already finished in an earlier run
     cancelled: int  # suspended by --keep-first in this run
     not_started: int  # never launched because --keep-first was reached first
-    server_errors: int = 0  # episodes of this run that ended because the server failed or could not be reached
-    server_error_examples: list[str] = field(default_factory=list)  # the first few of their errors
+    failures: dict[str, int] = field(default_factory=dict)  # this run's episodes per infrastructure failure
+    failure_examples: list[str] = field(default_factory=list)  # the first few of them, with their errors
 
 
 async def run_episodes(
@@ -85,8 +90,9 @@ async def run_episodes(
 
     stop = anyio.Event()
     limiter = anyio.CapacityLimiter(config.concurrency)
-    counts = {"ran": 0, "cancelled": 0, "not_started": 0, "server_errors": 0}
-    server_errors: list[str] = []
+    counts = {"ran": 0, "cancelled": 0, "not_started": 0}
+    failures: dict[str, int] = {}
+    failure_examples: list[str] = []
 
     async def job(task: Task, trial: int, cancelled: Trajectory | None) -> None:
         async with limiter:
@@ -135,10 +141,10 @@ async def run_episodes(
                 counts["cancelled"] += 1
             else:
                 counts["ran"] += 1
-                if trajectory.termination == "server_error":
-                    counts["server_errors"] += 1
-                    if len(server_errors) < 3:
-                        server_errors.append(f"{task.id}#{trial}: {trajectory.error}")
+                if trajectory.termination in INFRASTRUCTURE_FAILURES:
+                    failures[trajectory.termination] = failures.get(trajectory.termination, 0) + 1
+                    if len(failure_examples) < 3:
+                        failure_examples.append(f"{task.id}#{trial} {trajectory.termination}: {trajectory.error}")
                 if config.keep_first is not None and counts["ran"] >= config.keep_first:
                     stop.set()
             await anyio.to_thread.run_sync(journal.append, trajectory)  # fsynced before progress is shown
@@ -154,8 +160,8 @@ async def run_episodes(
         skipped,
         counts["cancelled"],
         counts["not_started"],
-        counts["server_errors"],
-        server_errors,
+        failures,
+        failure_examples,
     )
 
 

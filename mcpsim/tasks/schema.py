@@ -7,6 +7,8 @@ models below, loadable without importing the world's code (`load_tasks("retail")
 from __future__ import annotations
 
 import importlib.util
+import threading
+from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -615,5 +617,22 @@ def task_folder(world: str) -> Path:
     raise LookupError(f"unknown world {world!r}")
 
 
+_registered: dict[str, Callable[[], TaskSet]] = {}
+_loaded: dict[str, TaskSet] = {}
+_loading = threading.Lock()  # a registered world's tasks are built once, whichever thread asks first
+
+
+def register_tasks(world: str, tasks: Callable[[], TaskSet]) -> None:
+    """The tasks of a world registered at run time (`mcpsim.world.registry.register_world`):
+    `tasks()` is called once, the first time they are loaded."""
+    _registered[world] = tasks
+    _loaded.pop(world, None)
+
+
 def load_tasks(world: str) -> TaskSet:
+    if world in _registered:
+        with _loading:
+            if world not in _loaded:
+                _loaded[world] = _registered[world]()
+            return _loaded[world]
     return load_task_dir(world, task_folder(world))

@@ -1,7 +1,7 @@
 """Exporters: a run's trajectories as training and evaluation data.
 
 `export(source, fmt, dest)` reads a run directory's `trajectories.jsonl` (or such a file given
-directly) and writes one of four formats, atomically (a temporary file beside `dest`, then
+directly) and writes one of five formats, atomically (a temporary file beside `dest`, then
 `os.replace`: a failed export leaves whatever `dest` held before):
 
 - `openai`: chat fine-tuning JSONL, `{"messages", "tools"}` per episode and nothing else.
@@ -9,6 +9,10 @@ directly) and writes one of four formats, atomically (a temporary file beside `d
   expect, plus `reward` and `task_id`.
 - `verifiers`: one rollout result per line, shaped like verifiers' `RolloutOutput`.
 - `parquet`: one row per episode with flat columns, for analysis; needs pyarrow.
+- `tokens`: for RL without re-tokenising: per episode, each assistant turn's exact prompt token
+  ids, sampled token ids and their log-probabilities, as the model endpoint returned them
+  (`mcpsim run --token-ids`), with the rewards. An episode with an assistant message that has no
+  token record (the endpoint returned none) is skipped as unusable.
 
 Which episodes: only `completed` ones are data. Cancelled and errored episodes are skipped and
 counted, and so are episodes below `min_reward` (an ungraded episode never reaches a
@@ -59,7 +63,7 @@ __all__ = ["FORMATS", "ExportError", "ExportReport", "Format", "export"]
 
 log = structlog.get_logger("mcpsim.trajectories.export")
 
-Format = Literal["openai", "trl", "verifiers", "parquet"]
+Format = Literal["openai", "trl", "verifiers", "parquet", "tokens"]
 FORMATS: tuple[str, ...] = get_args(Format)
 TRAJECTORIES = "trajectories.jsonl"
 TRUNCATING = ("step_limit", "timeout")  # terminations that cut the episode short
@@ -365,10 +369,39 @@ def _verifiers_record(t: Trajectory) -> dict[str, Any]:
     }
 
 
+def _tokens_record(t: Trajectory) -> dict[str, Any]:
+    turns = {turn.message_index: turn for turn in t.usage.tokens or []}
+    if not turns:
+        raise _Unusable("no token ids were recorded (the endpoint returned none; run with --token-ids)")
+    assistant = [i for i, m in enumerate(t.messages) if m.role == "assistant"]
+    if missing := [i for i in assistant if i not in turns]:
+        raise _Unusable(f"assistant messages {missing} have no token ids")
+    if stray := sorted(set(turns) - set(assistant)):
+        raise _Unusable(f"token records {stray} point at no assistant message")
+    return {
+        "episode_id": t.episode_id,
+        **_identity(t),
+        "reward": t.reward,
+        "partial_reward": t.partial_reward,
+        "termination": t.termination,
+        "turns": [
+            {
+                "message_index": i,
+                "prompt_token_ids": turns[i].prompt_token_ids,
+                "completion_token_ids": turns[i].token_ids,
+                "completion_logprobs": turns[i].logprobs,
+                "finish_reason": turns[i].finish_reason,
+            }
+            for i in assistant
+        ],
+    }
+
+
 _RECORDS: dict[str, Callable[[Trajectory], dict[str, Any]]] = {
     "openai": _openai_record,
     "trl": _trl_record,
     "verifiers": _verifiers_record,
+    "tokens": _tokens_record,
 }
 
 Writer = Callable[[Iterator[Trajectory], Path, ExportReport], None]

@@ -40,6 +40,10 @@ class Message(_ValidText):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None  # on tool messages: which call this answers
     name: str | None = None  # on tool messages: the tool's name
+    # on assistant messages: the model's reasoning, as the endpoint returned it apart from the
+    # content (`reasoning_content` or `reasoning`: vLLM, SGLang, DeepSeek...); kept for training,
+    # never sent back to the model
+    reasoning_content: str | None = None
 
 
 class ToolDef(BaseModel):
@@ -73,11 +77,25 @@ class CallLog(_ValidText):
     changes: list[RowChange] = []
 
 
+class TokenTurn(BaseModel):
+    """One assistant message as the model sampled it, when the endpoint returns token ids (vLLM's
+    `return_token_ids`, or `logprobs` with `return_tokens_as_token_ids`): what RL trains on
+    without re-tokenising the text."""
+
+    message_index: int  # the assistant message's index in Trajectory.messages
+    prompt_token_ids: list[int] | None = None  # the exact prompt the model saw; None: the endpoint did not say
+    token_ids: list[int]  # the sampled completion
+    logprobs: list[float] | None = None  # one per completion token, under the sampling distribution
+    finish_reason: str | None = None
+
+
 class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
     model_calls: int = 0
+    # token ids and log-probabilities per assistant turn (absent unless the endpoint returned them)
+    tokens: list[TokenTurn] | None = Field(default=None, exclude_if=lambda v: v is None)
 
     def add(self, other: dict[str, Any] | None) -> None:
         if other:
@@ -85,6 +103,11 @@ class Usage(BaseModel):
             self.completion_tokens += int(other.get("completion_tokens") or 0)
             self.total_tokens += int(other.get("total_tokens") or 0)
         self.model_calls += 1
+
+    def record(self, turn: TokenTurn) -> None:
+        """Keep an assistant turn's tokens (a turn sampled again replaces the earlier record)."""
+        kept = [t for t in self.tokens or [] if t.message_index != turn.message_index]
+        self.tokens = [*kept, turn]
 
 
 Termination = Literal[

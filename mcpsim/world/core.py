@@ -9,6 +9,7 @@ runs its tools against a private database.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import inspect
 import json
 import random
@@ -17,11 +18,11 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
-import faker
+import yaml
 from pydantic import BaseModel, ConfigDict, create_model
 from sqlalchemy import MetaData
 from sqlalchemy.schema import CreateIndex, CreateTable
@@ -79,6 +80,11 @@ class ToolContext:
         self.session.add_all(rows)
 
 
+@cache
+def _schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema())
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One tool of a world, with everything derived from its signature and docstring."""
@@ -106,7 +112,8 @@ class ToolSpec:
         return any(p.name == "limit" for p in self.parameters)
 
     def input_schema(self) -> dict[str, Any]:
-        return self.args_model.model_json_schema()
+        """The arguments' JSON schema (a fresh copy: generated once per tool, not per trajectory)."""
+        return json.loads(_schema_text(self.args_model))
 
     def describe(self) -> dict[str, Any]:
         """A JSON-ready summary (CLI listings and the world version hash)."""
@@ -212,6 +219,45 @@ class World:
         self.checks: dict[str, Callable[..., Any]] = {}
         self._seed_fn: SeedFunction | None = None
         self._edge_fn: SeedFunction | None = None
+
+    @classmethod
+    def from_manifest(cls, path: str | Path, *, metadata: MetaData, **settings: Any) -> World:
+        """The world a manifest declares: a YAML file beside the world's code (`world.yaml`) with
+        its `name`, `title`, `description`, `scales` and `id_formats` (namespace: [prefix, digits]),
+        the data part of a world, kept as data. The policy is `policy.md` beside the manifest, or
+        the file its `policy` names. `settings` (epoch, tick, revision) go to the constructor.
+
+            world = World.from_manifest(Path(__file__).with_name("world.yaml"), metadata=ShopTable.metadata)
+        """
+        path = Path(path)
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"world manifest {path}: must map keys to values, not hold a {type(data).__name__}")
+        unknown = sorted(set(data) - {"name", "title", "description", "scales", "id_formats", "policy"})
+        if unknown:
+            raise ValueError(f"world manifest {path}: unknown key(s) {', '.join(unknown)}")
+        missing = [key for key in ("name", "title", "description", "scales") if key not in data]
+        if missing:
+            raise ValueError(f"world manifest {path}: missing {', '.join(missing)}")
+        formats: dict[str, tuple[str, int]] = {}
+        for namespace, value in (data.get("id_formats") or {}).items():
+            match value:
+                case [str(prefix), int(digits)] if digits > 0:
+                    formats[str(namespace)] = (prefix, digits)
+                case _:
+                    raise ValueError(
+                        f"world manifest {path}: id format {namespace!r} must be [prefix, digits > 0], not {value!r}"
+                    )
+        return cls(
+            data["name"],
+            title=data["title"],
+            description=data["description"],
+            metadata=metadata,
+            policy=path.with_name(data.get("policy", "policy.md")),
+            scales=data["scales"],
+            id_formats=formats,
+            **settings,
+        )
 
     def __repr__(self) -> str:
         return f"World({self.name!r}, tools={len(self.tools)})"
@@ -352,7 +398,7 @@ class World:
             "schema": self.schema_sql,
             "tools": [self.tools[n].describe() for n in sorted(self.tools)],
             "sources": {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in self.source_files()},
-            "faker": faker.VERSION,
+            "faker": importlib.metadata.version("faker"),  # not `import faker`: a served episode never needs it
             "seeding": hashlib.sha256(Path(seeding.__file__).read_bytes()).hexdigest(),  # SeedContext's helpers
             "policy": self.policy,
             "scales": self.scales,

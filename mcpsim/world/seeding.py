@@ -13,12 +13,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from faker import Faker
 from sqlalchemy import JSON, Table
 from sqlmodel import Session
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 IdFormats = Mapping[str, tuple[str, int]]  # namespace -> (prefix, digits), e.g. {"order": ("#W", 7)}
 
@@ -145,6 +147,8 @@ class SeedContext:
     faker: Faker = field(init=False)
 
     def __post_init__(self) -> None:
+        from faker import Faker  # imported here: only template builds need it, not served episodes
+
         self.rng = random.Random(derive_seed(self.seed, "rng"))
         self.faker = Faker("en_US")
         self.faker.seed_instance(derive_seed(self.seed, "faker"))
