@@ -83,7 +83,7 @@ async def test_the_default_endpoint_serves_the_default_episode_and_unknown_episo
     assert "Default User" in owners
     async with httpx.AsyncClient(base_url=live.url) as http:
         r = await http.post("/episodes/nope/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        assert r.status_code == 404 and "does not exist" in r.json()["error"]
+        assert r.status_code == 404 and "does not exist" in r.json()["error"]["message"]
         r = await http.get("/episodes/nope/state")
         assert r.status_code == 404
 

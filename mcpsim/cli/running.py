@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,12 +11,14 @@ from typing import Any, Literal, get_args
 
 import anyio
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from mcpsim import logs
 from mcpsim.cli._app import (
     _apply,
+    _lookup_message,
     _profile,
     _tasks,
     _templates,
@@ -22,6 +26,7 @@ from mcpsim.cli._app import (
     cache_options,
     log_options,
     main,
+    spec_options,
 )
 from mcpsim.engine.templates import TemplateCache
 
@@ -34,10 +39,10 @@ def _select_tasks(task_set: Any, spec: str) -> list[Any]:
     try:
         return [task_set.get(i.strip()) for i in spec.split(",") if i.strip()]
     except LookupError as exc:
-        raise click.BadParameter(str(exc).strip("'\""), param_hint="--tasks") from None
+        raise click.BadParameter(_lookup_message(exc), param_hint="--tasks") from None
 
 
-SERVER_FAILED = 3  # `mcpsim run`'s exit code when episodes ended because the server failed
+INFRASTRUCTURE_FAILED = 3  # `mcpsim run`'s exit code past --max-failures infrastructure failures
 
 
 Transport = Literal["inprocess", "http", "stdio"]  # where `mcpsim run` puts its episodes
@@ -66,18 +71,28 @@ class RunPlan:
     base_url: str = "https://api.openai.com/v1"
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float | None = None
+    max_tokens: int | None = None
+    extra_body: dict[str, Any] | None = None
     faults: Any = None
+    token_ids: bool = False  # ask openai: agents' endpoint for token ids and log-probabilities
+    user_base_url: str | None = None  # the simulated user's endpoint (None: --base-url)
+    user_api_key_env: str | None = None  # the variable holding its key (None: --api-key-env)
 
     def make_agent(self) -> Any:
-        from mcpsim.runner.agents import make_agent
+        from mcpsim.runner.agents import OpenAIAgent, make_agent
 
-        return make_agent(
+        agent = make_agent(
             self.agent,
             base_url=self.base_url,
             api_key_env=self.api_key_env,
             temperature=self.temperature,
             seed=self.seed,
+            max_tokens=self.max_tokens,
+            extra_body=self.extra_body,
         )
+        if isinstance(agent, OpenAIAgent):
+            agent.client.token_ids = self.token_ids
+        return agent
 
     def make_user(self, task: Any) -> Any:
         from mcpsim.runner.llm import ChatClient
@@ -86,9 +101,12 @@ class RunPlan:
         if self.user == "scripted":
             return ScriptedUser(task)
         if self.user.startswith("openai:"):
-            return LlmUser(
-                task, ChatClient(model=self.user.split(":", 1)[1], base_url=self.base_url, api_key_env=self.api_key_env)
+            client = ChatClient(
+                model=self.user.split(":", 1)[1],
+                base_url=self.user_base_url or self.base_url,
+                api_key_env=self.user_api_key_env or self.api_key_env,
             )
+            return LlmUser(task, client)
         raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
 
 
@@ -112,7 +130,8 @@ def _out_option(default: str, help_text: str) -> Any:
     "agent_spec",
     default="oracle",
     show_default=True,
-    help="oracle, noop, random, or openai:MODEL (any OpenAI-compatible endpoint).",
+    help="oracle, noop, random, openai:MODEL (any OpenAI-compatible endpoint), or your own agent class as "
+    "package.module:Class (importable from the current directory; see docs/real-model.md).",
 )
 @click.option(
     "--tasks",
@@ -148,14 +167,43 @@ def _out_option(default: str, help_text: str) -> Any:
 @_plan_option("--user", "user_spec", help="The simulated user: scripted (the task's turns) or openai:MODEL.")
 @_plan_option("--base-url", help="OpenAI-compatible endpoint of openai: agents and users (vLLM, SGLang, ...).")
 @_plan_option("--api-key-env", help="Environment variable holding the endpoint's API key.")
+@click.option("--user-base-url", metavar="URL", help="The simulated user's own endpoint, when it is not --base-url's.")
+@click.option(
+    "--user-api-key-env",
+    metavar="VAR",
+    help="Environment variable holding the simulated user's API key [default: --api-key-env's].",
+)
 @click.option("--temperature", type=float, help="Sampling temperature of openai: agents.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Longest completion of openai: agents (max_tokens).")
+@click.option(
+    "--extra-body",
+    metavar="JSON",
+    help='More fields for every openai: agent request, as a JSON object (e.g. \'{"top_k": 20, '
+    '"chat_template_kwargs": {"enable_thinking": false}}\' for vLLM or SGLang).',
+)
+@click.option(
+    "--token-ids",
+    is_flag=True,
+    help="Ask openai: agents' endpoint (vLLM, SGLang) for token ids and log-probabilities and record them "
+    "per assistant turn with the prompt's ids (`mcpsim export --format tokens`); OpenAI's API refuses this.",
+)
 @click.option(
     "--faults",
     "faults_spec",
     metavar="PROFILE",
     help="Inject faults in every episode: none, flaky, hostile or a YAML file [default: each task's own].",
 )
+@click.option(
+    "--max-failures",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Episodes that may end in an infrastructure failure (model_error, server_error, grader_error, "
+    "timeout) before the run exits 3.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary (summary.json) as JSON instead of a table.")
 @_apply(cache_options + log_options)
+@_apply(spec_options)
 def run(
     world: str,
     agent_spec: str,
@@ -174,8 +222,15 @@ def run(
     user_spec: str,
     base_url: str,
     api_key_env: str,
+    user_base_url: str | None,
+    user_api_key_env: str | None,
     temperature: float | None,
+    max_tokens: int | None,
+    extra_body: str | None,
+    token_ids: bool,
     faults_spec: str | None,
+    max_failures: int,
+    as_json: bool,
     cache_dir: str | None,
     no_cache: bool,
     log_level: str,
@@ -189,11 +244,15 @@ def run(
 
     \b
     Exit codes:
-      0  every episode ran (agent and model errors are results, not failures)
-      1  usage or run error (e.g. --out already holds a run and --resume is missing)
-      3  at least one episode ended because the server failed or could not be reached
-         (termination server_error; e.g. the --server died): the run is incomplete,
-         and `--resume` with the same --out reruns just those episodes
+      0  the episodes ran, at most --max-failures of them into an infrastructure failure
+         (failed tasks, step limits and agent errors are results, whatever the rewards)
+      1  the run could not go on (e.g. --out already holds a run and --resume is missing)
+      2  usage error (an unknown option, world, task or agent)
+      3  more than --max-failures episodes ended in an infrastructure failure: the model
+         endpoint failed (model_error), the world server failed or could not be reached
+         (server_error), grading could not finish (grader_error) or the episode ran out of
+         time (timeout); the run tells nothing about the agent there, and `--resume` with
+         the same --out reruns the server_error and grader_error episodes
     """
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
     _world(world)
@@ -202,12 +261,17 @@ def run(
         raise click.BadParameter(f"no task matches {task_spec!r}", param_hint="--tasks")
     if server_url and transport != "inprocess":
         raise click.UsageError("--server talks HTTP to a running server; leave --transport out")
+    if (user_base_url or user_api_key_env) and not user_spec.startswith("openai:"):
+        raise click.UsageError("--user-base-url and --user-api-key-env configure a --user openai:MODEL")
     from mcpsim.runner.agents import make_agent
 
+    if os.getcwd() not in sys.path:  # `--agent package.module:Class` from the current directory, as uvicorn does
+        sys.path.insert(0, os.getcwd())
     try:
-        make_agent(agent_spec, base_url=base_url)
+        agent = make_agent(agent_spec, base_url=base_url)  # a custom class: imported and checked here
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--agent") from None
+    anyio.run(agent.aclose)
     plan = RunPlan(
         world=world,
         tasks=selected,
@@ -227,26 +291,52 @@ def run(
         base_url=base_url,
         api_key_env=api_key_env,
         temperature=temperature,
+        max_tokens=max_tokens,
+        extra_body=_json_object(extra_body, "--extra-body"),
+        token_ids=token_ids,
+        user_base_url=user_base_url,
+        user_api_key_env=user_api_key_env,
         templates=_templates(cache_dir, no_cache),
         faults=_profile(faults_spec),
     )
     result = anyio.run(_execute, plan)
-    _print_summary(result, plan.out)
+    if as_json:
+        click.echo(result.summary.model_dump_json(indent=2))
+    else:
+        _print_summary(result, plan.out)
     if result.summary.errors:
         click.echo(
             f"{result.summary.errors} episodes ended in errors (see termination and error in the JSONL)", err=True
         )
-    if result.server_errors:
+    failed = sum(result.failures.values())
+    if failed > max_failures:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(result.failures.items()))
         where = f"the server at {server_url}" if server_url else f"the {plan.transport} server"
+        server = f"; {where} failed or could not be reached" if result.failures.get("server_error") else ""
         click.echo(
-            f"error: {result.server_errors} of {result.ran} episodes of this run ended in server errors: "
-            f"{where} failed or could not be reached (termination server_error in "
+            f"error: {failed} of {result.ran} episodes of this run ended in infrastructure failures ({kinds}"
+            f"{server}), more than --max-failures {max_failures} (termination in "
             f"{plan.out / 'trajectories.jsonl'}); for example:",
             err=True,
         )
-        for example in result.server_error_examples:
+        for example in result.failure_examples:
             click.echo(f"  {example[:300]}", err=True)
-        raise SystemExit(SERVER_FAILED)
+        raise SystemExit(INFRASTRUCTURE_FAILED)
+
+
+def _json_object(text: str | None, option: str) -> dict[str, Any] | None:
+    """A JSON object given on the command line."""
+    if text is None:
+        return None
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint=option) from None
+    if not isinstance(value, dict):
+        raise click.BadParameter("a JSON object is needed: {...}", param_hint=option)
+    return value
 
 
 def _loopback_snapshot_key(out: Path) -> str:
@@ -275,7 +365,9 @@ def _backend(plan: RunPlan, stack: ExitStack) -> Any:
 
         return InProcessBackend(EpisodeManager(plan.templates, max_episodes=plan.concurrency + 8, ttl_seconds=None))
     if plan.transport == "stdio":
-        return StdioBackend()
+        from mcpsim.factory.loading import loaded_sources
+
+        return StdioBackend(world_args=loaded_sources())
     url = plan.server_url
     if url is None:  # a loopback server in this process
         from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
@@ -349,27 +441,27 @@ async def _execute(plan: RunPlan) -> Any:
 def _print_summary(result: Any, out: Path) -> None:
     s = result.summary
     tokens = s.tokens > 0  # scripted agents use none: keep the table narrow
-    table = Table()
-    table.add_column("task", no_wrap=True)
-    for header in ("n", "pass", "reward", "partial", "calls", "errors", *(["tokens"] if tokens else []), "ended by"):
-        table.add_column(header, justify="left" if header == "ended by" else "right")
+    headers = ("n", "pass", "reward", "partial", "calls", "errors", *(["tokens"] if tokens else []))
+    rows = []
     for t in s.tasks:
         ended = (
             next(iter(t.terminations))
             if len(t.terminations) == 1
             else ", ".join(f"{k} {v}" for k, v in sorted(t.terminations.items()))
         )
-        table.add_row(
-            t.task_id,
-            str(t.trials),
-            str(t.passes),
-            f"{t.mean_reward:.2f}",
-            f"{t.mean_partial:.2f}",
-            str(t.tool_calls),
-            str(t.tool_errors),
-            *([str(t.tokens)] if tokens else []),
-            ended,
-        )
+        numbers = [str(t.trials), str(t.passes), f"{t.mean_reward:.2f}", f"{t.mean_partial:.2f}"]
+        numbers += [str(t.tool_calls), str(t.tool_errors), *([str(t.tokens)] if tokens else [])]
+        rows.append((t.task_id, numbers, ended))
+    # numbers are never cut: their columns keep their full width, and the text columns (task,
+    # ended by) fold onto more lines when the terminal or a pipe (80 columns) is narrower
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("task", overflow="fold", ratio=3)
+    for i, header in enumerate(headers):
+        width = max([len(header), *(len(numbers[i]) for _, numbers, _ in rows)])
+        table.add_column(header, justify="right", no_wrap=True, min_width=width)
+    table.add_column("ended by", overflow="fold", ratio=1)
+    for task_id, numbers, ended in rows:
+        table.add_row(task_id, *numbers, ended)
     console = Console()
     console.print(table)
     hats = "  ".join(f"pass^{k} {v:.3f}" for k, v in s.pass_hat_k.items())
@@ -405,6 +497,7 @@ DEMO_TASKS = 8
 def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_cache: bool) -> None:
     """Serve a world on 127.0.0.1, run the oracle and a do-nothing agent over real MCP (HTTP),
     grade every episode, print the results and write the trajectories. No configuration."""
+    import shlex
     import shutil
 
     from mcpsim.runner.agents import make_agent
@@ -445,6 +538,11 @@ def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_ca
         "(its partial reward is the share of checks a do-nothing agent should pass). Next: "
         "`mcpsim run retail --agent openai:MODEL --base-url URL`."
     )
+    # not console.print: its wrapping would cut the command in two
+    click.echo(
+        "See every call, the rows it changed and each verdict in your browser, and compare the two agents:\n"
+        f"  {shlex.join(['mcpsim', 'view', str(out / 'oracle'), str(out / 'noop')])}"
+    )
 
 
 @main.command()
@@ -453,9 +551,10 @@ def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_ca
     "--format",
     "fmt",
     required=True,
-    type=click.Choice(["openai", "trl", "verifiers", "parquet"]),
+    type=click.Choice(["openai", "trl", "verifiers", "parquet", "tokens"]),
     help="openai: chat fine-tuning JSONL (arguments as JSON strings); trl: arguments as objects; "
-    "verifiers: its rollout records; parquet: one row per episode.",
+    "verifiers: its rollout records; parquet: one row per episode; tokens: each assistant turn's "
+    "prompt and completion token ids and log-probabilities (runs made with --token-ids).",
 )
 @click.option(
     "--out",

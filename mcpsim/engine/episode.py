@@ -20,13 +20,13 @@ from typing import Any
 
 import structlog
 from pydantic import TypeAdapter, ValidationError
-from pydantic_core import to_jsonable_python
-from sqlalchemy import Table
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
+from sqlalchemy import Connection, Table
 from sqlmodel import Session
 
 from mcpsim.engine import query, store
 from mcpsim.engine.faults import FaultProfile, FaultRecord
-from mcpsim.engine.templates import TemplateCache, engine_for, process_templates
+from mcpsim.engine.templates import Template, TemplateCache, orm_connection, process_templates
 from mcpsim.engine.textsafe import lone_surrogate, scrub
 from mcpsim.world import PartialFailure, ToolContext, ToolSpec, World, WorldError
 from mcpsim.world.seeding import IdGenerator, derive_seed
@@ -55,6 +55,33 @@ def _truncate(spec: ToolSpec, value: Any, limit: int) -> Any:
         return data
 
     return TypeAdapter(spec.return_annotation).validate_python(cut(to_jsonable_python(value)))
+
+
+def argument_problems(spec: ToolSpec, exc: ValidationError) -> str:
+    """What is wrong with which argument, one clause per problem: pydantic's messages without its
+    model names, input echoes and documentation URLs (an agent reads this, not a developer)."""
+    problems = []
+    for error in exc.errors(include_url=False, include_context=False):
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        if error["type"] == "missing":
+            problems.append(f"{where} is required")
+        elif error["type"] == "extra_forbidden":
+            known = ", ".join(spec.args_model.model_fields) or "none"
+            problems.append(f"{where} is not an argument of {spec.name} (its arguments: {known})")
+        elif error["type"] in ("model_type", "dict_type") and not error["loc"]:
+            problems.append("the arguments must be a JSON object")
+        else:
+            problems.append(f"{where}: {error['msg']} (got {to_json(error['input'], fallback=str).decode()[:80]})")
+    return "; ".join(problems)
+
+
+def _result_json(value: Any) -> Any:
+    """A result as the transcript stores it: serialized once by pydantic-core; text it cannot
+    encode as UTF-8 (a lone surrogate an argument carried) goes the slower way, escaped."""
+    try:
+        return store.JsonText(to_json(value).decode())
+    except PydanticSerializationError:
+        return to_jsonable_python(value)
 
 
 BUG_MESSAGE = (
@@ -88,9 +115,45 @@ class EpisodeClosed(LookupError):
         self.episode_id, self.reason = episode_id, reason
 
 
-def _database_bytes(conn: sqlite3.Connection) -> int:
-    """The size of a database: its page count times its page size."""
-    return conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
+def _page_size(data: bytes) -> int:
+    """The page size a database's header declares (bytes 16-17, big-endian; 1 means 65536)."""
+    size = int.from_bytes(data[16:18], "big")
+    return 65536 if size == 1 else size
+
+
+@dataclass(frozen=True)
+class Parked:
+    """An idle episode's database kept as the pages that differ from its base (the template it
+    was cloned from, shared by every episode of that template): kilobytes for an episode that
+    made a few calls, instead of a private copy of the whole template. `restore` rebuilds the
+    same bytes, so the rebuilt episode is the same database: same rows, rowids, change log,
+    transcript, clock and counters, hence the same state hash and the same answers."""
+
+    base: bytes
+    size: int  # bytes of the whole database
+    page_size: int
+    pages: dict[int, bytes]  # offset -> the page at that offset, where it differs from `base`
+
+    @classmethod
+    def of(cls, data: bytes, base: bytes, page_size: int) -> Parked:
+        pages = {
+            offset: data[offset : offset + page_size]
+            for offset in range(0, len(data), page_size)
+            if data[offset : offset + page_size] != base[offset : offset + page_size]
+        }
+        return cls(base, len(data), page_size, pages)
+
+    @property
+    def held_bytes(self) -> int:
+        """What parking keeps of this episode's own (its pages; the base is shared)."""
+        return len(self.pages) * self.page_size
+
+    def restore(self) -> bytearray:
+        data = bytearray(self.base[: self.size])
+        data.extend(bytes(self.size - len(data)))  # pages past the base's end (all in `pages`)
+        for offset, page in self.pages.items():
+            data[offset : offset + len(page)] = page
+        return data
 
 
 def snapshot_world(data: bytes) -> str:
@@ -106,14 +169,33 @@ def snapshot_world(data: bytes) -> str:
 
 
 class Episode:
-    """One world instance. Create with `Episode.create(world, seed, scale)`."""
+    """One world instance. Create with `Episode.create(world, seed, scale)`.
 
-    def __init__(self, world: World, conn: sqlite3.Connection, *, id: str = "default") -> None:
+    Its database lives in a private in-memory SQLite connection while it is in use. An idle
+    episode can be parked (`park`): it keeps only the pages that differ from its base, the
+    template bytes it was cloned from, and its next operation rebuilds the connection from them,
+    transparently to every caller."""
+
+    def __init__(
+        self,
+        world: World,
+        conn: sqlite3.Connection,
+        *,
+        id: str = "default",
+        base: bytes | None = None,
+        meta: store.EpisodeMeta | None = None,
+    ) -> None:
         self.world = world
         self.id = id
-        self.conn = conn
-        self.engine = engine_for(conn)
-        meta = store.read_meta(conn)
+        self._conn: sqlite3.Connection | None = conn
+        self._orm: Connection | None = None  # the SQLAlchemy connection tool calls run on, opened by the first
+        self._base = base  # the long-lived bytes the database was cloned from (parking keeps the difference)
+        self._parked: Parked | None = None
+        self._pinned = 0  # operations that span several locked sections: never parked meanwhile
+        self._handler = False  # a progress handler is installed (grading): never parked meanwhile
+        # A clone of a `Template` takes the meta the template read once: creating it runs no query,
+        # so SQLite parses the schema (most of a clone's cost) on the first call, not here.
+        meta = meta or store.read_meta(conn)
         if meta.world != world.name:
             raise ValueError(f"database belongs to world {meta.world!r}, not {world.name!r}")
         self.seed: int = meta.seed
@@ -126,9 +208,26 @@ class Episode:
         self.last_used = 0.0  # set by the EpisodeManager that hosts it (its own clock)
         self._lock = threading.Lock()
         self._closed: str | None = None  # why the episode was closed (deleted, expired...), once it is
-        self._page_size: int = conn.execute("PRAGMA page_size").fetchone()[0]  # fixed for a database
-        self.size_bytes = _database_bytes(conn)  # its database's size, kept current by `_open`
+        if base is not None:  # read from the template's header: no query, so no schema parse yet
+            self._page_size: int = _page_size(base)  # fixed for a database
+            self.size_bytes = len(base)  # its database's size (parked: the pages it keeps), kept current by `_open`
+        else:
+            self._page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+            self.size_bytes = conn.execute("PRAGMA page_count").fetchone()[0] * self._page_size
         self.log = log.bind(world=world.name, episode=id)
+
+    @property
+    def base(self) -> bytes | None:
+        """The template bytes this episode was cloned from and keeps alive (None: restored from
+        bytes of unknown origin)."""
+        return self._base
+
+    @classmethod
+    def clone(cls, world: World, data: bytes, *, id: str = "default") -> Episode:
+        """An episode starting from template bytes that outlive it (a `TemplateCache`'s): they
+        stay its base, so parking it keeps only what it changed."""
+        meta = data.meta if isinstance(data, Template) else None
+        return cls(world, store.connect(data), id=id, base=data, meta=meta)
 
     @classmethod
     def create(
@@ -140,8 +239,7 @@ class Episode:
         id: str = "default",
         templates: TemplateCache | None = None,
     ) -> Episode:
-        data = (templates or process_templates()).get(world, seed, scale)
-        return cls(world, store.connect(data), id=id)
+        return cls.clone(world, (templates or process_templates()).get(world, seed, scale), id=id)
 
     @classmethod
     def create_with_faults(
@@ -157,35 +255,51 @@ class Episode:
         """An episode with a fault profile (edge-case data included when the profile asks)."""
         templates = templates or process_templates()
         edge = bool(faults and faults.edge_data)
-        episode = cls(world, store.connect(templates.get(world, seed, scale, edge_data=edge)), id=id)
+        episode = cls.clone(world, templates.get(world, seed, scale, edge_data=edge), id=id)
         if faults is not None:
             episode.set_faults(faults)
         return episode
 
     @classmethod
-    def restore(cls, world: World, snapshot: bytes, *, id: str = "default") -> Episode:
-        return cls(world, store.connect(snapshot), id=id)
+    def restore(cls, world: World, snapshot: bytes, *, id: str = "default", base: bytes | None = None) -> Episode:
+        """An episode from database bytes. Template bytes (a `TemplateCache`'s, a task's) become
+        its base; for other bytes, `base` may name the template they came from (a fork's)."""
+        if isinstance(snapshot, Template):
+            return cls.clone(world, snapshot, id=id)
+        episode = cls(world, store.connect(snapshot), id=id, base=base)
+        episode.size_bytes = len(snapshot)
+        return episode
 
     # -- tool calls -------------------------------------------------------------------------
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None) -> CallResult:
         """Validate raw (JSON-like) arguments and run the tool."""
+        checked = self._check(tool, arguments)
+        if isinstance(checked, str):
+            return self.refuse(tool, arguments, checked)
+        spec, args = checked
+        return self.run(spec, {name: getattr(args, name) for name in type(args).model_fields})
+
+    def argument_error(self, tool: str, arguments: Any) -> str | None:
+        """Why a call of `tool` with `arguments` would be refused before running, as the agent
+        reads it (the unknown tool, or which argument is wrong and how); None if it would run."""
+        checked = self._check(tool, arguments)
+        return checked if isinstance(checked, str) else None
+
+    def _check(self, tool: str, arguments: Any) -> str | tuple[ToolSpec, Any]:
         spec = self.world.tools.get(tool)
         if spec is None:
             known = ", ".join(sorted(self.world.tools))
-            return self.refuse(tool, arguments, f"Unknown tool {tool!r}. Available tools: {known}")
+            return f"Unknown tool {tool!r}. Available tools: {known}"
         if (where := lone_surrogate(arguments)) is not None:  # SQLite and UTF-8 JSON cannot hold it
-            return self.refuse(
-                tool,
-                arguments,
+            return (
                 f"Invalid arguments for {tool}: {where} holds a lone surrogate "
-                "(such as \\udcff), which is not valid Unicode; nothing was done",
+                "(such as \\udcff), which is not valid Unicode; nothing was done"
             )
         try:
-            args = spec.args_model.model_validate(arguments or {})
+            return spec, spec.args_model.model_validate(arguments or {})
         except ValidationError as exc:
-            return self.refuse(tool, arguments, f"Invalid arguments for {tool}: {exc}")
-        return self.run(spec, {name: getattr(args, name) for name in type(args).model_fields})
+            return f"Invalid arguments for {tool}: {argument_problems(spec, exc)}"
 
     def refuse(self, tool: str, arguments: Any, error: str) -> CallResult:
         """Record a call that never ran (unknown tool, invalid arguments) and return its error.
@@ -295,7 +409,9 @@ class Episode:
         timeout: bool = False,
     ) -> CallResult:
         """The call's transaction: the tool, the clock, ids, the transcript, the change log."""
-        with Session(self.engine, expire_on_commit=False) as session:
+        if self._orm is None:  # one SQLAlchemy connection for the episode's life (no pool per call)
+            self._orm = orm_connection(self.conn)
+        with Session(bind=self._orm, expire_on_commit=False) as session:
             db = session.connection()  # BEGIN: the bookkeeping below is part of the call
             # three fields, not the whole record: a call should not decode the profile and verdict
             call_seq = store.meta_value(self.conn, "call_seq") + 1
@@ -321,7 +437,7 @@ class Episode:
                 session.flush()
                 if transform is not None and error is None:
                     value = transform(value)
-                result = to_jsonable_python(value)
+                result = _result_json(value)
             except WorldError as exc:
                 session.rollback()
                 self._record_failure(spec, kwargs, str(exc), bug=False, fault=fault)
@@ -432,8 +548,66 @@ class Episode:
             if self._closed is not None:
                 return
             self._closed = reason
-            self.engine.dispose()
-            self.conn.close()
+            self._disconnect()
+            self._parked = None
+
+    def _disconnect(self) -> None:
+        """Close the connections (the caller holds the lock)."""
+        if self._orm is not None:
+            self._orm.close()  # closes the sqlite3 connection too
+            self._orm = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- parking -------------------------------------------------------------------------------
+
+    @property
+    def parked(self) -> bool:
+        return self._parked is not None
+
+    @property
+    def parkable(self) -> bool:
+        """Whether the episode can be parked at all (it knows its base bytes)."""
+        return self._base is not None
+
+    def park(self) -> bool:
+        """Keep this idle episode as its pages that differ from its base and close its
+        connection; its next operation rebuilds it. False (and nothing done) when it cannot be:
+        it has no base (restored from foreign bytes), is in use, pinned, closed or parked."""
+        if self._base is None or not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._closed is not None or self._conn is None or self._pinned or self._handler:
+                return False
+            self._parked = Parked.of(self._conn.serialize(), self._base, self._page_size)
+            self._disconnect()
+            self.size_bytes = self._parked.held_bytes
+            return True
+        finally:
+            self._lock.release()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The episode's sqlite3 connection (rebuilt first if the episode was parked). Take the
+        lock (`_open`) to use it while other threads may."""
+        if self._conn is None:
+            if self._parked is None:
+                raise EpisodeClosed(self.id, self._closed or "closed")
+            self._conn = store.connect(self._parked.restore())
+            self._parked = None
+        return self._conn
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Keep the episode unparked for a while (grading: several operations, one progress handler)."""
+        with self._lock:
+            self._pinned += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._pinned -= 1
 
     @property
     def closed(self) -> bool:
@@ -458,6 +632,7 @@ class Episode:
             return
         with self._open():
             self.conn.set_progress_handler(handler, n)
+            self._handler = handler is not None  # grading in progress: not parked meanwhile
 
     def snapshot(self) -> bytes:
         """The database bytes: world rows, clock, id counters and change log."""
@@ -466,7 +641,7 @@ class Episode:
 
     def fork(self, id: str = "default") -> Episode:
         """A new, independent episode starting from this one's current state."""
-        return Episode.restore(self.world, self.snapshot(), id=id)
+        return Episode.restore(self.world, self.snapshot(), id=id, base=self._base)
 
     # -- reading state -----------------------------------------------------------------------
 
@@ -486,6 +661,14 @@ class Episode:
         """Every call this episode saw, in order, refused and failed ones included."""
         with self._open():
             return store.read_calls(self.conn)
+
+    def call_counts(self) -> tuple[int, int]:
+        """How many calls this episode saw, and how many of them failed (refused before running,
+        a business error, a fault, a bug): the transcript's totals, without reading it whole."""
+        with self._open():
+            counts = f"SELECT COUNT(*), COUNT(*) - COALESCE(SUM(ok), 0) FROM {store.CALLS}"
+            total, failed = self.conn.execute(counts).fetchone()
+            return int(total), int(failed)
 
     def changes(self) -> list[store.Change]:
         with self._open():

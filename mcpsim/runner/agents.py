@@ -2,16 +2,19 @@
 calls). The runner owns the loop, so every agent's rollout is just its messages, which makes
 partial rollouts resumable and trajectories uniform.
 
-Write your own by implementing `Agent` (see `NoopAgent`) and pass it to `run_episodes`.
+Write your own by implementing `Agent` (see `NoopAgent`) and pass it to `run_episodes`, or name
+it on the command line: `mcpsim run WORLD --agent package.module:Class` (`custom_agent`).
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import random
 import string
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from mcpsim.runner.llm import ChatClient
 from mcpsim.tasks import Confirmed, Say, Step, Task
@@ -204,8 +207,21 @@ def make_agent(
     api_key_env: str = "OPENAI_API_KEY",
     temperature: float | None = None,
     seed: int | None = None,
+    max_tokens: int | None = None,
+    extra_body: dict[str, Any] | None = None,
 ) -> Agent:
-    """`oracle`, `noop`, `random`, or `openai:MODEL`."""
+    """`oracle`, `noop`, `random`, `openai:MODEL`, or `package.module:Class` (your own agent,
+    see `custom_agent`). A ValueError says what is wrong with `spec`."""
+    if ":" in spec and not spec.startswith("openai:"):
+        options = {
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+            "temperature": temperature,
+            "seed": seed,
+            "max_tokens": max_tokens,
+            "extra_body": extra_body,
+        }
+        return custom_agent(spec, options)
     if spec == "oracle":
         return OracleAgent()
     if spec == "noop":
@@ -219,6 +235,54 @@ def make_agent(
             api_key_env=api_key_env,
             temperature=temperature,
             seed=seed,
+            max_tokens=max_tokens,
+            extra_body=extra_body,
         )
         return OpenAIAgent(client)
-    raise ValueError(f"unknown agent {spec!r}: use oracle, noop, random or openai:MODEL")
+    raise ValueError(f"unknown agent {spec!r}: use oracle, noop, random, openai:MODEL or package.module:Class")
+
+
+def agent_class(spec: str) -> type:
+    """The class named by `package.module:Class` (`Class` may be dotted), checked to be an agent:
+    async `respond(turn)` and `aclose()` methods. A ValueError says why not."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"agent {spec!r}: name a class as package.module:Class")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"agent {spec!r}: cannot import {module_name}: {exc}") from None
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"agent {spec!r}: {found.__name__} has no attribute {part!r}")
+        found = getattr(found, part)
+    if not isinstance(found, type):
+        raise ValueError(f"agent {spec!r}: {attribute} is a {type(found).__name__}, not a class")
+    missing = [m for m in ("respond", "aclose") if not inspect.iscoroutinefunction(getattr(found, m, None))]
+    if missing:
+        methods = " and ".join(f"async def {m}(self{', turn' if m == 'respond' else ''})" for m in missing)
+        raise ValueError(
+            f"agent {spec!r}: {attribute} is not an agent: it lacks {methods} (see mcpsim.runner.agents.Agent)"
+        )
+    return found
+
+
+def custom_agent(spec: str, options: dict[str, Any]) -> Agent:
+    """An instance of your agent class (`agent_class`), given those of the run's model `options`
+    (base_url, api_key_env, temperature, seed, max_tokens, extra_body) its constructor takes by
+    name. Without `name` and `needs_task` attributes it gets `spec` and False."""
+    cls = agent_class(spec)
+    parameters = inspect.signature(cls).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        kwargs = options
+    else:
+        kwargs = {p.name: options[p.name] for p in parameters if p.name in options}
+    try:
+        agent = cls(**kwargs)
+    except Exception as exc:
+        raise ValueError(f"agent {spec!r}: creating it failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(getattr(agent, "name", None), str) or not agent.name:
+        agent.name = spec
+    if not isinstance(getattr(agent, "needs_task", None), bool):
+        agent.needs_task = False
+    return cast(Agent, agent)

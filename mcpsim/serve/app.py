@@ -32,7 +32,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpsim.engine.episode import Episode
@@ -55,6 +55,7 @@ from mcpsim.serve.control import ControlPlane, _error
 from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
 from mcpsim.serve.mcp import build_server
 from mcpsim.trajectories.recording import Recorder
+from mcpsim.view.pages import live_viewer
 from mcpsim.world import World
 from mcpsim.world.registry import load_world, world_names
 
@@ -83,8 +84,8 @@ class _McpDispatch:
             return
         try:
             episode = self.manager.get(episode_id)
-        except LookupError as exc:
-            await _error(404, str(exc))(scope, receive, send)
+        except LookupError as exc:  # a JSON-RPC error: MCP clients show its reason, not "Session terminated"
+            await _jsonrpc_error(404, INVALID_REQUEST, str(exc))(scope, receive, send)
             return
         await self.gate.handle(episode.world.name, scope, receive, send, after=self.journal_calls(episode))
 
@@ -632,7 +633,13 @@ def build_app(
                     tg.cancel_scope.cancel()
         manager.close()
 
-    routes = [*control.routes(), Route("/episodes/{episode_id}/mcp", mcp_endpoint), Route("/mcp", mcp_endpoint)]
+    routes = [
+        *control.routes(),
+        Route("/episodes/{episode_id}/mcp", mcp_endpoint),
+        Route("/mcp", mcp_endpoint),
+        # the web viewer's live pages (docs/viewer.md): its JSON behind the control plane's token
+        Mount("/ui", app=live_viewer(manager, control.authorized, control.verdict_detail)),
+    ]
 
     async def http_error(request: Any, exc: Exception) -> Response:
         """Starlette's own refusals (a wrong method: 405, an unknown path: 404) as JSON errors
@@ -642,6 +649,7 @@ def build_app(
 
     app = Starlette(routes=routes, lifespan=lifespan, middleware=guard, exception_handlers={HTTPException: http_error})
     app.state.token = token
+    app.state.manager = manager
     app.state.control = control
     app.state.sessions = gate.table
     return app

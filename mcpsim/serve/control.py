@@ -28,7 +28,7 @@ from mcpsim.grading import GradingUnavailable, Verdict, Verifier
 from mcpsim.grading.verdict import VerdictSummary, load_verdict, shown
 from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url
 from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
-from mcpsim.tasks import TaskFileError
+from mcpsim.tasks import Confirmed, TaskFileError
 from mcpsim.tasks.scenario import GoldActionError, TaskSetupError
 from mcpsim.trajectories.recording import episode_trajectory
 from mcpsim.trajectories.schema import Trajectory
@@ -77,7 +77,9 @@ class EpisodeInfo(BaseModel):
     scale: str
     task: str | None
     faults: str | None  # the fault profile's name
-    calls: int  # committed calls so far
+    calls: int  # every call so far: successful, refused (unknown tool, invalid arguments) and failed
+    calls_ok: int  # of which succeeded (each one ticked the clock)
+    calls_failed: int  # of which were refused or failed (a business error, a fault, a frozen episode)
     clock: IsoDatetime  # the virtual clock
     ended: bool
     flagged: bool  # the episode hit a simulator bug: it can never pass
@@ -87,6 +89,7 @@ class EpisodeInfo(BaseModel):
     def of(cls, episode: Episode, mcp_url: str) -> EpisodeInfo:
         """From one read of the episode's metadata (EpisodeClosed if it was closed meanwhile)."""
         meta = episode.meta()
+        calls, failed = episode.call_counts()
         return cls(
             id=episode.id,
             mcp_url=mcp_url,
@@ -96,7 +99,9 @@ class EpisodeInfo(BaseModel):
             scale=meta.scale,
             task=meta.task,
             faults=meta.faults.name if meta.faults else None,
-            calls=meta.call_seq,
+            calls=calls,
+            calls_ok=calls - failed,
+            calls_failed=failed,
             clock=meta.clock,
             ended=meta.ended,
             flagged=bool(meta.flags),
@@ -266,6 +271,7 @@ class ControlPlane:
         return [
             Route("/health", self.health, methods=["GET"]),
             Route("/worlds", g(self.list_worlds), methods=["GET"]),
+            Route("/worlds/{world}/tasks", g(self.list_tasks), methods=["GET"]),
             Route("/episodes", g(self.create_episode), methods=["POST"]),
             Route("/episodes", g(self.list_episodes), methods=["GET"]),
             Route("/episodes/restore", g(self.restore_episode), methods=["POST"]),
@@ -342,6 +348,27 @@ class ControlPlane:
             ]
         )
 
+    async def list_tasks(self, request: Request) -> Response:
+        """A world's tasks as a harness builds its prompts from them: id, split, the user's
+        first message, and whether the rubric needs a dialogue (a confirmation, or more scripted
+        user turns) beyond that message. Never the gold solution or the rubric."""
+        try:
+            world = self.lookup(request.path_params["world"])
+            tasks = await anyio.to_thread.run_sync(lambda: self.manager.verifier(world.name).tasks.tasks)
+        except (LookupError, TaskFileError) as exc:
+            raise HttpError(404, str(exc).strip("'\"")) from None
+        return JSONResponse(
+            [
+                {
+                    "id": t.id,
+                    "split": t.split,
+                    "instruction": t.instruction,
+                    "dialogue": bool(t.user.turns) or any(isinstance(c, Confirmed) for c in t.rubric),
+                }
+                for t in tasks
+            ]
+        )
+
     async def create_episode(self, request: Request) -> Response:
         body = await self.read_json(request)
         if not isinstance(body, dict):
@@ -396,8 +423,8 @@ class ControlPlane:
     async def delete_episode(self, request: Request) -> Response:
         episode_id = request.path_params["episode_id"]
         # Off the event loop: closing waits for the operation in progress on the episode.
-        if not await anyio.to_thread.run_sync(self.manager.delete, episode_id):
-            raise HttpError(404, f"episode {episode_id} does not exist (it was deleted or expired)")
+        if not await anyio.to_thread.run_sync(self.manager.delete, episode_id, "deleted by the operator"):
+            raise HttpError(404, self.manager.gone_message(episode_id))
         return Response(status_code=204)
 
     async def get_state(self, request: Request) -> Response:

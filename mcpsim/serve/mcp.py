@@ -18,11 +18,11 @@ from typing import Any
 
 import anyio
 import structlog
+from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from mcpsim import __version__
 from mcpsim.engine.episode import Episode, EpisodeClosed
@@ -66,36 +66,62 @@ def episode_id_of(ctx: Context) -> str | None:
 class _RecordRejectedCalls:
     """Server middleware: a tools/call that the SDK answered without reaching the episode
     (unknown tool, arguments failing the input schema) is still written to the episode's
-    transcript, so a transcript holds every call whoever the client is."""
+    transcript, so a transcript holds every call whoever the client is. Arguments the tool does
+    not take are refused here (the SDK would drop them silently, and a misspelt optional
+    argument would quietly mean its default), as the world's own validation refuses them."""
 
-    def __init__(self, resolve: EpisodeResolver) -> None:
+    def __init__(self, resolve: EpisodeResolver, world: World) -> None:
         self.resolve = resolve
+        self.accepted = {  # each tool's argument names, as sent (aliases: `from`, `dry-run`) or not
+            name: {n for field_name, f in spec.args_model.model_fields.items() for n in (field_name, f.alias) if n}
+            for name, spec in world.tools.items()
+        }
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call":
             return await call_next(ctx)
-        reached: list[bool] = []
-        token = _reached.set(reached)
-        try:
-            result = await call_next(ctx)
-        finally:
-            _reached.reset(token)
-        if reached:
-            return result
-        match result:  # the model, or its wire form
-            case CallToolResult(is_error=True, content=content):
-                text = " ".join(getattr(block, "text", "") for block in content)
-            case {"isError": True, "content": list(content)}:
-                text = " ".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
-            case _:
-                return result
         params = ctx.params or {}
+        name, arguments = str(params.get("name")), params.get("arguments")
+        text = f"Invalid arguments for {name}: an argument it does not take"  # worded by the episode below
+        if not self._extra_arguments(name, arguments):
+            reached: list[bool] = []
+            token = _reached.set(reached)
+            try:
+                result = await call_next(ctx)
+            finally:
+                _reached.reset(token)
+            if reached:
+                return result
+            match result:  # the model, or its wire form
+                case CallToolResult(is_error=True, content=content):
+                    text = " ".join(getattr(block, "text", "") for block in content)
+                case {"isError": True, "content": list(content)}:
+                    text = " ".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
+                case _:
+                    return result
+        # The agent reads the episode's own wording (which argument is wrong and how), not the
+        # SDK's (its prefix, pydantic's model names and documentation URLs).
+        text = SDK_ERROR_PREFIX.sub("", text)
         try:
             episode = self.resolve(_request_episode(ctx.request, ctx.meta))
-            episode.refuse(str(params.get("name")), params.get("arguments"), text)
-        except LookupError:  # gone, or deleted meanwhile (EpisodeClosed): nothing to record it in
-            pass
-        return result
+            text = episode.argument_error(name, arguments) or text
+            episode.refuse(name, arguments, text)
+        except LookupError as exc:  # gone, or deleted meanwhile (EpisodeClosed): nothing to record it in
+            text = str(exc)
+        return error_result(text)
+
+    def _extra_arguments(self, name: str, arguments: Any) -> bool:
+        accepted = self.accepted.get(name)
+        return accepted is not None and isinstance(arguments, dict) and not arguments.keys() <= accepted
+
+
+SDK_ERROR_PREFIX = re.compile(r"^Error executing tool [^:]*: ?")
+"""What the SDK writes before the text of a tool error it raised or caught."""
+
+
+def error_result(text: str) -> CallToolResult:
+    """A tool call's error as the agent reads it: the text alone, no SDK prefix."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def policy_uri(world: World) -> str:
@@ -112,16 +138,16 @@ def _mcp_tool(spec: ToolSpec, resolve: EpisodeResolver) -> Callable[..., Any]:
         try:
             episode = resolve(episode_id_of(mcp_context))
         except LookupError as exc:
-            raise ToolError(str(exc)) from None
+            return error_result(str(exc))
         with structlog.contextvars.bound_contextvars(world=episode.world.name, episode=episode.id):
             try:
                 result = episode.run(spec, arguments)
             except EpisodeClosed as exc:  # deleted or expired while the request was on its way
-                raise ToolError(str(exc)) from None
+                return error_result(str(exc))
         if result.delay_s > 0:  # a fault profile with real delays
             await anyio.sleep(result.delay_s)
-        if result.is_error:
-            raise ToolError(result.error)
+        if result.error is not None:  # returned, not raised: the SDK would prefix "Error executing tool NAME: "
+            return error_result(result.error)
         return result.value
 
     parameters = [inspect.Parameter("mcp_context", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
@@ -133,6 +159,11 @@ def _mcp_tool(spec: ToolSpec, resolve: EpisodeResolver) -> Callable[..., Any]:
     return call
 
 
+TOOLS_TTL_MS = 3_600_000
+"""How long a client may reuse a tools/list (a world's tools are fixed for its version, which is
+fixed while a server runs): a client opened per episode, such as the runner's, lists once per world."""
+
+
 def build_server(world: World, resolve: EpisodeResolver) -> MCPServer:
     server = MCPServer(
         name=f"mcpsim-{world.name}",
@@ -140,7 +171,8 @@ def build_server(world: World, resolve: EpisodeResolver) -> MCPServer:
         description=world.description,
         instructions=world.policy,
         version=__version__,
-        middleware=[_RecordRejectedCalls(resolve)],
+        middleware=[_RecordRejectedCalls(resolve, world)],
+        cache_hints={"tools/list": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public")},
     )
     for spec in world.tools.values():
         server.add_tool(
