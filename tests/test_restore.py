@@ -354,3 +354,39 @@ async def test_keep_first_and_resume_over_http_restore_what_the_server_signed(se
     assert (resumed.ran, resumed.skipped) == (2, 1)
     done = [t for t in lines(tmp_path) if t.status == "completed"]
     assert len(done) == 3 and all(t.reward == 1.0 for t in done)
+
+
+def test_restamping_keeps_an_autoincrement_tables_counter():
+    """Copying rows into an AUTOINCREMENT table writes sqlite_sequence; the upload's counter (past
+    deleted rows) must win, not a second row beside it."""
+    from sqlalchemy.orm import registry
+    from sqlmodel import Field as Column
+    from sqlmodel import SQLModel
+
+    class Base(SQLModel, registry=registry()):
+        pass
+
+    class Note(Base, table=True):
+        __table_args__ = {"sqlite_autoincrement": True}
+        id: int | None = Column(default=None, primary_key=True)
+        text: str
+
+    from mcpsim.world import World
+
+    world = World(
+        "notes", title="Notes", description="test", metadata=Base.metadata, policy="-", scales={"default": {}}
+    )
+    from mcpsim.engine.templates import engine_for
+
+    upload = store.connect()  # an empty database of the world
+    world.metadata.create_all(engine_for(upload))
+    store.install_bookkeeping(upload, world.metadata, None)
+    upload.execute("DROP TRIGGER IF EXISTS _mcpsim_note_insert")
+    upload.execute("DROP TRIGGER IF EXISTS _mcpsim_note_delete")
+    upload.executemany("INSERT INTO note (text) VALUES (?)", [(f"n{i}",) for i in range(10)])
+    upload.execute("DELETE FROM note WHERE id > 5")  # the counter stays at 10
+    rebuilt = snapshots.restamped(world, upload)
+    assert rebuilt.execute("SELECT name, seq FROM sqlite_sequence").fetchall() == [("note", 10)]
+    rebuilt.execute("DROP TRIGGER IF EXISTS _mcpsim_note_insert")
+    rebuilt.execute("INSERT INTO note (text) VALUES ('next')")
+    assert rebuilt.execute("SELECT max(id) FROM note").fetchone()[0] == 11

@@ -262,7 +262,9 @@ def restamped(world: World, upload: sqlite3.Connection) -> sqlite3.Connection:
         triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
         for name, _ in triggers:  # the copy must not log itself as changes
             conn.execute(f'DROP TRIGGER "{name}"')
-        tables = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
+        tables = conn.execute(  # sqlite_sequence last: copying rows into AUTOINCREMENT tables writes it
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name = 'sqlite_sequence', name"
+        ).fetchall()
         conn.execute("PRAGMA foreign_keys = OFF")  # rows arrive table by table
         conn.execute("BEGIN")
         for table, sql in tables:
@@ -271,6 +273,8 @@ def restamped(world: World, upload: sqlite3.Connection) -> sqlite3.Connection:
             names = (["rowid"] if keyed else []) + [f'"{c}"' for c in columns]
             select = f'SELECT {", ".join(names)} FROM "{table}"'
             insert = f'INSERT INTO "{table}" ({", ".join(names)}) VALUES ({", ".join("?" * len(names))})'
+            if table == "sqlite_sequence":  # the copies above already wrote it; the upload's counters win
+                conn.execute("DELETE FROM sqlite_sequence")
             conn.executemany(insert, upload.execute(select))
         conn.execute("COMMIT")
         conn.execute("PRAGMA foreign_keys = ON")
