@@ -27,6 +27,16 @@ NAMES = ["hotel", "library", "it_helpdesk"]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[tuple[str, str, list[str]]]:
+    # idle long enough that a loaded machine's gaps between one test's requests never evict
+    yield from _serve(tmp_path_factory, idle=120)
+
+
+@pytest.fixture(scope="module")
+def quick_server(tmp_path_factory) -> Iterator[tuple[str, str, list[str]]]:
+    yield from _serve(tmp_path_factory, idle=2)
+
+
+def _serve(tmp_path_factory, idle: float) -> Iterator[tuple[str, str, list[str]]]:
     folder = tmp_path_factory.mktemp("worlds")
     for name in NAMES:  # no generated tasks: loading a world is then only compiling it
         spec = expand(blueprints()[name], 1, name=name).model_copy(update={"generated_tasks": 0})
@@ -34,7 +44,7 @@ def server(tmp_path_factory) -> Iterator[tuple[str, str, list[str]]]:
     token, port = secrets.token_hex(16), free_port()
     log = folder / "server.log"
     argv = [sys.executable, "-m", "mcpsim", "serve-worlds", str(folder), "--port", str(port), "--token", token]
-    argv += ["--max-worlds", "2", "--world-idle", "4", "--no-cache"]
+    argv += ["--max-worlds", "2", "--world-idle", str(idle), "--no-cache"]
     with log.open("wb") as err:
         proc = subprocess.Popen(argv, env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=err)
         try:
@@ -128,15 +138,27 @@ def test_an_episode_offers_a_subset_plus_distractors_in_a_stable_order(server):
     assert other.status_code == 201 and other.json()["tools"] != names
     bad = httpx.post(f"{url}/w/library/episodes", json=body | {"tools": {"only": ["no_such_tool"]}}, headers=headers)
     assert bad.status_code == 422 and "has no tool no_such_tool" in bad.json()["error"]
+    # without the token an offer is not even read: it would tell which tool names exist
+    for guess in (only, ["no_such_tool"]):
+        anonymous = httpx.post(f"{url}/w/library/episodes", json=body | {"tools": {"only": guess}})
+        assert anonymous.status_code == 401, anonymous.text
 
 
-def test_loading_past_the_bound_evicts_the_least_recently_used_and_idle_worlds_go(server):
+def test_every_route_checks_the_host_header(server):
     url, token, _ = server
+    headers = {"Authorization": f"Bearer {token}", "Host": "evil.example"}
+    for path in ("/health", "/worlds"):
+        assert httpx.get(f"{url}{path}", headers=headers).status_code == 403
+    assert httpx.post(f"{url}/w/hotel/episodes", json={"world": "hotel"}, headers=headers).status_code == 403
+
+
+def test_loading_past_the_bound_evicts_the_least_recently_used_and_idle_worlds_go(quick_server):
+    url, token, _ = quick_server
     for world in ("hotel", "library", "it_helpdesk"):
         assert _create(url, token, world).status_code == 201
     listed = _worlds(url, token)
     assert listed["loaded"] == ["it_helpdesk", "library"] and listed["evictions"] >= 1
-    deadline = time.monotonic() + 120  # idle after 4 s; the reaper looks every 5 s
+    deadline = time.monotonic() + 180  # idle after 2 s; the reaper looks every 5 s
     while _worlds(url, token)["loaded"] and time.monotonic() < deadline:
         time.sleep(0.5)
     listed = _worlds(url, token)

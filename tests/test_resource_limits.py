@@ -99,8 +99,9 @@ def test_the_episode_cap_counts_bytes(ledger, templates):
     size = one.size_bytes
     one.close()
     assert size == len(templates.get(ledger, 0, "small"))  # page count x page size
+    # two episodes of one template: their two databases plus the template they keep alive, counted once
     manager = EpisodeManager(
-        templates, max_episodes=100, max_episode_bytes=int(size * 2.5), ttl_seconds=None, worlds=lambda name: ledger
+        templates, max_episodes=100, max_episode_bytes=int(size * 3.5), ttl_seconds=None, worlds=lambda name: ledger
     )
     a = manager.create("ledger", 0, "small")
     manager.create("ledger", 0, "small")
@@ -111,7 +112,18 @@ def test_the_episode_cap_counts_bytes(ledger, templates):
     assert len(manager) == 2
     manager.delete(a.id)
     manager.create("ledger", 0, "small")  # room again
-    assert manager.live_bytes() <= manager.max_episode_bytes
+    assert manager.live_bytes() == 3 * size <= manager.max_episode_bytes
+    manager.close()
+
+
+def test_templates_the_episodes_keep_alive_count_once_each(ledger, templates):
+    """One seed per episode (as in RL) pins one template per episode, which the template cache's
+    own budget no longer frees: the episode budget counts each one."""
+    manager = EpisodeManager(templates, max_episodes=100, ttl_seconds=None, worlds=lambda name: ledger)
+    episodes = [manager.create("ledger", seed, "small") for seed in range(3)]
+    bases = [e.base for e in episodes]
+    assert all(b is not None for b in bases) and len({id(b) for b in bases}) == 3
+    assert manager.live_bytes() == sum(e.size_bytes for e in episodes) + sum(len(b) for b in bases if b)
     manager.close()
 
 

@@ -262,10 +262,10 @@ def run_catalogue(
                 record(built.result, built)
     report = summarise(list(results.values()), seed=seed, count=count)
     keep = {r.name for r in results.values() if r.accepted and r.index <= _last_index(results, count)}
-    for sub in ("worlds", "tasks"):  # worlds past the first `count` (finished out of order) go
-        for path in (root / sub).glob("*.yaml"):
-            if path.stem not in keep:
-                path.unlink()
+    ours = {r.name for r in results.values()}  # files of other runs or of the user's own stay
+    for sub in ("worlds", "tasks"):  # this run's worlds past the first `count` (finished out of order) go
+        for name in ours - keep:
+            (root / sub / f"{name}.yaml").unlink(missing_ok=True)
     report.workers = workers
     report.resumed = sum(1 for i in results if i in earlier)
     report.seconds = round(time.perf_counter() - started, 1)

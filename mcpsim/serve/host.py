@@ -90,6 +90,9 @@ class EpisodeManager:
     def __len__(self) -> int:
         return len(self._episodes)
 
+    def __contains__(self, episode_id: object) -> bool:
+        return episode_id in self._episodes
+
     def set_default(
         self, world: World, seed: int, scale: str, faults: FaultProfile | None = None, *, shared: bool = False
     ) -> Episode | None:
@@ -163,8 +166,12 @@ class EpisodeManager:
         return episode
 
     def live_bytes(self) -> int:
-        """The bytes the live episodes' databases hold (the default episode left out)."""
-        return sum(e.size_bytes for e in list(self._episodes.values()))
+        """The bytes the live episodes hold (the default episode left out): each one's database (a
+        parked one: the pages it keeps), plus once each template an episode keeps alive as its
+        base, which the template cache may already have let go."""
+        episodes = list(self._episodes.values())
+        bases = {id(b): len(b) for e in episodes if (b := e.base) is not None}
+        return sum(e.size_bytes for e in episodes) + sum(bases.values())
 
     def _check_room(self, new_bytes: int = 0) -> None:
         """Refuse one more episode (of `new_bytes`, when known) past either cap (caller holds the lock)."""

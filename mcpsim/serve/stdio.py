@@ -14,6 +14,7 @@ and never lose one another's writes.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,12 +42,13 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _stamp(path: Path) -> tuple[int, int, int]:
-    st = path.stat()
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
+def _digest(data: bytes) -> bytes:
+    """What identifies a state of the file: its content (an inode, an mtime or a size can repeat
+    across two writes by other processes within one timestamp tick)."""
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _write(path: Path, data: bytes) -> tuple[int, int, int]:
+def _write(path: Path, data: bytes) -> bytes:
     """Write `data` to `path` atomically (readers see the old file or the new one, whole)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
@@ -54,7 +56,7 @@ def _write(path: Path, data: bytes) -> tuple[int, int, int]:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    return _stamp(path)
+    return _digest(data)
 
 
 class FileEpisode(Episode):
@@ -64,7 +66,7 @@ class FileEpisode(Episode):
     `sync()`. Stale reads of a fault profile are remembered per process only."""
 
     path: Path
-    _seen: tuple[int, int, int]
+    _seen: bytes  # the digest of the file's content this process last loaded or wrote
 
     @classmethod
     def attach(cls, world: World, path: Path, identity: dict[str, Any], create: Callable[[], Episode]) -> FileEpisode:
@@ -81,7 +83,7 @@ class FileEpisode(Episode):
                 _write(path, data)
             episode = cls(world, store.connect(data), id="default")
             episode.path = path
-            episode._seen = _stamp(path)
+            episode._seen = _digest(data)
         return episode
 
     def sync(self) -> None:
@@ -90,14 +92,14 @@ class FileEpisode(Episode):
             self._load_if_changed()
 
     def _load_if_changed(self) -> None:
-        if _stamp(self.path) == self._seen:
+        data = self.path.read_bytes()  # under the lock: whole, and the latest
+        if _digest(data) == self._seen:
             return
-        data = self.path.read_bytes()
         with self._open():
             self.conn.deserialize(data)
             self.conn.execute("PRAGMA foreign_keys = ON")
         self._stale = None  # another process wrote since: this process's stale view is gone
-        self._seen = _stamp(self.path)
+        self._seen = _digest(data)
 
     @contextmanager
     def _shared(self) -> Iterator[None]:

@@ -31,13 +31,14 @@ import structlog
 from anyio.abc import TaskGroup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpsim.engine.templates import TemplateCache
-from mcpsim.serve.access import resolve_token, socket_base_url
+from mcpsim.serve.access import HostOriginGuard, resolve_token, socket_base_url
 from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import TaskSet
 from mcpsim.world import World
@@ -122,6 +123,14 @@ class WorldHost:
                 Mount("/w/{world}", app=self.dispatch),
             ],
             lifespan=self.lifespan,
+            middleware=[  # Host and Origin on every route, as on each world's own app
+                Middleware(
+                    HostOriginGuard,
+                    allowed_hosts=self.app_options.get("allowed_hosts") or (),
+                    allowed_origins=self.app_options.get("allowed_origins") or (),
+                    public_url=self.app_options.get("public_url"),
+                )
+            ],
         )
         self.app.state.token = self.token
         self.app.state.host = self
@@ -265,7 +274,13 @@ class WorldHost:
 
     async def _create(self, entry: _Loaded, data: dict[str, Any], scope: Scope, receive: Receive, send: Send) -> None:
         """An episode created with a tools offer: the offer taken out of the request, kept for
-        the episode's tools/list, and its names added to the answer."""
+        the episode's tools/list, and its names added to the answer. Only with the token: an
+        anonymous caller learns nothing of the world's tools and makes the server compile nothing."""
+        if not self._authorized(scope.get("headers", [])):
+            await JSONResponse({"error": "the control plane requires the bearer token"}, status_code=401)(
+                scope, receive, send
+            )
+            return
         try:
             offer = Offer.model_validate(data.pop("tools"))
             tools = await self._offered(entry, offer)
@@ -275,6 +290,9 @@ class WorldHost:
         status, headers, answer = await _captured(entry.app, scope, _replay(json.dumps(data).encode(), receive))
         if status == 201:
             created = json.loads(answer)
+            manager = entry.app.state.manager
+            for gone in [i for i in entry.offers if i not in manager]:  # deleted or expired episodes
+                del entry.offers[gone]
             entry.offers[created["id"]] = tools
             answer = json.dumps(created | {"tools": [t["name"] for t in tools]}).encode()
         await _respond(send, status, headers, answer)
@@ -310,8 +328,10 @@ class WorldHost:
                 raise ValueError("this server offers no distractors")
             others = [n for n in self.names if n != entry.name]
             for other in rng.sample(others, min(DISTRACTOR_WORLDS, len(others))):
-                world = await anyio.to_thread.run_sync(self.describe, other)
-                pool += [t for t in await self._tools_of(other, world) if t["name"] not in names]
+                if other not in self._tool_defs:
+                    world = await anyio.to_thread.run_sync(self.describe, other)
+                    await self._tools_of(other, world)
+                pool += [t for t in self._tool_defs.get(other, []) if t["name"] not in names]
             pool = list({t["name"]: t for t in pool}.values())
         distractors = rng.sample(pool, min(offer.distractors, len(pool)))
         key = f"{offer.seed}:{entry.name}:"

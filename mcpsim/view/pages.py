@@ -207,6 +207,7 @@ class LivePages:
             try:
                 meta = episode.meta()
                 verdict = meta.verdict
+                calls = _calls(episode)
             except EpisodeClosed:  # deleted meanwhile
                 continue
             out.append(
@@ -215,7 +216,7 @@ class LivePages:
                     "world": meta.world,
                     "task": meta.task,
                     "seed": meta.seed,
-                    "calls": _calls(episode),
+                    "calls": calls,
                     "clock": meta.clock.isoformat(),
                     "ended": meta.ended,
                     "flagged": bool(meta.flags),
