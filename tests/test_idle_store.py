@@ -54,6 +54,25 @@ def test_a_parked_episode_is_rebuilt_as_the_same_database(ledger, templates):
     assert not parked.parked
 
 
+def test_listing_reads_a_parked_episodes_summary_without_rebuilding_it(ledger, templates):
+    """GET /episodes and the live viewer read every episode's metadata and call counts: a parked
+    one answers from what it kept at parking (it cannot change while parked) and stays parked."""
+    plain = Episode.create(ledger, seed=1, scale="small", templates=templates)
+    parked = Episode.create(ledger, seed=1, scale="small", templates=templates)
+    accounts = [a["id"] for a in plain.tables()["account"][:2]]
+    _play(parked, accounts, park=False)
+    _play(plain, accounts, park=False)
+    parked.call("no_such_tool", {})  # a refused call counts too
+    plain.call("no_such_tool", {})
+    assert parked.park()
+    assert parked.meta() == plain.meta() and parked.call_counts() == plain.call_counts()
+    assert parked.call_counts()[1] >= 1
+    assert parked.parked  # still: nothing was rebuilt
+    parked.close("deleted")
+    with pytest.raises(EpisodeClosed):
+        parked.meta()
+
+
 def test_a_parked_episode_keeps_kilobytes_not_its_template(episode, templates, ledger):
     template = templates.get(ledger, 1, "small")
     a, b = (x["id"] for x in episode.tables()["account"][:2])

@@ -191,6 +191,7 @@ class Episode:
         self._orm: Connection | None = None  # the SQLAlchemy connection tool calls run on, opened by the first
         self._base = base  # the long-lived bytes the database was cloned from (parking keeps the difference)
         self._parked: Parked | None = None
+        self._parked_summary: tuple[store.EpisodeMeta, tuple[int, int]] | None = None
         self._pinned = 0  # operations that span several locked sections: never parked meanwhile
         self._handler = False  # a progress handler is installed (grading): never parked meanwhile
         # A clone of a `Template` takes the meta the template read once: creating it runs no query,
@@ -580,6 +581,8 @@ class Episode:
         try:
             if self._closed is not None or self._conn is None or self._pinned or self._handler:
                 return False
+            # what listings read, kept so that a listing does not rebuild every parked episode
+            self._parked_summary = (store.read_meta(self._conn), self._count_calls(self._conn))
             self._parked = Parked.of(self._conn.serialize(), self._base, self._page_size)
             self._disconnect()
             self.size_bytes = self._parked.held_bytes
@@ -665,10 +668,24 @@ class Episode:
     def call_counts(self) -> tuple[int, int]:
         """How many calls this episode saw, and how many of them failed (refused before running,
         a business error, a fault, a bug): the transcript's totals, without reading it whole."""
+        with self._lock:
+            if (summary := self._summary_if_parked()) is not None:
+                return summary[1]
         with self._open():
-            counts = f"SELECT COUNT(*), COUNT(*) - COALESCE(SUM(ok), 0) FROM {store.CALLS}"
-            total, failed = self.conn.execute(counts).fetchone()
-            return int(total), int(failed)
+            return self._count_calls(self.conn)
+
+    @staticmethod
+    def _count_calls(conn: sqlite3.Connection) -> tuple[int, int]:
+        counts = f"SELECT COUNT(*), COUNT(*) - COALESCE(SUM(ok), 0) FROM {store.CALLS}"
+        total, failed = conn.execute(counts).fetchone()
+        return int(total), int(failed)
+
+    def _summary_if_parked(self) -> tuple[store.EpisodeMeta, tuple[int, int]] | None:
+        """A parked episode's metadata and call counts as of parking (it cannot change while
+        parked), so listing episodes leaves them parked (the caller holds the lock)."""
+        if self._closed is not None:
+            raise EpisodeClosed(self.id, self._closed)
+        return self._parked_summary if self._parked is not None and self._conn is None else None
 
     def changes(self) -> list[store.Change]:
         with self._open():
@@ -697,6 +714,9 @@ class Episode:
 
     def meta(self) -> store.EpisodeMeta:
         """The episode's whole metadata record, read at once (identity, clock, freeze, flags...)."""
+        with self._lock:
+            if (summary := self._summary_if_parked()) is not None:
+                return summary[0]  # immutable: its flags are a tuple
         with self._open():
             return store.read_meta(self.conn)
 

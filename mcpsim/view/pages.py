@@ -19,7 +19,6 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from mcpsim.engine.episode import Episode, EpisodeClosed
-from mcpsim.engine.store import CALLS
 from mcpsim.grading.verdict import VerdictDetail, load_verdict, shown
 from mcpsim.trajectories.recording import episode_trajectory
 from mcpsim.view.runs import Query, RunError, RunFile, compare, dumps, episode_json, facets, summarize
@@ -241,8 +240,8 @@ class LivePages:
 
 
 def _calls(episode: Episode) -> int:
-    """Calls in the episode's transcript (refused ones too), in one cheap query."""
-    return int(episode.query(f"SELECT count(*) AS n FROM {CALLS}")[0]["n"])
+    """Calls in the episode's transcript (refused ones too); a parked episode stays parked."""
+    return episode.call_counts()[0]
 
 
 def live_viewer(episodes: Episodes, authorized: Callable[[Request], bool], detail: VerdictDetail) -> Starlette:
