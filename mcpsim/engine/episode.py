@@ -660,10 +660,11 @@ class Episode:
                 if names is None or t.name in names
             }
 
-    def transcript(self) -> list[store.CallRecord]:
-        """Every call this episode saw, in order, refused and failed ones included."""
+    def transcript(self, after: int = 0) -> list[store.CallRecord]:
+        """Every call this episode saw, in order, refused and failed ones included (`after`: only
+        those past that transcript position)."""
         with self._open():
-            return store.read_calls(self.conn)
+            return store.read_calls(self.conn, after)
 
     def call_counts(self) -> tuple[int, int]:
         """How many calls this episode saw, and how many of them failed (refused before running,

@@ -334,9 +334,12 @@ def read_ids(conn: sqlite3.Connection) -> dict[int | str, str]:
     return {value: namespace for namespace, value in conn.execute(f"SELECT namespace, value FROM {IDS}")}
 
 
-def read_calls(conn: sqlite3.Connection) -> list[CallRecord]:
+def read_calls(conn: sqlite3.Connection, after: int = 0) -> list[CallRecord]:
+    """The transcript, in order; `after`: only the calls whose position (`seq`) is past it."""
     rows = conn.execute(
-        f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault FROM {CALLS} ORDER BY seq"
+        f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault FROM {CALLS}"
+        " WHERE seq > ? ORDER BY seq",
+        (after,),
     )
     return [
         CallRecord(

@@ -57,29 +57,9 @@ def calls_after(episode: Episode, seq: int, first_index: int) -> tuple[list[Call
     """The calls whose transcript position is past `seq`, numbered from `first_index`, each with
     its row changes, and the position of the last one (`seq` if there is none): what a live
     journal has not written yet, read without decoding the calls it has."""
-    rows = episode.query(
-        f"SELECT seq, call_seq, tool, arguments, ok, error, bug, result, clock, writes, fault FROM {store.CALLS}"
-        " WHERE seq > ? ORDER BY seq",
-        (seq,),
-    )
-    if not rows:
+    records = episode.transcript(after=seq)
+    if not records:
         return [], seq
-    records = [
-        store.CallRecord(
-            r["seq"],
-            r["call_seq"],
-            r["tool"],
-            json.loads(r["arguments"]) if r["arguments"] else None,
-            bool(r["ok"]),
-            r["error"],
-            bool(r["bug"]),
-            json.loads(r["result"]) if r["result"] is not None else None,
-            r["clock"],
-            bool(r["writes"]),
-            json.loads(r["fault"]) if r["fault"] else None,
-        )
-        for r in rows
-    ]
     committed = [r.call_seq for r in records if r.call_seq]
     by_call: dict[int, list[RowChange]] = {}
     if committed:
