@@ -46,7 +46,13 @@ def main(url: str, token: str, task: str) -> dict:
             "make_default": True,
         }
         added = client.call_tool(fork, "add_customer_address", address)
-        report["fork"] = {"calls": client.get(fork).calls, "source_calls": client.get(episode).calls}
+        forked = client.get(fork)
+        report["fork"] = {
+            "calls": forked.calls,
+            "calls_ok": forked.calls_ok,
+            "calls_failed": forked.calls_failed,
+            "source_calls": client.get(episode).calls,
+        }
         report["source_hash_unchanged"] = client.state(episode)["state_hash"] == before["state_hash"]
         conversation = [
             {"role": "user", "content": "Please add 88 Harbor View Rd, Apt 12 and make it my default."},

@@ -55,7 +55,7 @@ def test_installs_beside_an_mcp_pin_and_drives_a_real_server(http_process: str, 
     assert report["tools"] > 10
     assert report["found"]["email"] == "derek.smith@yahoo.com"
     # the fork got the write, the source did not; the fork passes, the source fails
-    assert report["fork"] == {"calls": 2, "source_calls": 1}
+    assert report["fork"] == {"calls": 2, "calls_ok": 2, "calls_failed": 0, "source_calls": 1}
     assert report["source_hash_unchanged"] is True
     assert report["fork_verdict"] == 1.0 and report["source_verdict"] == 0.0
     assert report["restored_hash_equal"] is True

@@ -29,11 +29,13 @@ class EpisodeInfo:
     scale: str
     task: str | None
     faults: str | None  # the fault profile's name
-    calls: int  # committed tool calls so far
+    calls: int  # every call so far: successful, refused and failed
     clock: str  # the virtual clock, ISO 8601
     ended: bool
     flagged: bool  # the episode hit a simulator bug: it can never pass
     flags: list[str] = field(default_factory=list)
+    calls_ok: int | None = None  # of which succeeded (None: a server too old to say)
+    calls_failed: int | None = None  # of which were refused or failed
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -52,6 +54,8 @@ class EpisodeInfo:
             ended=bool(data.get("ended", False)),
             flagged=bool(data.get("flagged", False)),
             flags=list(data.get("flags") or []),
+            calls_ok=None if data.get("calls_ok") is None else int(data["calls_ok"]),
+            calls_failed=None if data.get("calls_failed") is None else int(data["calls_failed"]),
             raw=data,
         )
 
