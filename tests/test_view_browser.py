@@ -125,6 +125,7 @@ def test_a_run_an_episode_a_call_its_diff_filters_and_a_comparison(browser, demo
         assert page.locator(f"#call-{faulted.index} [data-fault=transient]").count() == 1
         page.click(f"#call-{writing.index} a.permalink")
         page.wait_for_function(f"location.hash.endsWith('/calls/{writing.index}')")
+        page.wait_for_selector(f"#call-{writing.index}.selected")  # marked once the page reads the new hash
         call = page.locator(f"#call-{writing.index}")
         assert "selected" in (call.get_attribute("class") or "")
         for change in writing.changes:
