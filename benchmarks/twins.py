@@ -2,7 +2,8 @@
 while a scripted client session drives it; a twin is inferred from the server and seeded from the
 first session's recording; the twin is checked (tools mirrored, input schemas equal, answers valid
 against the real output schemas) and replayed against both sessions (fidelity on the recording
-that seeded it, and on a held-out session it never saw).
+that seeded it, and on a held-out session it never saw); tasks are generated for the twin (on the
+recorded data, and on synthetic data without recordings) and validated by `mcpsim check`'s audit.
 
     python -m benchmarks.twins            # writes benchmarks/results/twins.json, prints the table
     python -m benchmarks.twins --check    # fails if docs/twins.md's table is not the results'
@@ -19,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,8 @@ PINS = {
     "filesystem": "@modelcontextprotocol/server-filesystem@2026.8.31",
     "git": "mcp-server-git==2026.10.19",
 }
+TASKS = 10  # tasks asked of each twin
+PRIVATE = ("spec", "work", "check", "reports", "inferred", "task_reports")  # measured, not written to the results
 MARK_BEGIN, MARK_END = "<!-- twins:figures begin -->", "<!-- twins:figures end -->"
 
 Steps = list[tuple[str, dict[str, Any]]]
@@ -282,6 +286,7 @@ async def measure(server: Server, work: Path) -> dict[str, Any]:
     """Record two sessions, build the twin from the server and the first recording, and check it."""
     from mcpsim.factory.record import fidelity, learn, load_recording
     from mcpsim.factory.twin import infer_twin, read_surface
+    from mcpsim.factory.twin_tasks import validate_twin_tasks
     from mcpsim.factory.twin_world import check_twin
 
     first, held_out = server.sessions(state_dir(work, server))
@@ -300,6 +305,11 @@ async def measure(server: Server, work: Path) -> dict[str, Any]:
     kinds: dict[str, int] = {}
     for tool in spec.tools:
         kinds[tool.operation.kind] = kinds.get(tool.operation.kind, 0) + 1
+    inferred = infer_twin(surface)  # without recordings: synthetic data
+    task_reports = {  # in a worker thread: the audit runs an event loop of its own
+        which: await anyio.to_thread.run_sync(lambda s=twin: validate_twin_tasks(s, count=TASKS))
+        for which, twin in (("recorded", spec), ("synthetic", inferred))
+    }
     return {
         "server": f"{surface.name} {surface.version}",
         "package": PINS[server.name],
@@ -312,7 +322,13 @@ async def measure(server: Server, work: Path) -> dict[str, Any]:
         "operations": kinds,
         "fidelity_seen": {k: seen[k] for k in ("calls", "same_outcome", "same_shape", "same_values")},
         "fidelity_held_out": {k: unseen[k] for k in ("calls", "same_outcome", "same_shape", "same_values")},
+        "tasks": {
+            which: {"asked": TASKS, "validated": len(r.tasks), "kinds": dict(Counter(t.tags[1] for t in r.tasks))}
+            for which, r in task_reports.items()
+        },
         "spec": spec,
+        "inferred": inferred,
+        "task_reports": task_reports,
         "work": work,
         "check": check,
         "reports": {"seen": seen, "held_out": unseen},
@@ -327,18 +343,20 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     """The docs' table, from the results."""
     lines = [
         "| server | tools mirrored | input schemas equal | valid answers | simulated / replayed tools "
-        "| fidelity, seen session (outcome / shape / values) | fidelity, held-out session |",
-        "|---|---|---|---|---|---|---|",
+        "| fidelity, seen session (outcome / shape / values) | fidelity, held-out session "
+        "| tasks validated (recorded / synthetic data) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results.values():
-        seen, held = r["fidelity_seen"], r["fidelity_held_out"]
+        seen, held, tasks = r["fidelity_seen"], r["fidelity_held_out"], r["tasks"]
         lines.append(
             f"| {r['package']} | {r['mirrored']}/{r['tools']} | {r['schemas_equal']}/{r['tools']} "
             f"| {r['answers_ok']}/{r['tools']} | {r['simulated']} / {r['replayed']} "
             f"| {_pct(seen['same_outcome'])} / {_pct(seen['same_shape'])} / {_pct(seen['same_values'])} "
             f"({seen['calls']} calls) "
             f"| {_pct(held['same_outcome'])} / {_pct(held['same_shape'])} / {_pct(held['same_values'])} "
-            f"({held['calls']} calls) |"
+            f"({held['calls']} calls) "
+            f"| {tasks['recorded']['validated']} / {tasks['synthetic']['validated']} of {tasks['recorded']['asked']} |"
         )
     return "\n".join(lines)
 
@@ -383,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
             found = anyio.run(measure, server, work)
-            results[name] = {k: v for k, v in found.items() if k not in ("spec", "work", "check", "reports")}
+            results[name] = {k: v for k, v in found.items() if k not in PRIVATE}
             print(f"{name}: {json.dumps(results[name])}", file=sys.stderr)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     write_doc(results)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -256,3 +257,20 @@ async def test_a_model_reviews_the_operations_and_only_valid_answers_are_kept(tm
     assert "notes_add_tags" in report["refused"]
     assert reviewed.tool("notes_read_note").operation.kind == "list"
     assert reviewed.tool("notes_delete_notes").operation == spec.tool("notes_delete_notes").operation
+
+
+def test_the_published_twin_schema_is_generated_from_the_models():
+    """schemas/twin-spec.schema.json is `TwinSpec`'s schema, and a twin spec validates against it."""
+    import jsonschema
+
+    from mcpsim.factory import twin_schema
+
+    root = Path(__file__).parent.parent
+    published = json.loads((root / "schemas" / "twin-spec.schema.json").read_text())
+    assert published == twin_schema.json_schema(), (
+        "run: python -m mcpsim.factory.twin_schema > schemas/twin-spec.schema.json"
+    )
+    validator = jsonschema.Draft202012Validator(published)
+    validator.validate(json.loads(infer_twin(SURFACE).model_dump_json()))
+    broken = json.loads(infer_twin(SURFACE).model_dump_json()) | {"kind": "world"}
+    assert not validator.is_valid(broken)

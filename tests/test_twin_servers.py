@@ -1,8 +1,9 @@
 """Twins of three real third-party MCP servers, end to end (benchmarks/twins.py holds the servers
 and the client sessions): each real server runs behind `mcpsim record`; its twin mirrors every tool
 with an equal input schema and answers within the real output schemas; replaying the recordings
-against the twin measures its fidelity. .ci/run installs the servers (pinned) and sets
-MCPSIM_THIRD_PARTY_SERVERS=required, so in CI a missing server fails instead of skipping."""
+against the twin measures its fidelity; the twin's generated tasks validate. .ci/run installs the
+servers (pinned) and sets MCPSIM_THIRD_PARTY_SERVERS=required, so in CI a missing server fails
+instead of skipping."""
 
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
 
 from benchmarks import twins
+from mcpsim.audit import check_task
 from mcpsim.cli import main
 from mcpsim.factory.twin import load_twin
+from mcpsim.factory.twin_tasks import twin_task_set
+from mcpsim.factory.twin_world import compile_twin
+from mcpsim.grading import Verifier
 from tests.commands import mcpsim_argv
 from tests.conftest import CLEAN_ENV
 
@@ -79,6 +84,31 @@ def test_recordings_seed_the_twin(measured):
         assert spec.tool("add_observations").not_found == "Entity with name {key} not found"
     if measured["name"] == "git":
         assert {"git_status", "git_log", "git_show"} <= set(spec.answers)  # replayed, not simulated
+
+
+TASKS_AT_LEAST = {  # of 10 asked: git's twin simulates two tools (a branch's creation and the list)
+    "memory": {"recorded": 10, "synthetic": 10},
+    "filesystem": {"recorded": 10, "synthetic": 10},
+    "git": {"recorded": 5, "synthetic": 6},
+}
+
+
+def test_the_twins_tasks_validate(measured):
+    """Tasks for the twin, on the data the recording seeded and on synthetic data: each kept one
+    passed `mcpsim check`'s audit, and passes it again here."""
+    for which, report in measured["task_reports"].items():
+        spec = measured["spec"] if which == "recorded" else measured["inferred"]
+        problems = {c: found for c, found in report.failures.items() if found and c != "tasks_generated"}
+        assert not problems and not report.dropped
+        assert len(report.tasks) >= TASKS_AT_LEAST[measured["name"]][which], report.failures
+        world = compile_twin(spec)
+        tasks = twin_task_set(spec, report.tasks)
+        verifier = Verifier(world, tasks)
+        for task in report.tasks:
+            assert check_task(world, verifier, task, tasks.canaries).problems == [], task.id
+    kinds = {t.tags[1] for t in measured["task_reports"]["synthetic"].tasks}
+    expected = {"memory": {"write", "change", "lookup", "workflow"}, "git": {"write", "lookup"}}
+    assert kinds >= expected.get(measured["name"], {"write", "change", "lookup", "workflow"})
 
 
 def test_the_cli_writes_a_twin_that_serves_and_keeps_state(tmp_path):

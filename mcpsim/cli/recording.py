@@ -1,9 +1,10 @@
-"""`mcpsim record` (a recording proxy in front of a real stdio MCP server) and `mcpsim fidelity`
+"""`mcpsim record` (a recording proxy in front of a real stdio or streamable HTTP MCP server) and `mcpsim fidelity`
 (a twin's answers compared with a recording's)."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -16,14 +17,30 @@ from mcpsim.cli._app import main
 @click.option(
     "--out", "out", required=True, type=click.Path(file_okay=False), help="Directory for calls.jsonl and meta.json."
 )
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def record_command(out: str, command: tuple[str, ...]) -> None:
-    """Run a real stdio MCP server as `COMMAND` (after --), pass its traffic through between the
-    client on this process's stdin/stdout and the server, and record every request and response
-    with timing and errors to OUT/calls.jsonl. Exits with the server's exit code.
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="With a URL: the port to listen on, on 127.0.0.1 (0: a free one).",
+)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="URL | -- COMMAND [ARGS]...")
+def record_command(out: str, port: int, command: tuple[str, ...]) -> None:
+    """Record a real MCP server's traffic, passed through untouched, to OUT/calls.jsonl: every
+    request and response with timing and errors.
 
-    Example (as the command a client launches): mcpsim record --out rec -- npx @modelcontextprotocol/server-memory
+    stdio: run the server as `COMMAND` (after --) and stand between it and the client on this
+    process's stdin/stdout; exits with the server's exit code.
+
+    streamable HTTP: give the server's URL instead; the proxy listens on 127.0.0.1:PORT, prints
+    the URL to give the client (the same path) on stdout, and records until Ctrl-C or SIGTERM.
+
+    Examples: mcpsim record --out rec -- npx @modelcontextprotocol/server-memory;
+    mcpsim record --out rec --port 9000 http://127.0.0.1:8000/mcp
     """
+    if len(command) == 1 and re.match(r"^https?://", command[0]):
+        _record_http(command[0], Path(out), port)
+        return
     from mcpsim.factory.record import record
 
     try:
@@ -31,6 +48,24 @@ def record_command(out: str, command: tuple[str, ...]) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot start {command[0]!r}: {exc}") from None
     sys.exit(code)
+
+
+def _record_http(url: str, out: Path, port: int) -> None:
+    from mcpsim.factory.record_http import record_http
+    from mcpsim.logs import configure
+
+    configure("WARNING")  # stdout is the URL
+
+    def ready(listening: str) -> None:
+        click.echo(listening)
+        click.echo(f"recording {url} to {out / 'calls.jsonl'}: point the client at {listening}; Ctrl-C stops", err=True)
+
+    try:
+        record_http(url, out, port=port, ready=ready)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
 
 
 @main.command("fidelity")

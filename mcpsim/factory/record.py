@@ -4,7 +4,8 @@ every request and response (with timing and errors) to JSONL; what a twin learns
 fault profile); and the fidelity of a twin, measured by replaying a recording's calls against it.
 
 The proxy passes bytes through untouched, line by line (stdio MCP is one JSON-RPC message per
-line), so any client and any protocol version work; it parses a copy of each line to record it."""
+line), so any client and any protocol version work; it parses a copy of each line to record it.
+`mcpsim.factory.record_http` is its streamable HTTP counterpart, writing the same records."""
 
 from __future__ import annotations
 
@@ -22,24 +23,29 @@ from typing import IO, Any
 
 from mcpsim.factory.twin import WRITES, RecordedAnswer, TwinSpec, TwinTool, inline_refs, object_items, properties_of
 from mcpsim.factory.twin_world import first_option, key_of, texts_in
+from mcpsim.serve.mcp import SDK_ERROR_PREFIX
 
 EXIT_GRACE_S = 30  # how long a server may run on after its client hung up
 CALLS_FILE = "calls.jsonl"
 META_FILE = "meta.json"
-SDK_ERROR_PREFIX = re.compile(r"^Error executing tool [^:]+: ")  # what the Python MCP SDK writes before a tool error
 
 # -- the proxy --------------------------------------------------------------------------------
 
 
 class Recorder:
     """Pairs each request with its response and appends one JSON line per exchange (and one per
-    notification) to `DIR/calls.jsonl`, flushed as it goes."""
+    notification) to `DIR/calls.jsonl`, flushed as it goes.
+
+    Over stdio there is one stream each way. Over HTTP (`mcpsim.factory.record_http`) a client's
+    request is answered within the HTTP exchange that carried it, and a server's request is
+    answered by a later POST of the same session: `exchange` and `session` say where a message
+    travelled, and each record of an HTTP message also names its session and the HTTP status."""
 
     def __init__(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
         self.file = (out / CALLS_FILE).open("a", encoding="utf-8")
         self.lock = threading.Lock()
-        self.pending: dict[tuple[str, str], dict[str, Any]] = {}
+        self.pending: dict[tuple[str, str | None, str], dict[str, Any]] = {}
         self.seq = 0
 
     def _write(self, record: dict[str, Any]) -> None:
@@ -47,42 +53,79 @@ class Recorder:
         self.file.write(json.dumps({"seq": self.seq, **record}, ensure_ascii=False) + "\n")
         self.file.flush()
 
-    def see(self, sender: str, line: bytes) -> None:
-        """A line one side sent (`client` or `server`)."""
+    def see(
+        self,
+        sender: str,
+        line: bytes,
+        *,
+        exchange: str | None = None,
+        session: str | None = None,
+        status: int | None = None,
+    ) -> None:
+        """A line (or an HTTP body, or an SSE event's data) one side sent (`client` or `server`);
+        over HTTP, the exchange that carried it, the session and the HTTP status."""
+        http = {k: v for k, v in (("session", session), ("http_status", status)) if v is not None}
         try:
             message = json.loads(line)
         except ValueError:
             with self.lock:
-                self._write({"from": sender, "unparsed": line.decode("utf-8", "replace").rstrip("\n")})
+                self._write({"from": sender, "unparsed": line.decode("utf-8", "replace").rstrip("\n"), **http})
             return
         for one in message if isinstance(message, list) else [message]:
             if isinstance(one, dict):
-                self._message(sender, one)
+                self._message(sender, one, exchange, session, http)
 
-    def _message(self, sender: str, message: dict[str, Any]) -> None:
+    def _message(
+        self, sender: str, message: dict[str, Any], exchange: str | None, session: str | None, http: dict[str, Any]
+    ) -> None:
         now = time.monotonic()
+        is_request = "method" in message and "id" in message
+        is_response = "method" not in message
+        # the client's requests and their responses travel in one exchange; the server's in a session
+        scope = exchange if (sender == "client") == is_request else session
         with self.lock:
-            if "method" in message and "id" in message:  # a request: wait for its response
-                self.pending[(sender, json.dumps(message["id"]))] = {
+            if is_request:  # wait for its response
+                self.pending[(sender, scope, json.dumps(message["id"]))] = {
                     "from": sender,
                     "id": message["id"],
                     "method": message["method"],
                     "params": message.get("params"),
                     "started": datetime.now(UTC).isoformat(),
+                    **http,
                     "_t": now,
                 }
-            elif "method" in message:
-                self._write({"from": sender, "method": message["method"], "params": message.get("params")})
+            elif not is_response:
+                self._write({"from": sender, "method": message["method"], "params": message.get("params"), **http})
             else:  # a response goes back to the other side's request
                 other = "client" if sender == "server" else "server"
-                request = self.pending.pop((other, json.dumps(message.get("id"))), None)
+                request = self._pop(other, scope, json.dumps(message.get("id")))
                 if request is None:
-                    self._write({"from": sender, "orphan_response": message})
+                    self._write({"from": sender, "orphan_response": message, **http})
                     return
                 started = request.pop("_t")
                 request["duration_ms"] = round((now - started) * 1000, 3)
                 request |= {k: message[k] for k in ("result", "error") if k in message}
-                self._write(request)
+                self._write(request | http)
+
+    def _pop(self, requester: str, scope: str | None, id_: str) -> dict[str, Any] | None:
+        """The pending request a response answers: in its own scope, else (an answer that came
+        back another way, such as a resumed HTTP stream) the oldest with that id."""
+        found = self.pending.pop((requester, scope, id_), None)
+        if found is None:
+            key = next((k for k in self.pending if k[0] == requester and k[2] == id_), None)
+            found = self.pending.pop(key) if key is not None else None
+        return found
+
+    def fail(self, exchange: str, message: str, status: int | None = None) -> None:
+        """The client's requests still waiting in an HTTP exchange that ended without their
+        responses (the server unreachable, or an HTTP error without a JSON-RPC answer)."""
+        with self.lock:
+            for key in [k for k in self.pending if k[0] == "client" and k[1] == exchange]:
+                request = self.pending.pop(key)
+                started = request.pop("_t")
+                request["duration_ms"] = round((time.monotonic() - started) * 1000, 3)
+                http = {"http_status": status} if status is not None else {}
+                self._write(request | http | {"error": {"code": None, "message": message}})
 
     def close(self) -> None:
         with self.lock:

@@ -53,6 +53,9 @@ class TwinEntity(_Model):
 
 
 class Operation(_Model):
+    """What a tool does in the twin: its kind, the entity it works on, and which arguments hold
+    the records, keys, query or new key (names of the tool's own arguments)."""
+
     kind: OperationKind
     entity: str | None = None
     items: str | None = Field(default=None, description="the argument holding a list of records")
@@ -74,6 +77,9 @@ class RecordedAnswer(_Model):
 
 
 class TwinTool(_Model):
+    """One tool of the real server: its name, description and schemas verbatim, its hints, the
+    operation the twin carries out, and the messages learned from recordings."""
+
     name: str
     title: str | None = None
     description: str = ""
@@ -89,6 +95,10 @@ class TwinTool(_Model):
 
 
 class TwinSpec(_Model):
+    """A simulated twin of a real MCP server (`mcpsim gen --from-mcp`): its entities, its tools
+    with the real names and schemas, the data every episode starts with, and what recordings
+    taught it (answers to replay, a fault profile). Published as schemas/twin-spec.schema.json."""
+
     kind: Literal["twin"] = "twin"
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
     title: str

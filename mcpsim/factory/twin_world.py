@@ -170,10 +170,15 @@ def render(template: str, args: dict[str, Any], key: str | None = None) -> str:
 
 
 def first_option(schema: dict[str, Any]) -> dict[str, Any]:
+    """The first alternative of a schema that is not null: of `anyOf`/`oneOf`, or of a list of
+    types (`"type": ["integer", "null"]`)."""
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
         usable = [o for o in options if isinstance(o, dict) and o.get("type") != "null"]
         return usable[0] if usable else options[0]
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and kinds:
+        return schema | {"type": next((k for k in kinds if k != "null"), kinds[0])}
     return schema
 
 
