@@ -39,33 +39,37 @@ LABELS = {
 }
 
 
+# Frames that name a subsystem whatever encloses them: (function, a part of its file's path, bucket)
+_FRAMES = [
+    ("validate_tool_result", "mcp/client", "client.validate"),
+    ("__call__", "mcpsim/serve/mcp.py", "middleware"),
+    ("call", "mcpsim/serve/mcp.py", "wrapper"),
+    ("_execute", "mcpsim/engine/episode.py", "episode"),
+    ("__init__", "mcpsim/engine/episode.py", "create.other"),
+    ("close", "mcpsim/engine/episode.py", "create.close"),
+    ("validate_arguments", "func_metadata", "sdk.args"),
+    ("convert_result", "func_metadata", "sdk.result"),
+    ("_serialize", "mcp/server/runner", "sdk.serialize"),
+]
+
+
 def _classify(frame: Any, inherited: str) -> str:
     path = (frame.file_path or "").replace("\\", "/")
     fn = frame.function.rsplit(".", 1)[-1]  # pyinstrument names methods Class.method
-    if fn == "validate_tool_result" and "mcp/client" in path:
-        return "client.validate"
-    if fn == "__call__" and path.endswith("mcpsim/serve/mcp.py"):
-        return "middleware"
-    if fn == "call" and path.endswith("mcpsim/serve/mcp.py"):
-        return "wrapper"
-    if fn == "_execute" and path.endswith("mcpsim/engine/episode.py"):
-        return "episode"
+    for name, where, bucket in _FRAMES:
+        if fn == name and where in path:
+            return bucket
+    orm = "sqlalchemy" in path or "sqlmodel" in path
     if "/worlds/" in path and inherited.startswith("episode"):
         return "world"
-    if inherited in ("world", "world.orm") and ("sqlalchemy" in path or "sqlmodel" in path):
+    if inherited in ("world", "world.orm") and orm:
         return "world.orm"
-    if inherited == "episode" and ("sqlalchemy" in path or "sqlmodel" in path):
+    if inherited == "episode" and orm:
         return "episode.orm"
     if inherited == "episode" and path.endswith("mcpsim/engine/store.py"):
         return "episode.sql"
     if inherited == "episode" and fn == "to_jsonable_python":
         return "episode.json"
-    if fn == "validate_arguments" and "func_metadata" in path:
-        return "sdk.args"
-    if fn == "convert_result" and "func_metadata" in path:
-        return "sdk.result"
-    if fn == "_serialize" and "mcp/server/runner" in path:
-        return "sdk.serialize"
     # episode creation
     if fn == "deserialize":
         return "create.deserialize"
@@ -73,10 +77,6 @@ def _classify(frame: Any, inherited: str) -> str:
         return "create.schema"
     if fn == "engine_for":
         return "create.engine"
-    if fn == "__init__" and path.endswith("mcpsim/engine/episode.py"):
-        return "create.other"
-    if fn == "close" and path.endswith("mcpsim/engine/episode.py"):
-        return "create.close"
     # grading
     if fn == "state_hash" and inherited.startswith("grade"):
         return "grade.hash"

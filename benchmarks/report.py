@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from benchmarks.common import ratio
@@ -54,6 +55,19 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     out += ["| " + " | ".join(_f(c) if not isinstance(c, str) else c for c in row) + " |" for row in rows]
     return "\n".join(out)
+
+
+# A column: a row's key (also its heading), or a heading and the row's key or a function of the row
+Column = str | tuple[str, "str | Callable[[dict[str, Any]], Any]"]
+
+
+def _keyed_table(columns: list[Column], rows: Iterable[dict[str, Any]]) -> str:
+    """A table whose cells are the rows' values under each column's key (or a function of the row)."""
+    pairs = [(c, c) if isinstance(c, str) else c for c in columns]
+    return _table(
+        [heading for heading, _ in pairs],
+        [[cell(r) if callable(cell) else r[cell] for _, cell in pairs] for r in rows],
+    )
 
 
 # -- targets -------------------------------------------------------------------------------------
@@ -224,34 +238,20 @@ def _issue_section(t: dict[str, Any]) -> list[str]:
             f"{graded['tasks']} retail tasks:\n"
         )
         parts.append(
-            _table(
+            _keyed_table(
                 [
                     "backend",
                     "concurrency",
                     "episodes",
-                    "CPU ms / episode",
-                    "in-memory no-op CPU ms",
-                    "in-memory no-op calls / episode",
-                    "same-transport no-op calls / episode",
-                    "episodes / CPU-s",
-                    "pass@1",
+                    ("CPU ms / episode", "cpu_ms_per_episode"),
+                    ("in-memory no-op CPU ms", "noop_cpu_ms"),
+                    ("in-memory no-op calls / episode", "noop_calls_per_episode"),
+                    ("same-transport no-op calls / episode", lambda r: r.get("transport_noop_calls_per_episode")),
+                    ("episodes / CPU-s", "episodes_per_cpu_s"),
+                    ("pass@1", "pass_at_1"),
                     "errors",
                 ],
-                [
-                    [
-                        r["backend"],
-                        r["concurrency"],
-                        r["episodes"],
-                        r["cpu_ms_per_episode"],
-                        r["noop_cpu_ms"],
-                        r["noop_calls_per_episode"],
-                        r.get("transport_noop_calls_per_episode"),
-                        r["episodes_per_cpu_s"],
-                        r["pass_at_1"],
-                        r["errors"],
-                    ]
-                    for r in graded["runs"]
-                ],
+                graded["runs"],
             )
         )
     reads = t.get("reads", {})
@@ -262,19 +262,16 @@ def _issue_section(t: dict[str, Any]) -> list[str]:
             "round after round:\n"
         )
         parts.append(
-            _table(
-                ["tool", "n", "Episode.call CPU ms", "in no-op calls", "MCP CPU ms", "MCP / (no-op + Episode.call)"],
+            _keyed_table(
                 [
-                    [
-                        x["tool"],
-                        x["n"],
-                        x["direct_cpu_ms"],
-                        x["direct_noop_calls"],
-                        x["mcp_cpu_ms"],
-                        x["mcp_over_noop_plus_direct"],
-                    ]
-                    for x in reads["tools"]
+                    "tool",
+                    "n",
+                    ("Episode.call CPU ms", "direct_cpu_ms"),
+                    ("in no-op calls", "direct_noop_calls"),
+                    ("MCP CPU ms", "mcp_cpu_ms"),
+                    ("MCP / (no-op + Episode.call)", "mcp_over_noop_plus_direct"),
                 ],
+                reads["tools"],
             )
         )
     reset = t.get("reset", {})
@@ -299,34 +296,20 @@ def _issue_section(t: dict[str, Any]) -> list[str]:
             "before parking and after the rebuild:\n"
         )
         parts.append(
-            _table(
+            _keyed_table(
                 [
-                    "live",
+                    ("live", "total"),
                     "active",
                     "parked",
-                    "RSS delta",
-                    "per live episode",
-                    "parked episode (median)",
-                    "park CPU ms",
-                    "rebuild CPU ms",
-                    "same hash",
-                    "fill CPU s",
+                    ("RSS delta", lambda p: f"{_mb(p['rss_delta_bytes'])} ({_mb(p['rss_delta_before_trim_bytes'])})"),
+                    ("per live episode", lambda p: _mb(p["per_episode_bytes"])),
+                    ("parked episode (median)", lambda p: _mb(p["parked_bytes_median"])),
+                    ("park CPU ms", "park_cpu_ms"),
+                    ("rebuild CPU ms", "rebuild_cpu_ms"),
+                    ("same hash", lambda p: f"{p['same_hash']}/{p['sampled']}"),
+                    ("fill CPU s", "fill_cpu_s"),
                 ],
-                [
-                    [
-                        p["total"],
-                        p["active"],
-                        p["parked"],
-                        f"{_mb(p['rss_delta_bytes'])} ({_mb(p['rss_delta_before_trim_bytes'])})",
-                        _mb(p["per_episode_bytes"]),
-                        _mb(p["parked_bytes_median"]),
-                        p["park_cpu_ms"],
-                        p["rebuild_cpu_ms"],
-                        f"{p['same_hash']}/{p['sampled']}",
-                        p["fill_cpu_s"],
-                    ]
-                    for _, p in idle
-                ],
+                [p for _, p in idle],
             )
         )
     return parts

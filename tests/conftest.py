@@ -21,7 +21,8 @@ from mcpsim.engine.templates import TemplateCache  # noqa: E402
 from mcpsim.grading import Verifier  # noqa: E402
 from mcpsim.serve.app import build_app, serve_in_thread  # noqa: E402
 from mcpsim.serve.host import EpisodeManager  # noqa: E402
-from mcpsim.tasks import load_tasks  # noqa: E402
+from mcpsim.tasks import Action, Step, Task, load_tasks  # noqa: E402
+from mcpsim.tasks.scenario import gold_steps  # noqa: E402
 from mcpsim.testing import clean_env  # noqa: E402
 from mcpsim.world import World  # noqa: E402
 from mcpsim.world.registry import load_world  # noqa: E402
@@ -71,6 +72,15 @@ def bank(templates: TemplateCache) -> Verifier:
 @pytest.fixture(scope="module")
 def workspace(templates: TemplateCache) -> Verifier:
     return Verifier(load_world("workspace"), load_tasks("workspace"), templates=templates)
+
+
+def lunch_reply(workspace: Verifier) -> tuple[Task, list[Step], Action]:
+    """The workspace task mail-reply-lunch, its gold steps, and the last of them: the reply."""
+    task = workspace.tasks.get("mail-reply-lunch")
+    steps = gold_steps(task, workspace.world)
+    reply = steps[-1]
+    assert isinstance(reply, Action) and reply.tool == "reply_to_thread"
+    return task, steps, reply
 
 
 @pytest.fixture
@@ -140,6 +150,16 @@ def spawn_retail_http(port: int, stderr: IO[bytes], *args: str) -> subprocess.Po
         stdout=subprocess.DEVNULL,
         stderr=stderr,
     )
+
+
+def run_python(*args: str, env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` with this interpreter, its output captured as text; the test fails, showing the
+    output's tail, unless it exits 0."""
+    done = subprocess.run(
+        [sys.executable, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
 
 
 def wait_until_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, *, tries: int = 600) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -30,6 +28,7 @@ from mcpsim.tasks import (
 )
 from mcpsim.tasks.scenario import run_actions, task_episode
 from mcpsim.world.registry import load_world
+from tests.conftest import run_python
 
 REPO = Path(__file__).resolve().parent.parent
 WORLDS = ("retail", "airline", "workspace", "bank")
@@ -179,15 +178,7 @@ def test_parsing_a_date_gives_the_same_result_a_year_ahead_and_a_year_behind():
     here = json.loads(json.dumps([[m.kind, m.value] for t in DATED for m in parse(t).mentions]))
     for shift in ("+365d", "-365d"):
         env = {**os.environ, "LD_PRELOAD": str(lib), "FAKETIME": shift, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
-        run = subprocess.run(
-            [sys.executable, "-c", PROBE, *DATED],
-            env=env,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=True,
-        )
+        run = run_python("-c", PROBE, *DATED, env=env, cwd=REPO, timeout=300)
         today, there = json.loads(run.stdout)
         assert abs((date.fromisoformat(today) - date.today()).days) >= 360  # the clock really moved
         assert there == here
@@ -196,6 +187,7 @@ def test_parsing_a_date_gives_the_same_result_a_year_ahead_and_a_year_behind():
 @pytest.mark.parametrize(
     ("fact", "answer", "stated"),
     [
+        # times and durations match in any notation and unit
         (TimeFact(time="14:30"), "at 2:30 PM", True),
         (TimeFact(time="14:30"), "at 2:30pm", True),
         (TimeFact(time="14:30"), "at 14:30", True),
@@ -215,15 +207,7 @@ def test_parsing_a_date_gives_the_same_result_a_year_ahead_and_a_year_behind():
         (DurationFact(duration=30, unit="days"), "one month", False),
         (DurationFact(duration=180), "at 3:00", False),
         (DurationFact(duration=180), "$180", False),
-    ],
-)
-def test_times_and_durations_match_in_any_notation_and_unit(fact, answer, stated):
-    assert fact_stated(fact, answer) is stated
-
-
-@pytest.mark.parametrize(
-    ("fact", "answer", "stated"),
-    [
+        # ids are exact tokens; names ignore case and accents
         (IdFact(id="W6964978"), "Order #w6964978 is cancelled.", True),
         (IdFact(id="#W6964978"), "Order W6964978 is cancelled.", True),
         (IdFact(id="W6964978"), "Order W69649781 is cancelled.", False),
@@ -234,15 +218,7 @@ def test_times_and_durations_match_in_any_notation_and_unit(fact, answer, stated
         (NameFact(name="José Núñez"), "Booked for jose nunez.", True),
         (NameFact(name="Dana"), "Danae can comment.", False),
         (NameFact(name="Dana"), "Dana's access is comment-only.", True),
-    ],
-)
-def test_ids_are_exact_tokens_and_names_ignore_case_and_accents(fact, answer, stated):
-    assert fact_stated(fact, answer) is stated
-
-
-@pytest.mark.parametrize(
-    ("fact", "answer", "stated"),
-    [
+        # phrases accept inflections, synonyms, case, accents and hyphens
         ("refund", "Both refunds are issued.", True),
         ("refund", "I refunded it.", True),
         ("refunded", "Your refund is on its way.", True),
@@ -265,7 +241,7 @@ def test_ids_are_exact_tokens_and_names_ignore_case_and_accents(fact, answer, st
         ("café", "the CAFE on the corner", True),
     ],
 )
-def test_phrases_accept_inflections_synonyms_case_accents_and_hyphens(fact, answer, stated):
+def test_a_fact_is_stated_in_any_of_its_forms_and_only_then(fact, answer, stated):
     assert fact_stated(fact, answer) is stated
 
 

@@ -5,44 +5,25 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks.report import SECTIONS as HEADINGS  # every heading the report writes
+from tests.conftest import run_python
+
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "benchmarks" / "run.py"
 SECTIONS = ["targets", "creation", "toolcalls", "grading", "e2e", "memory", "profiles"]
-HEADINGS = [
-    "Machine and run",
-    "Targets",
-    "Issue 15: costs in bare no-op calls",
-    "Tool-call round trips",
-    "Templates and episode creation",
-    "Grading",
-    "Oracle episodes per second",
-    "Resident memory",
-    "Growth with scale",
-    "Profiles",
-    "Skipped",
-]
 
 
 @pytest.mark.slow
 def test_quick_mode_writes_json_and_markdown(tmp_path: Path) -> None:
     out_json, out_md = tmp_path / "quick.json", tmp_path / "quick.md"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSIM_")}
-    done = subprocess.run(
-        [sys.executable, str(RUN), "--quick", "--json", str(out_json), "--markdown", str(out_md)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    run_python(
+        str(RUN), "--quick", "--json", str(out_json), "--markdown", str(out_md), env=env, cwd=tmp_path, timeout=600
     )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
     report = json.loads(out_json.read_text())
     assert set(report) >= {"meta", "sections", "targets", "scaling", "skipped"}

@@ -95,6 +95,13 @@ def make_task(
     )
 
 
+def lookup_task(task_id: str, shop: dict[str, Any], **extra: Any) -> Task:
+    """A task whose answer is the shop's order id and which changes nothing (the gold: two reads)."""
+    return make_task(
+        task_id, shop, answer=[{"id": shop["order"]}], rubric=[answer_checked(), nothing_changed()], **extra
+    )
+
+
 def nothing_changed() -> dict[str, Any]:
     return {"type": "allowed_changes", "allow": [], "requirement": "Nothing in the shop changed.", "noop_passes": True}
 
@@ -226,11 +233,9 @@ def test_a_rubric_any_caller_of_a_tool_passes_is_caught_by_the_random_agent(worl
 
 
 def test_a_failing_alternative_and_a_passing_near_miss_are_problems(world, shop):
-    task = make_task(
+    task = lookup_task(
         "solutions",
         shop,
-        answer=[{"id": shop["order"]}],
-        rubric=[answer_checked(), nothing_changed()],
         alternatives=[
             {
                 "name": "look the order up first, then the customer",
@@ -265,11 +270,9 @@ def test_a_failing_alternative_and_a_passing_near_miss_are_problems(world, shop)
 
 
 def test_a_near_miss_whose_steps_do_not_replay_is_a_problem(world, shop):
-    task = make_task(
+    task = lookup_task(
         "bad-near-miss",
         shop,
-        answer=[{"id": shop["order"]}],
-        rubric=[answer_checked(), nothing_changed()],
         near_misses=[
             {
                 "name": "cancel an order that does not exist",
@@ -283,7 +286,7 @@ def test_a_near_miss_whose_steps_do_not_replay_is_a_problem(world, shop):
 
 
 def test_the_check_json_carries_per_baseline_counts_and_the_table_names_every_baseline(world, shop, monkeypatch):
-    fine = make_task("fine-lookup", shop, answer=[{"id": shop["order"]}], rubric=[answer_checked(), nothing_changed()])
+    fine = lookup_task("fine-lookup", shop)
     weak = make_task(
         "weak-policy-phrase",
         shop,

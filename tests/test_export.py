@@ -45,17 +45,23 @@ def call(id: str, name: str, arguments: str) -> ToolCall:
     return ToolCall(id=id, function=FunctionCall(name=name, arguments=arguments))
 
 
+# Which episode a trajectory is: its fields, and the `info` the verifiers export gives it.
+IDENTITY = {
+    "world": "ledger",
+    "world_version": "v1",
+    "task_id": "close-acc",
+    "trial": 0,
+    "seed": 7,
+    "agent": "scripted",
+}
+
+
 def trajectory(episode: str, **fields: Any) -> Trajectory:
     """A completed, graded episode: one valid and one garbage call in a turn, both answered."""
     base: dict[str, Any] = {
         "run_id": "run1",
         "episode_id": episode,
-        "world": "ledger",
-        "world_version": "v1",
-        "task_id": "close-acc",
-        "trial": 0,
-        "seed": 7,
-        "agent": "scripted",
+        **IDENTITY,
         "status": "completed",
         "termination": "answered",
         "messages": [
@@ -347,12 +353,7 @@ def test_verifiers_lines_have_exactly_the_rollout_fields_with_their_types(run, t
     assert ok["token_usage"] == {"input_tokens": 300, "output_tokens": 40}
     assert ok["timing"] == {"duration_s": 2.5}
     assert ok["info"] == {
-        "world": "ledger",
-        "world_version": "v1",
-        "task_id": "close-acc",
-        "trial": 0,
-        "seed": 7,
-        "agent": "scripted",
+        **IDENTITY,
         "episode_id": "ep-ok",
         "verdict": {"passed": True, "failure": None, "checks_passed": 1, "checks_total": 1, "failed_checks": []},
     }

@@ -267,10 +267,12 @@ def short(value: Any) -> str:
 
 
 def _fuzz_episode(
-    world, episode, rng, ids, *, budget: int, valid: int, refused: Callable[[Any], bool]
+    world, episode, salt: str, *, budget: int, valid: int, refused: Callable[[Any], bool] = lambda r: r.is_error
 ) -> tuple[list[str], dict[str, int], bool]:
-    """Every tool's fuzz cases on one episode: findings (a raise, a bug flag, a `refused` call
-    that changed the state), counts, and whether the episode ended up flagged."""
+    """Every tool's fuzz cases on one episode (seeded by SEED and `salt`, with the ids the episode
+    holds): findings (a raise, a bug flag, a `refused` call, by default any error, that changed the
+    state), counts, and whether the episode ended up flagged."""
+    rng, ids = random.Random(f"{SEED}-{salt}"), known_ids(episode)
     findings: list[str] = []
     counts = {"cases": 0, "rejected": 0, "accepted": 0}
     try:
@@ -301,15 +303,7 @@ def _fuzz_episode(
 def test_every_tool_survives_schema_driven_fuzzing_in_process(world_name, templates):
     world = load_world(world_name)
     episode = Episode.create(world, 0, "small", templates=templates)
-    findings, counts, flagged = _fuzz_episode(
-        world,
-        episode,
-        random.Random(f"{SEED}-{world_name}"),
-        known_ids(episode),
-        budget=44,
-        valid=6,
-        refused=lambda result: result.is_error,
-    )
+    findings, counts, flagged = _fuzz_episode(world, episode, world_name, budget=44, valid=6)
     print(f"{world_name}: {len(world.tools)} tools, {counts}")
     assert not findings, "\n".join(findings)
     assert not flagged
@@ -330,13 +324,7 @@ def test_every_tool_survives_fuzzing_under_the_hostile_fault_profile(world_name,
         )
 
     findings, counts, flagged = _fuzz_episode(
-        world,
-        episode,
-        random.Random(f"{SEED}-hostile-{world_name}"),
-        known_ids(episode),
-        budget=14,
-        valid=4,
-        refused=refused,
+        world, episode, f"hostile-{world_name}", budget=14, valid=4, refused=refused
     )
     print(f"{world_name} (hostile): {counts['cases']} cases")
     assert not findings, "\n".join(findings)

@@ -100,29 +100,6 @@ async def test_a_deleted_episode_is_gone_from_both_planes(serve_http, ledger):
     assert len(live.manager) == 0
 
 
-@pytest.mark.parametrize(
-    ("body", "status", "fragment"),
-    [
-        (b"{not json", 400, "not valid JSON"),
-        (b"[1, 2]", 400, "JSON object"),
-        (b'{"world": "ledger", "seed": -1}', 422, "greater than or equal"),
-        (b'{"world": "ledger", "seed": "x"}', 422, "valid integer"),
-        (b'{"world": "ledger", "colour": "red"}', 422, "Extra inputs"),
-        (b'{"world": "atlantis"}', 422, "unknown world 'atlantis'"),
-        (b'{"world": "ledger", "scale": "galactic"}', 422, "no scale 'galactic'"),
-        (b'{"world": "' + b"x" * 100_000 + b'"}', 413, "larger than"),
-        (b"{}", 422, "no default world"),
-    ],
-)
-async def test_malformed_episode_requests_get_a_4xx_with_the_reason(serve_http, ledger, body, status, fragment):
-    live = serve_http([ledger])
-    async with httpx.AsyncClient(base_url=live.url) as http:
-        r = await http.post("/episodes", content=body, headers={"content-type": "application/json"})
-    assert r.status_code == status, r.text
-    assert fragment in r.text
-    assert len(live.manager) == 0
-
-
 async def test_state_queries_are_validated(serve_http, ledger):
     live = serve_http([ledger])
     async with httpx.AsyncClient(base_url=live.url) as http:

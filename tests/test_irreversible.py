@@ -15,6 +15,7 @@ from mcpsim.grading.diff import compare_with_gold
 from mcpsim.grading.effects import EpisodeChanges, Write, compare_irreversible, irreversible_writes
 from mcpsim.tasks import Action, Task
 from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_solution, task_episode
+from tests.conftest import lunch_reply
 from tests.verifier_fixtures import gold_state_reason, play
 
 
@@ -111,10 +112,7 @@ def test_the_gold_irreversible_writes_in_another_order_pass(bank):
 
 
 def test_an_irreversible_call_the_world_refused_then_retried_passes(workspace):
-    task = workspace.tasks.get("mail-reply-lunch")
-    steps = gold_steps(task, workspace.world)
-    reply = steps[-1]
-    assert isinstance(reply, Action) and reply.tool == "reply_to_thread"
+    task, steps, reply = lunch_reply(workspace)
     refused = Action(tool="reply_to_thread", args={**reply.args, "thread_id": "thr_00000000"}, expect="error")
     verdict, episode = play(workspace, task, [*steps[:-1], refused, reply])
     assert verdict.passed, verdict.report()

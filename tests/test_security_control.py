@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import anyio
 import httpx
@@ -21,7 +20,7 @@ from mcpsim.cli import main
 from mcpsim.serve.access import HostOriginGuard, summarize_verdict
 from mcpsim.serve.app import ServeConfig, build_app, serve_in_thread
 from mcpsim.serve.host import EpisodeManager
-from tests.conftest import MCP_INITIALIZE, free_port, spawn_retail_http
+from tests.conftest import MCP_INITIALIZE, free_port, spawn_retail_http, wait_until_healthy
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -124,20 +123,10 @@ def test_mcpsim_serve_http_generates_a_token_prints_it_and_builds_urls_from_the_
         proc = spawn_retail_http(port, err, "--public-url", f"http://sim.test:{port}/")
     url = f"http://127.0.0.1:{port}"
     try:
-        token = None
-        for _ in range(600):  # bounded to about 60 s
-            found = re.search(r"mcpsim: token (\S+)", log.read_text())
-            if found:
-                token = found[1]
-                try:
-                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-            assert proc.poll() is None, log.read_text()
-            time.sleep(0.1)
-        else:
-            pytest.fail(f"server did not become ready: {log.read_text()}")
+        wait_until_healthy(url, proc, log)  # bounded to about 60 s; the token is printed before serving
+        found = re.search(r"mcpsim: token (\S+)", log.read_text())
+        assert found, log.read_text()
+        token = found[1]
         assert httpx.post(f"{url}/episodes", json={"scale": "small"}, timeout=10).status_code == 401
         r = httpx.post(f"{url}/episodes", json={"scale": "small"}, headers=bearer(token), timeout=30)
         assert r.status_code == 201, r.text

@@ -18,12 +18,13 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
+from mcpsim.grading.metrics import pass_at_1, pass_hat_k
 from mcpsim.runner.metrics import summarize as run_summary
 from mcpsim.serve.app import serve_in_thread
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.journal import read_trajectories
 from mcpsim.view.pages import run_viewer
-from mcpsim.view.runs import RunFile, episode_key, failure_kind
+from mcpsim.view.runs import SHOWN_K, RunFile, episode_key, failure_kind, shown_pass_hat_k
 from mcpsim.world.registry import load_world
 from tests.conftest import CLEAN_ENV
 
@@ -359,3 +360,19 @@ def test_live_verdicts_are_shown_in_the_servers_verdict_detail(serve_http):
     assert episode["view"]["failure"] == first_failed.partition(":")[2] and episode["live"]["ended"] is True
     (listed,) = get(server.url, "/ui/api/live")["episodes"]
     assert (listed["ended"], listed["passed"], listed["reward"]) == (True, False, 0.0)
+
+
+def test_pass_hat_k_is_the_one_in_grading_metrics_for_the_runner_and_the_viewer():
+    outcomes = [(3, 4), (4, 4), (0, 4)]
+    # pass^2: (C(3,2)/C(4,2) + 1 + 0) / 3 = (0.5 + 1) / 3
+    assert pass_hat_k(outcomes) == {1: round(7 / 12, 6), 2: 0.5, 3: round(1.25 / 3, 6), 4: round(1 / 3, 6)}
+    assert pass_at_1(outcomes) == round(7 / 12, 6) and pass_at_1([]) == 0.0 and pass_hat_k([]) == {}
+    assert pass_hat_k(outcomes, [4, 1]) == {1: round(7 / 12, 6), 4: round(1 / 3, 6)}
+    # the viewer shows k up to SHOWN_K and the largest k every task allows
+    many = [(9, 12), (12, 12)]
+    assert list(shown_pass_hat_k(many)) == [*range(1, SHOWN_K + 1), 12]
+    assert shown_pass_hat_k(many)[12] == pass_hat_k(many, [12])[12] == 0.5
+    with pytest.raises(ValueError, match="1 <= k <= 4"):
+        pass_hat_k(outcomes, [5])
+    with pytest.raises(ValueError, match="0 <= passes <= trials"):
+        pass_hat_k([(5, 4)])

@@ -41,6 +41,7 @@ log = structlog.get_logger("mcpsim.grading")
 SQLITE_STEP_BUDGET = 2_000_000_000  # SQLite VM instructions per grading (a retail grade uses well under 1%)
 CPU_BUDGET_S = 60.0  # CPU seconds of the grading thread
 STALL_TIMEOUT_S = 600.0  # wall-clock seconds before grading counts as stalled (an infrastructure error)
+_FROM_CHECK = set(CheckResult.model_fields) - {"passed", "reason"}  # a result repeats its check's type, text, weight
 _PROGRESS_EVERY = 10_000  # SQLite instructions between two progress-handler calls
 
 
@@ -184,16 +185,7 @@ class Verifier:
             for check in task.rubric:
                 passed, reason = evaluate(ctx, check)
                 budget.check()
-                results.append(
-                    CheckResult(
-                        type=check.type,
-                        requirement=check.requirement,
-                        weight=check.weight,
-                        noop_passes=check.noop_passes,
-                        passed=passed,
-                        reason=reason,
-                    )
-                )
+                results.append(CheckResult(**check.model_dump(include=_FROM_CHECK), passed=passed, reason=reason))
             return results
 
         def progress() -> int:  # runs in the grading thread, inside SQLite

@@ -74,12 +74,7 @@ class Verdict(BaseModel):
         requirement and reason (they name expected values, "The agent said the total is $308"),
         the row diff, the answer, the state hash."""
         return VerdictSummary(
-            task_id=self.task_id,
-            episode_id=self.episode_id,
-            passed=self.passed,
-            reward=self.reward,
-            partial_reward=self.partial_reward,
-            failure=self.failure,
+            **self.model_dump(include=set(VerdictSummary.model_fields) - {"detail", "checks"}),
             checks=[CheckOutcome(check=f"{i}:{c.type}", passed=c.passed) for i, c in enumerate(self.checks, 1)],
         )
 

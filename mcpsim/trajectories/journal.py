@@ -121,11 +121,7 @@ class LiveHeader(BaseModel):
         """The episode as the server saw it (its agent is an MCP client): its calls as chat messages,
         and `outcome` (status, termination, verdict, ...)."""
         return Trajectory(
-            episode_id=self.episode_id,
-            world=self.world,
-            world_version=self.world_version,
-            task_id=self.task_id,
-            seed=self.seed,
+            **self.model_dump(exclude={"policy"}),  # the episode's id, world, version, task and seed
             agent="mcp-client",
             messages=call_messages(self.policy, calls),
             calls=calls,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from pydantic import BaseModel
 
 from mcpsim.engine import store
 from mcpsim.engine.episode import Episode
@@ -26,23 +27,22 @@ def tool_defs(episode: Episode) -> list[ToolDef]:
     ]
 
 
+def _fields_for(model: type[BaseModel], record: store.CallRecord | store.Change) -> dict[str, Any]:
+    """The fields of `record` that `model` has too, by name."""
+    return {name: value for name, value in record._asdict().items() if name in model.model_fields}
+
+
 def _call_log(index: int, r: store.CallRecord, changes: list[RowChange]) -> CallLog:
     return CallLog(
+        **_fields_for(CallLog, r),  # tool, arguments, ok, result, error, call_seq, fault
         index=index,
-        tool=r.tool,
-        arguments=r.arguments,
-        ok=r.ok,
-        result=r.result,
-        error=r.error,
-        call_seq=r.call_seq,
-        fault=r.fault,
         tool_call_id=f"call_{index}",
         changes=changes if r.call_seq else [],
     )
 
 
 def _row_change(c: store.Change) -> RowChange:
-    return RowChange(table=c.table, op=c.op, key=c.key, before=c.before, after=c.after)
+    return RowChange(**_fields_for(RowChange, c))
 
 
 def call_logs(episode: Episode) -> list[CallLog]:

@@ -14,15 +14,36 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from math import comb
 from pathlib import Path
 from typing import Any
 
+from mcpsim.grading.metrics import Outcome, mean, pass_at_1, pass_hat_k
 from mcpsim.trajectories.journal import TRAJECTORIES
 from mcpsim.trajectories.schema import Trajectory
 
 FINISHED = ("answered", "user_stop", "recorded")  # terminations that end an episode normally
 MAX_PAGE = 500  # rows per page at most
+# an episode's fields in the pages' JSON (`EpisodeRow.public`), in this order
+PUBLIC = (
+    "eid",
+    "task_id",
+    "trial",
+    "world",
+    "agent",
+    "status",
+    "termination",
+    "reward",
+    "partial_reward",
+    "passed",
+    "calls",
+    "errors",
+    "faults",
+    "tokens",
+    "duration_s",
+    "failure",
+    "tags",
+    "split",
+)
 SHOWN_K = 8  # pass^k is reported for k up to this (and for the largest k the trials allow)
 
 
@@ -87,26 +108,9 @@ class EpisodeRow:
         return self.status != "cancelled"
 
     def public(self) -> dict[str, Any]:
-        return {
-            "eid": self.eid,
-            "task_id": self.task_id,
-            "trial": self.trial,
-            "world": self.world,
-            "agent": self.agent,
-            "status": self.status,
-            "termination": self.termination,
-            "reward": self.reward,
-            "partial_reward": self.partial,
-            "passed": self.passed,
-            "calls": self.calls,
-            "errors": self.errors,
-            "faults": self.faults,
-            "tokens": self.tokens,
-            "duration_s": self.duration_s,
-            "failure": self.failure,
-            "tags": list(self.tags),
-            "split": self.split,
-        }
+        """The row as the pages get it: the PUBLIC fields, in that order."""
+        derived = {"partial_reward": self.partial, "passed": self.passed, "tags": list(self.tags)}
+        return {k: derived[k] if k in derived else getattr(self, k) for k in PUBLIC}
 
 
 def episode_key(run_id: str | None, episode_id: str | None, task_id: str | None, trial: int) -> str:
@@ -255,14 +259,12 @@ class Query:
 # -- summaries ----------------------------------------------------------------------------------
 
 
-def pass_hat_k(outcomes: Iterable[tuple[int, int]]) -> dict[int, float]:
-    """pass^k (the chance that k trials of a task all pass: C(passes, k) / C(trials, k), averaged
-    over tasks) from (passes, trials) per task, for k up to SHOWN_K and for the largest k that
-    every task's trials allow."""
+def shown_pass_hat_k(outcomes: Iterable[Outcome]) -> dict[int, float]:
+    """pass^k (`mcpsim.grading.metrics.pass_hat_k`) from (passes, trials) per task, for k up to
+    SHOWN_K and for the largest k that every task's trials allow."""
     tasks = list(outcomes)
     max_k = min((n for _, n in tasks), default=0)
-    ks = sorted({k for k in range(1, min(max_k, SHOWN_K) + 1)} | ({max_k} if max_k else set()))
-    return {k: round(sum(comb(p, k) / comb(n, k) for p, n in tasks) / len(tasks), 6) for k in ks}
+    return pass_hat_k(tasks, [*range(1, min(max_k, SHOWN_K) + 1), *([max_k] if max_k else [])])
 
 
 def histogram(values: list[float], edges: list[float]) -> list[dict[str, Any]]:
@@ -307,10 +309,10 @@ def summarize(rows: list[EpisodeRow]) -> dict[str, Any]:
         "cancelled": len(rows) - n,
         "episode_errors": sum(1 for r in finished if r.status == "error"),
         "passed": sum(1 for r in finished if r.passed),
-        "pass_at_1": round(sum(p / t for p, t in outcomes) / len(outcomes), 6) if outcomes else 0.0,
-        "pass_hat_k": pass_hat_k(outcomes),
-        "mean_reward": round(sum(r.reward or 0.0 for r in finished) / n, 6) if n else 0.0,
-        "mean_partial": round(sum(r.partial or 0.0 for r in finished) / n, 6) if n else 0.0,
+        "pass_at_1": pass_at_1(outcomes),
+        "pass_hat_k": shown_pass_hat_k(outcomes),
+        "mean_reward": mean(r.reward or 0.0 for r in finished),
+        "mean_partial": mean(r.partial or 0.0 for r in finished),
         "calls": sum(r.calls for r in finished),
         "errors": sum(r.errors for r in finished),
         "faults": sum(r.faults for r in finished),

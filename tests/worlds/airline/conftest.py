@@ -83,47 +83,33 @@ class Desk(WorldDriver):
         )
         return method_id
 
+    def _scheduled(self, where: str, *params: Any, min_seats: int) -> dict[str, Any]:
+        """The first scheduled flight (by date, then id) matching `where`, with `min_seats` seats in every cabin."""
+        return self.row(
+            f"SELECT * FROM flights WHERE status = 'scheduled' AND {where} "
+            "AND seats_economy >= ? AND seats_premium >= ? AND seats_business >= ? ORDER BY date, id LIMIT 1",
+            *params,
+            *[min_seats] * 3,
+        )
+
     def future_flight(
         self, *, min_seats: int = 4, cabin: str = "economy", days: int = 3, exclude: tuple[str, ...] = ()
     ) -> dict[str, Any]:
         """A scheduled flight at least `days` days ahead with seats in every cabin."""
         marks = ", ".join("?" for _ in exclude) or "''"
-        return self.row(
-            f"SELECT * FROM flights WHERE status = 'scheduled' AND scheduled_departure > datetime(?, ?) "
-            f"AND seats_economy >= ? AND seats_premium >= ? AND seats_business >= ? AND id NOT IN ({marks}) "
-            "ORDER BY date, id LIMIT 1",
-            EPOCH,
-            f"+{days} days",
-            min_seats,
-            min_seats,
-            min_seats,
-            *exclude,
-        )
+        where = f"scheduled_departure > datetime(?, ?) AND id NOT IN ({marks})"
+        return self._scheduled(where, EPOCH, f"+{days} days", *exclude, min_seats=min_seats)
 
     def alternative(self, flight: dict[str, Any], min_seats: int = 4) -> dict[str, Any]:
         """Another scheduled flight on the same route, a later day, with seats in every cabin."""
-        return self.row(
-            "SELECT * FROM flights WHERE origin = ? AND destination = ? AND status = 'scheduled' AND date > ? "
-            "AND seats_economy >= ? AND seats_premium >= ? AND seats_business >= ? ORDER BY date, id LIMIT 1",
-            flight["origin"],
-            flight["destination"],
-            flight["date"],
-            min_seats,
-            min_seats,
-            min_seats,
-        )
+        where = "origin = ? AND destination = ? AND date > ?"
+        return self._scheduled(where, flight["origin"], flight["destination"], flight["date"], min_seats=min_seats)
 
     def return_flight(self, outbound: dict[str, Any], min_seats: int = 4) -> dict[str, Any]:
-        return self.row(
-            "SELECT * FROM flights WHERE origin = ? AND destination = ? AND status = 'scheduled' "
-            "AND scheduled_departure > datetime(?, '+1 day') AND seats_economy >= ? AND seats_premium >= ? "
-            "AND seats_business >= ? ORDER BY date, id LIMIT 1",
-            outbound["destination"],
-            outbound["origin"],
-            outbound["scheduled_arrival"],
-            min_seats,
-            min_seats,
-            min_seats,
+        """The first scheduled flight back, leaving a day or more after `outbound` lands."""
+        where = "origin = ? AND destination = ? AND scheduled_departure > datetime(?, '+1 day')"
+        return self._scheduled(
+            where, outbound["destination"], outbound["origin"], outbound["scheduled_arrival"], min_seats=min_seats
         )
 
     def book(

@@ -29,6 +29,11 @@ class Bank(WorldDriver):
         assert self.ok("verify_identity", **self.answers(customer_id)).verified
         return customer_id
 
+    def verified_row(self, sql: str, *params: Any) -> tuple[str, dict[str, Any]]:
+        """(customer id, row): the first row of `sql`, which has a customer_id column, and its customer verified."""
+        row = self.row(sql, *params)
+        return self.verify(row["customer_id"]), row
+
     def customer(self, where: str = "1", *params: Any) -> str:
         """An active customer matching `where` (SQL over customers c), verified."""
         return self.verify(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 
 def _account(b, where: str = "1") -> tuple[str, dict]:
-    account = b.row(
+    return b.verified_row(
         f"SELECT a.* FROM accounts a JOIN customers c ON c.id = a.customer_id AND c.status = 'active' "
         f"WHERE a.status = 'open' AND a.opened_at < '2025-11-01' AND {where} ORDER BY a.id LIMIT 1"
     )
-    return b.verify(account["customer_id"]), account
 
 
 def test_statements_chain_and_add_up(b):
@@ -64,11 +63,10 @@ def test_only_closed_periods_of_the_last_six_months_have_statements(b):
 
 
 def test_no_statement_before_an_account_was_opened_or_after_it_closed(b):
-    account = b.row(
+    me, account = b.verified_row(
         "SELECT a.* FROM accounts a JOIN customers c ON c.id = a.customer_id AND c.status = 'active' "
         "WHERE a.opened_at >= '2025-12-01' AND a.opened_at < '2026-04-01' ORDER BY a.id LIMIT 1"
     )
-    me = b.verify(account["customer_id"])
     b.fails("get_statement", "after the 2025-11 period", customer_id=me, account_id=account["id"], period="2025-11")
     month = account["opened_at"][:7]
     first = b.ok("get_statement", customer_id=me, account_id=account["id"], period=month)
@@ -80,12 +78,11 @@ def test_no_statement_before_an_account_was_opened_or_after_it_closed(b):
 
 
 def test_accounts_show_available_balance_pending_debits_and_todays_transfers(b):
-    account = b.row(
+    me, account = b.verified_row(
         "SELECT a.* FROM accounts a JOIN customers c ON c.id = a.customer_id AND c.status = 'active' "
         "WHERE EXISTS (SELECT 1 FROM transactions t WHERE t.account_id = a.id AND t.status = 'pending') "
         "ORDER BY a.id LIMIT 1"
     )
-    me = b.verify(account["customer_id"])
     view = b.ok("get_account", customer_id=me, account_id=account["id"])
     pending = -b.value(
         "SELECT SUM(amount_cents) FROM transactions WHERE account_id = ? AND status = 'pending'", account["id"]

@@ -6,12 +6,11 @@ from __future__ import annotations
 def _card(b, status: str = "active", tier: str | None = None) -> tuple[str, dict]:
     tier_clause = "AND k.tier = ?" if tier else ""
     params = [status, *([tier] if tier else [])]
-    card = b.row(
+    return b.verified_row(
         f"SELECT k.* FROM cards k JOIN customers c ON c.id = k.customer_id AND c.status = 'active' "
         f"WHERE k.status = ? {tier_clause} ORDER BY k.id LIMIT 1",
         *params,
     )
-    return b.verify(card["customer_id"]), card
 
 
 def test_freeze_and_unfreeze_an_active_card(b):
@@ -141,11 +140,10 @@ def test_card_limits_stay_within_the_tiers_maximum_and_the_minimum(b):
 
 
 def test_closed_cards_are_listed_only_on_request(b):
-    card = b.row(
+    me, card = b.verified_row(
         "SELECT k.* FROM cards k JOIN customers c ON c.id = k.customer_id AND c.status = 'active' "
         "WHERE k.status = 'closed' LIMIT 1"
     )
-    me = b.verify(card["customer_id"])
     assert card["id"] not in [c.card_id for c in b.ok("list_cards", customer_id=me).cards]
     closed = next(c for c in b.ok("list_cards", customer_id=me, include_closed=True).cards if c.card_id == card["id"])
     assert closed.replaced_by_card_id == card["replaced_by_card_id"]

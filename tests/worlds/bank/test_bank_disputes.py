@@ -9,7 +9,7 @@ import pytest
 
 
 def _purchase(b, *, days_ago_min: int = 1, days_ago_max: int = 55, card_status: str = "active") -> tuple[str, dict]:
-    txn = b.row(
+    return b.verified_row(
         "SELECT t.*, a.customer_id FROM transactions t JOIN accounts a ON a.id = t.account_id "
         "JOIN customers c ON c.id = a.customer_id AND c.status = 'active' JOIN cards k ON k.id = t.card_id "
         "WHERE t.kind = 'card_purchase' AND t.status = 'posted' AND k.status = ? "
@@ -19,7 +19,6 @@ def _purchase(b, *, days_ago_min: int = 1, days_ago_max: int = 55, card_status: 
         f"-{days_ago_max} days",
         f"-{days_ago_min} days",
     )
-    return b.verify(txn["customer_id"]), txn
 
 
 def _dispute(
@@ -86,12 +85,11 @@ def test_the_60_day_window_counts_from_the_posting_date(b):
 
 
 def test_only_posted_card_transactions_can_be_disputed(b):
-    pending = b.row(
+    me, pending = b.verified_row(
         "SELECT t.*, a.customer_id FROM transactions t JOIN accounts a ON a.id = t.account_id "
         "JOIN customers c ON c.id = a.customer_id AND c.status = 'active' "
         "WHERE t.status = 'pending' AND t.kind = 'card_purchase' LIMIT 1"
     )
-    me = b.verify(pending["customer_id"])
     b.fails("open_dispute", "is still pending; it can be disputed once it posts", **_dispute(me, pending["id"]))
     for kind in ("transfer_out", "deposit"):
         other = b.value(
@@ -131,11 +129,10 @@ def test_an_unauthorized_charge_on_a_replaced_card_can_be_disputed(b):
 
 
 def test_seeded_disputes_are_listed_and_cannot_be_opened_again(b):
-    dispute = b.row(
+    me, dispute = b.verified_row(
         "SELECT d.* FROM disputes d JOIN customers c ON c.id = d.customer_id AND c.status = 'active' "
         "WHERE d.status = 'open' ORDER BY d.id LIMIT 1"
     )
-    me = b.verify(dispute["customer_id"])
     assert dispute["id"] in [d.dispute_id for d in b.ok("list_disputes", customer_id=me).disputes]
     view = b.ok("get_dispute", customer_id=me, dispute_id=dispute["id"])
     assert view.transaction_id == dispute["transaction_id"] and view.merchant

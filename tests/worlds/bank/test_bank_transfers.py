@@ -25,13 +25,13 @@ def test_an_internal_transfer_moves_money_at_once_and_posts_both_legs(b):
 
 
 def test_no_transfer_above_the_available_balance_which_excludes_pending_debits(b):
-    row = b.row(
+    me, row = b.verified_row(
         "SELECT a.id, a.customer_id FROM accounts a JOIN customers c ON c.id = a.customer_id AND c.status = 'active' "
         "JOIN accounts s ON s.customer_id = a.customer_id AND s.type = 'savings' AND s.status = 'open' "
         "WHERE a.type = 'checking' AND EXISTS (SELECT 1 FROM transactions t WHERE t.account_id = a.id "
         "AND t.status = 'pending') ORDER BY a.id LIMIT 1"
     )
-    me, checking = b.verify(row["customer_id"]), row["id"]
+    checking = row["id"]
     savings = b.value("SELECT id FROM accounts WHERE customer_id = ? AND type = 'savings' AND status = 'open'", me)
     pending = -b.value(
         "SELECT SUM(amount_cents) FROM transactions WHERE account_id = ? AND status = 'pending'", checking
@@ -104,14 +104,13 @@ def test_the_daily_limit_counts_every_transfer_out_today_and_only_today(b):
 
 
 def test_a_seeded_transfer_earlier_today_counts_against_the_limit(b):
-    row = b.row(
+    me, row = b.verified_row(
         "SELECT t.from_account_id AS account, t.customer_id, SUM(t.amount_cents) AS used, "
         "a.daily_transfer_limit_cents AS lim FROM transfers t JOIN accounts a ON a.id = t.from_account_id "
         "JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
         "WHERE t.created_at >= ? AND t.status != 'cancelled' GROUP BY 1, 2 ORDER BY 1 LIMIT 1",
         TODAY,
     )
-    me = b.verify(row["customer_id"])
     b.arrange("UPDATE accounts SET balance_cents = balance_cents + 10000000 WHERE id = ?", row["account"])
     left = row["lim"] - row["used"]
     other = b.value(
@@ -123,6 +122,11 @@ def test_a_seeded_transfer_earlier_today_counts_against_the_limit(b):
         **b.between(me, row["account"], other, (left + 1) / 100),
     )
     b.ok("transfer_between_own_accounts", **b.between(me, row["account"], other, left / 100))
+
+
+def cannot_cancel(b, customer_id: str, transfer_id: str, status: str) -> None:
+    why = f"is {status}; only pending or held transfers can be cancelled"
+    b.fails("cancel_pending_transfer", why, customer_id=customer_id, transfer_id=transfer_id)
 
 
 def test_cancelling_a_pending_transfer_restores_the_available_balance_and_the_limit(b):
@@ -138,12 +142,7 @@ def test_cancelling_a_pending_transfer_restores_the_available_balance_and_the_li
     assert cancelled.status == "cancelled" and cancelled.cancelled_at
     assert b.value("SELECT status FROM transactions WHERE id = ?", line["id"]) == "cancelled"
     assert b.available(checking) == available and b.balance(checking) == balance and b.today_out(checking) == 0
-    b.fails(
-        "cancel_pending_transfer",
-        "is cancelled; only pending or held",
-        customer_id=me,
-        transfer_id=transfer.transfer_id,
-    )
+    cannot_cancel(b, me, transfer.transfer_id, "cancelled")
 
 
 def test_a_completed_transfer_cannot_be_cancelled(b):
@@ -151,21 +150,23 @@ def test_a_completed_transfer_cannot_be_cancelled(b):
     done = b.ok(
         "transfer_between_own_accounts", customer_id=me, from_account_id=checking, to_account_id=savings, amount=20
     )
-    b.fails(
-        "cancel_pending_transfer",
-        "is completed; only pending or held transfers can be cancelled",
-        customer_id=me,
-        transfer_id=done.transfer_id,
-    )
+    cannot_cancel(b, me, done.transfer_id, "completed")
 
 
-def test_a_large_transfer_to_a_new_payee_is_held_and_reserves_the_amount(b):
+def funded_checking(b) -> tuple[str, str]:
+    """(customer, checking): a verified customer's checking account with $10,000 more in it and a
+    $20,000 daily transfer limit, room for large transfers."""
     me, checking, _ = b.checking_with_savings()
     b.arrange(
         "UPDATE accounts SET balance_cents = balance_cents + 1000000, daily_transfer_limit_cents = 2000000 "
         "WHERE id = ?",
         checking,
     )
+    return me, checking
+
+
+def test_a_large_transfer_to_a_new_payee_is_held_and_reserves_the_amount(b):
+    me, checking = funded_checking(b)
     payee = b.add_payee(me)
     assert b.ok("list_payees", customer_id=me).payees[-1].is_new
     available = b.available(checking)
@@ -183,12 +184,7 @@ def test_a_large_transfer_to_a_new_payee_is_held_and_reserves_the_amount(b):
 
 
 def test_an_old_payee_gets_large_transfers_without_a_hold_and_a_payee_stops_being_new_after_7_days(b):
-    me, checking, _ = b.checking_with_savings()
-    b.arrange(
-        "UPDATE accounts SET balance_cents = balance_cents + 1000000, daily_transfer_limit_cents = 2000000 "
-        "WHERE id = ?",
-        checking,
-    )
+    me, checking = funded_checking(b)
     old = b.old_payee(me)
     assert (
         b.ok("transfer_to_payee", customer_id=me, from_account_id=checking, payee_id=old, amount=4000).status
@@ -240,13 +236,12 @@ def test_a_savings_account_allows_six_transfers_out_per_calendar_month(b):
 
 
 def test_a_seeded_savings_account_with_six_withdrawals_this_month_is_refused(b):
-    row = b.row(
+    me, row = b.verified_row(
         "SELECT t.from_account_id AS savings, t.to_account_id AS checking, t.customer_id FROM transfers t "
         "JOIN accounts a ON a.id = t.from_account_id AND a.type = 'savings' "
         "JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
         "WHERE t.created_at >= '2026-05-01' GROUP BY 1 HAVING COUNT(*) >= 6 LIMIT 1"
     )
-    me = b.verify(row["customer_id"])
     b.fails(
         "transfer_between_own_accounts",
         "savings accounts allow at most 6",
@@ -255,22 +250,20 @@ def test_a_seeded_savings_account_with_six_withdrawals_this_month_is_refused(b):
 
 
 def test_closed_accounts_neither_send_nor_receive(b):
-    row = b.row(
+    me, row = b.verified_row(
         "SELECT a.id AS closed, a.customer_id, o.id AS open FROM accounts a "
         "JOIN accounts o ON o.customer_id = a.customer_id AND o.status = 'open' "
         "JOIN customers c ON c.id = a.customer_id AND c.status = 'active' WHERE a.status = 'closed' LIMIT 1"
     )
-    me = b.verify(row["customer_id"])
     b.fails("transfer_between_own_accounts", "is closed", **b.between(me, row["closed"], row["open"], 1))
     b.fails("transfer_between_own_accounts", "is closed", **b.between(me, row["open"], row["closed"], 1))
 
 
 def test_a_seeded_held_transfer_can_be_cancelled(b):
-    held = b.row(
+    me, held = b.verified_row(
         "SELECT t.* FROM transfers t JOIN customers c ON c.id = t.customer_id AND c.status = 'active' "
         "WHERE t.status = 'held' LIMIT 1"
     )
-    me = b.verify(held["customer_id"])
     view = b.ok("get_transfer", customer_id=me, transfer_id=held["id"])
     assert view.status == "held" and view.payee_name
     assert [t.transfer_id for t in b.ok("list_transfers", customer_id=me, status="held").transfers] == [held["id"]]

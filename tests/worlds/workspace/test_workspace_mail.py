@@ -3,6 +3,8 @@ by reference (every recipient must be able to open them), trash and labels."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from workspace_support import ME, colleague
 
@@ -128,27 +130,21 @@ def test_sending_starts_a_sent_thread_with_its_recipients(desk):
 # -- attachments by reference ------------------------------------------------------------------
 
 
+def attaching(file: dict[str, Any], *to: str) -> dict[str, Any]:
+    """send_mail's arguments: a short note to `to` with `file` attached."""
+    return {"to": list(to), "subject": "Files", "body": "See attached", "attachment_file_ids": [file["id"]]}
+
+
 def test_an_attachment_every_recipient_cannot_open_is_refused_until_it_is_shared(desk):
     budget = desk.file("Q3 Budget Draft")  # shared with Dana, Ravi, Lukas and Hana, not with Tom
-    desk.ok(
-        "send_mail", to=[colleague("dana")], subject="Budget", body="See attached", attachment_file_ids=[budget["id"]]
-    )
+    desk.ok("send_mail", **attaching(budget, colleague("dana")))
     desk.fails(
         "send_mail",
         f"{colleague('tom')} cannot open 'Q3 Budget Draft'",
-        to=[colleague("dana"), colleague("tom")],
-        subject="Budget",
-        body="See attached",
-        attachment_file_ids=[budget["id"]],
+        **attaching(budget, colleague("dana"), colleague("tom")),
     )
     desk.ok("share_file", file_id=budget["id"], emails=[colleague("tom")], role="viewer")
-    sent = desk.ok(
-        "send_mail",
-        to=[colleague("dana"), colleague("tom")],
-        subject="Budget",
-        body="See attached",
-        attachment_file_ids=[budget["id"]],
-    )
+    sent = desk.ok("send_mail", **attaching(budget, colleague("dana"), colleague("tom")))
     assert sent.attachment_file_ids == [budget["id"]]
     assert desk.value("SELECT file_id FROM message_attachments WHERE message_id = ?", sent.message_id) == budget["id"]
 
@@ -158,34 +154,22 @@ def test_a_file_owned_by_someone_else_cannot_be_attached_for_people_without_acce
     result = desk.fails(
         "send_mail",
         "only its owner, sofia.marquez@larkspurlabs.com, can share it",
-        to=[colleague("dana")],
-        subject="Roadmap",
-        body="FYI",
-        attachment_file_ids=[roadmap["id"]],
+        **attaching(roadmap, colleague("dana")),
     )
     assert "cannot open 'Product Roadmap H2 2026'" in result.error
-    desk.ok("send_mail", to=[colleague("lukas")], subject="Roadmap", body="FYI", attachment_file_ids=[roadmap["id"]])
+    desk.ok("send_mail", **attaching(roadmap, colleague("lukas")))
 
 
 def test_a_link_shared_file_can_go_to_anyone_and_an_invisible_file_to_nobody(desk):
     agenda = desk.file("June Offsite Agenda")  # anyone with the link can view
-    desk.ok(
-        "send_mail", to=["sam.whitaker@gmail.com"], subject="Offsite", body="FYI", attachment_file_ids=[agenda["id"]]
-    )
+    desk.ok("send_mail", **attaching(agenda, "sam.whitaker@gmail.com"))
     hidden = desk.row(
         "SELECT f.* FROM files f WHERE f.owner_email != ? AND f.link_sharing = 'off' AND NOT EXISTS "
         "(SELECT 1 FROM file_permissions p WHERE p.file_id = f.id AND p.email = ?)",
         ME,
         ME,
     )
-    desk.fails(
-        "send_mail",
-        "not found among the files you can open",
-        to=[colleague("dana")],
-        subject="x",
-        body="y",
-        attachment_file_ids=[hidden["id"]],
-    )
+    desk.fails("send_mail", "not found among the files you can open", **attaching(hidden, colleague("dana")))
 
 
 # -- replying and forwarding -------------------------------------------------------------------
