@@ -1,7 +1,9 @@
 """stdio start-up: from launching a server process to its answer to `initialize`, for
-`mcpsim serve retail --scale small` (template cached on disk) and for a bare MCP SDK server
-(`benchmarks/bare_server.py`), launched alternately round after round. The figure is the ratio of
-medians (target: at most 1.3), also paired round by round; absolute times move with the machine's load.
+`mcpsim serve retail --scale small` (template and world card cached on disk) and for a bare MCP
+SDK server (`benchmarks/bare_server.py`), launched alternately round after round. The figure is
+the ratio of medians (target: at most 1.3), also paired round by round; absolute times move with
+the machine's load. Also reported: the time to the answer to the first `tools/list` (mcpsim
+answers `initialize` while it loads its world, so its first tool request waits for the world).
 
 A section of the suite (`run(ctx)`), and a script of its own:
 
@@ -32,6 +34,8 @@ INITIALIZE = {
     "method": "initialize",
     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
 }
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
 def commands(cache_dir: Path) -> dict[str, list[str]]:
@@ -53,10 +57,11 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def time_to_initialize(argv: list[str], timeout: float = 300.0) -> tuple[float, float]:
+def time_to_initialize(argv: list[str], timeout: float = 300.0) -> tuple[float, float, float]:
     """Seconds from launching `argv` to the first line it writes on stdout (the answer to the
-    `initialize` request already waiting on its stdin), and the CPU seconds it used until then
-    (less sensitive to other processes' load than the wall time)."""
+    `initialize` request already waiting on its stdin), the CPU seconds it used until then (less
+    sensitive to other processes' load than the wall time), and the seconds to its answer to the
+    `tools/list` sent next (mcpsim loads its world meanwhile: the first tool call waits for it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSIM_")}
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -71,7 +76,12 @@ def time_to_initialize(argv: list[str], timeout: float = 300.0) -> tuple[float, 
         cpu = _cpu_seconds(proc.pid)
         if '"result"' not in line:
             raise RuntimeError(f"{argv[1:]} did not answer initialize: {line[:200]!r}")
-        return elapsed, cpu
+        proc.stdin.write(json.dumps(INITIALIZED) + "\n" + json.dumps(TOOLS_LIST) + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        if '"tools"' not in line:
+            raise RuntimeError(f"{argv[1:]} did not answer tools/list: {line[:200]!r}")
+        return elapsed, cpu, time.perf_counter() - start
     finally:
         proc.stdin.close()  # type: ignore[union-attr]
         try:
@@ -79,28 +89,33 @@ def time_to_initialize(argv: list[str], timeout: float = 300.0) -> tuple[float, 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
 
 
 def measure(rounds: int, cache_dir: Path) -> dict[str, Any]:
     argvs = commands(cache_dir)
-    time_to_initialize(argvs["mcpsim"])  # builds the template into the disk cache: later runs load it
-    wall, cpu = Interleaved(), Interleaved()
+    time_to_initialize(argvs["mcpsim"])  # builds the template and the world's card into the cache: later runs load them
+    wall, cpu, tools = Interleaved(), Interleaved(), Interleaved()
     for order in rotations(list(argvs), rounds):
         for name in order:
-            seconds, cpu_seconds = time_to_initialize(argvs[name])
+            seconds, cpu_seconds, listed = time_to_initialize(argvs[name])
             wall.add_round(name, [seconds])
             cpu.add_round(name, [cpu_seconds])
+            tools.add_round(name, [listed])
     summary = wall.summary(baseline="bare_sdk")
     cpu_summary = cpu.summary(baseline="bare_sdk")
+    tools_summary = tools.summary(baseline="bare_sdk")
     ratio = summary["mcpsim"]["ratio_median"]
     return {
         "rounds": rounds,
         "what": "launch to the answer to initialize over stdio, template cached; ratio = mcpsim / bare SDK server",
         "servers": summary,
         "cpu": cpu_summary,
+        "first_tools_list": tools_summary,
         "ratio_median": ratio,
         "ratio_paired": summary["mcpsim"]["ratio_paired"],
         "cpu_ratio_median": cpu_summary["mcpsim"]["ratio_median"],
+        "tools_list_ratio_median": tools_summary["mcpsim"]["ratio_median"],
         "target_ratio": TARGET_RATIO,
         "met": ratio is not None and ratio <= TARGET_RATIO,
     }

@@ -111,3 +111,40 @@ def test_a_bad_variable_is_named_in_the_error(variable: str, text: str) -> None:
 )
 def test_run_options_take_their_defaults_from_the_run_plan(option: str, field: str) -> None:
     assert _options(run)[option].default == getattr(RunPlan, field)
+
+
+def test_serve_http_passes_every_option_to_its_config(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from mcpsim.cli import main
+
+    seen: list[ServeConfig] = []
+
+    class Stop(Exception):
+        pass
+
+    def create_app(config: ServeConfig) -> None:
+        seen.append(config)
+        raise Stop
+
+    monkeypatch.setattr("mcpsim.serve.app.create_app", create_app)
+    args = ["serve", "retail", "--http", "--port", "0", "--token", "t" * 20, "--seed", "3", "--scale", "small"]
+    args += ["--max-episodes", "7", "--ttl", "9", "--allowed-host", "example.com", "--record", str(tmp_path)]
+    args += ["--sessions-per-client", "2", "--session-idle-timeout", "5", "--max-episode-bytes", "1MiB"]
+    result = CliRunner().invoke(main, args, env={k: None for k in ("MCPSIM_TOKEN", "MCPSIM_NO_AUTH")})
+    assert isinstance(result.exception, Stop), result.output
+    [config] = seen
+    assert (config.world, config.seed, config.scale, config.token) == ("retail", 3, "small", "t" * 20)
+    assert (config.max_episodes, config.ttl_seconds, config.record_dir) == (7, 9.0, str(tmp_path))
+    assert config.allowed_hosts == ["example.com"] and config.max_episode_bytes == 1024**2
+    assert config.client_limits.sessions_per_client == 2 and config.client_limits.session_idle_seconds == 5.0
+    assert config.client_limits.max_sessions == DEFAULT_LIMITS.max_sessions
+
+
+def test_the_verdict_details_are_the_graders() -> None:
+    from typing import get_args
+
+    from mcpsim.grading.verdict import VerdictDetail
+    from mcpsim.serve.config import VERDICT_DETAILS
+
+    assert get_args(VerdictDetail) == VERDICT_DETAILS

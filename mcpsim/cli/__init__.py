@@ -1,6 +1,6 @@
-"""The `mcpsim` command line: one module per concern, each adding its commands to `main`."""
+"""The `mcpsim` command line: one module per concern, each adding its commands to `main`, imported
+when one of its commands runs (`mcpsim.cli._app.COMMANDS`)."""
 
-from mcpsim.cli import generating, grading, info, recording, running, serving, viewing  # noqa: F401  (register the commands)
 from mcpsim.cli._app import main
 
 __all__ = ["main"]

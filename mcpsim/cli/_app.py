@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.world import World
-from mcpsim.world.registry import UnknownWorld, load_world
+if TYPE_CHECKING:
+    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.world import World
 
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcpsim" / "templates"
 
 
 def _world(name: str) -> World:
+    from mcpsim.world.registry import UnknownWorld, load_world
+
     try:
         return load_world(name)
     except UnknownWorld as exc:
@@ -24,6 +27,8 @@ def _world(name: str) -> World:
 
 
 def _templates(cache_dir: str | None, no_cache: bool) -> TemplateCache:
+    from mcpsim.engine.templates import TemplateCache
+
     return TemplateCache(None if no_cache else Path(cache_dir) if cache_dir else DEFAULT_CACHE)
 
 
@@ -35,6 +40,39 @@ def _first_sentence(text: str) -> str:
 
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
+
+
+def _print_table(
+    columns: list[str],
+    rows: list[list[str]],
+    *,
+    keep: tuple[str, ...] | list[str] | None = None,
+    numbers: tuple[str, ...] = (),
+) -> None:
+    """A table for people, on stdout, that reads the same at 80 columns and in a pipe: nothing is
+    cut to an ellipsis; the `numbers` columns (right-aligned) never wrap, the `keep` columns
+    (default: the first, a name or an id) keep up to 32 characters on a line (a longer one folds,
+    whole), the others share the rest and wrap (a long word folds). Cells are plain text, never
+    Rich markup. Every command printing one has `--json`, its machine-readable form."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    keep = columns[:1] if keep is None else keep
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for i, name in enumerate(columns):
+        if name in numbers:
+            widest = max([len(name), *(len(row[i]) for row in rows)])
+            table.add_column(name, no_wrap=True, min_width=widest, justify="right")
+        elif name in keep:  # a name or an id: whole on one line up to 32 characters, longer ones fold
+            widest = max([len(name), *(len(row[i]) for row in rows)])
+            table.add_column(name, overflow="fold", min_width=min(widest, 32))
+        else:
+            table.add_column(name, overflow="fold", ratio=1)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    Console().print(table)
 
 
 cache_options = [
@@ -63,6 +101,15 @@ log_options = [
     ),
 ]
 
+progress_option = click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress lines on stderr (loading a world, building a template) [default: when stderr is a terminal].",
+)
+
+runtime_options = [*cache_options, *log_options, progress_option]
+"""The options of a command that loads a world and its templates, and tells how it goes."""
+
 
 def _load_specs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
     """Compile the spec files (or every spec in the folders) into this process's registry of
@@ -79,29 +126,26 @@ def _load_specs(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
             raise click.BadParameter(str(exc), param_hint=f"'{param.opts[0]}'") from None
 
 
+def _spec_option(flag: str, name: str, metavar: str, path: click.Path, help_text: str) -> Any:
+    """An option loading spec worlds (see `_load_specs`) before the command reads WORLD."""
+    kwargs: dict[str, Any] = {"multiple": True, "is_eager": True, "expose_value": False, "callback": _load_specs}
+    return click.option(flag, name, metavar=metavar, type=path, help=help_text, **kwargs)
+
+
 spec_options = [
-    click.option(
+    _spec_option(
         "--world-spec",
         "world_specs",
-        multiple=True,
-        metavar="FILE",
-        type=click.Path(exists=True, dir_okay=False),
-        is_eager=True,
-        expose_value=False,
-        callback=_load_specs,
-        help="Also load the world a spec file (YAML or JSON, docs/world-spec.md) describes, with its tasks. "
-        "Repeatable.",
+        "FILE",
+        click.Path(exists=True, dir_okay=False),
+        "Also load the world a spec file (YAML or JSON, docs/world-spec.md) describes, with its tasks. Repeatable.",
     ),
-    click.option(
+    _spec_option(
         "--worlds-dir",
         "worlds_dirs",
-        multiple=True,
-        metavar="DIR",
-        type=click.Path(exists=True, file_okay=False),
-        is_eager=True,
-        expose_value=False,
-        callback=_load_specs,
-        help="Also load every spec file (*.yaml, *.yml, *.json) directly in DIR. Repeatable.",
+        "DIR",
+        click.Path(exists=True, file_okay=False),
+        "Also load every spec file (*.yaml, *.yml, *.json) directly in DIR. Repeatable.",
     ),
 ]
 
@@ -150,7 +194,49 @@ def _profile(spec: str | None) -> Any:
         raise click.BadParameter(str(exc), param_hint="--faults") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+COMMANDS = {
+    "mcpsim.cli.info": ("worlds", "tools", "build"),
+    "mcpsim.cli.grading": ("tasks", "check", "verify"),
+    "mcpsim.cli.serving": ("serve", "serve-worlds"),
+    "mcpsim.cli.running": ("run", "demo", "export"),
+    "mcpsim.cli.generating": ("gen",),
+    "mcpsim.cli.recording": ("record", "fidelity"),
+    "mcpsim.cli.viewing": ("view",),
+}
+"""Which module adds which commands to `main`: a command's module is imported when the command
+runs (or when --help lists them all), so `mcpsim serve` does not import the runner, the factory
+or the viewer. tests/test_startup.py checks this map against the commands the modules add."""
+
+
+class _Commands(click.Group):
+    """The `mcpsim` group, importing a command's module when the command is looked up (see
+    COMMANDS); `commands` (every command, as click's attribute) imports them all."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._added: dict[str, click.Command] = {}
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def commands(self) -> dict[str, click.Command]:
+        for module in COMMANDS:
+            importlib.import_module(module)
+        return self._added
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:
+        self._added.update(value)
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        self._added[name or cmd.name or ""] = cmd
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        for module, names in COMMANDS.items():
+            if cmd_name in names and cmd_name not in self._added:
+                importlib.import_module(module)
+        return self._added.get(cmd_name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mcpsim")
 def main() -> None:
     """mcpsim: stateful simulated tool worlds behind real MCP servers.

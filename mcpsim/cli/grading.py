@@ -8,15 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from mcpsim import logs
 from mcpsim.cli._app import (
     _apply,
-    _first_sentence,
     _lookup_message,
     _print_json,
+    _print_table,
     _tasks,
     _world,
     log_options,
@@ -33,10 +31,16 @@ if TYPE_CHECKING:
 @click.argument("world")
 @click.option("--split", type=click.Choice(["train", "dev", "test"]), help="Only tasks of this split.")
 @click.option("--tag", "tags", multiple=True, help="Only tasks with this tag (repeatable: any of them).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output: whole tasks, gold actions and rubrics.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Machine-readable output: whole tasks (instructions, gold actions, rubrics), one object per row.",
+)
 @_apply(spec_options)
 def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -> None:
-    """List a world's tasks, with their gold actions and rubrics (--json).
+    """List a world's tasks: id, difficulty, split, gold calls, rubric checks and tags; with --json,
+    whole tasks (instructions, gold actions and rubrics).
 
     This is a harness's and an author's view: it shows the answers, so it is never the agent's
     channel (agents only see MCP).
@@ -47,18 +51,8 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
     if as_json:
         _print_json([t.model_dump(mode="json") for t in selected])
         return
-    table = Table("task", "difficulty", "split", "tags", "gold calls", "checks", "instruction")
-    for t in selected:
-        table.add_row(
-            t.id,
-            t.difficulty,
-            t.split,
-            ", ".join(t.tags),
-            str(len(t.gold)),
-            str(len(t.rubric)),
-            _first_sentence(t.instruction),
-        )
-    Console().print(table)
+    rows = [[t.id, t.difficulty, t.split, str(len(t.gold)), str(len(t.rubric)), ", ".join(t.tags)] for t in selected]
+    _print_table(["task", "difficulty", "split", "gold", "checks", "tags"], rows, numbers=("gold", "checks"))
     click.echo(f"{len(selected)} tasks", err=True)
 
 
@@ -81,6 +75,7 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
     miss fails. Prints a table per world. Exits 0 if every check holds, 1 if anything fails,
     2 on a usage error (an unknown world or option).
     """
+    from rich.console import Console
     from rich.progress import Progress
 
     from mcpsim.audit import check_world
@@ -118,11 +113,11 @@ def _print_check_report(report: WorldReport) -> None:
         f"{report.task_count - len(bad)}/{report.task_count} tasks ok  {mark}"
     )
     if report.tasks:
-        table = Table("run", "ran on", "passed", "must pass", "n/a", "", box=None, pad_edge=False)
+        rows: list[list[str]] = []
 
         def row(name: str, ran: int, passed: int, must: str, skipped: int | str = "") -> None:
             good = passed == ran if must == "all" else passed == 0
-            table.add_row(name, str(ran), str(passed), must, str(skipped), "ok" if good else "FAILED")
+            rows.append([name, str(ran), str(passed), must, str(skipped), "ok" if good else "FAILED"])
 
         graded = [t for t in report.tasks if t.gold_reward is not None]
         row("gold", len(graded), sum(t.gold_reward == 1.0 for t in graded), "all")
@@ -132,7 +127,8 @@ def _print_check_report(report: WorldReport) -> None:
         alternatives, near_misses = report.alternatives, report.near_misses
         row("alternatives", alternatives.run, alternatives.behaved, "all")
         row("near misses", near_misses.run, near_misses.run - near_misses.behaved, "none")
-        Console(width=max(Console().width, 120)).print(table)
+        columns = ["run", "ran on", "passed", "must pass", "n/a", "verdict"]
+        _print_table(columns, rows, keep=("must pass", "verdict"), numbers=("ran on", "passed", "n/a"))
     for problem in report.problems:
         click.echo(f"  {problem}")
     for t in bad:

@@ -6,20 +6,18 @@ import sys
 import time
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from mcpsim import logs
 from mcpsim.cli._app import (
     _apply,
     _first_sentence,
     _print_json,
+    _print_table,
     _templates,
     _world,
     _world_at_scale,
-    cache_options,
-    log_options,
     main,
+    runtime_options,
     spec_options,
 )
 from mcpsim.world.registry import load_world, world_names
@@ -30,10 +28,10 @@ from mcpsim.world.registry import load_world, world_names
 @_apply(spec_options)
 def worlds(as_json: bool) -> None:
     """List the installed worlds. A world that fails to load is listed with its error (exit 1)."""
-    rows, broken = [], {}
+    loaded, broken = [], {}
     for name in world_names():
         try:
-            rows.append(load_world(name))
+            loaded.append(load_world(name))
         except Exception as exc:  # one broken plug-in must not hide the others
             broken[name] = f"{type(exc).__name__}: {exc}"
     if as_json:
@@ -48,19 +46,17 @@ def worlds(as_json: bool) -> None:
                     "tables": sorted(w.metadata.tables),
                     "scales": w.scales,
                 }
-                for w in rows
+                for w in loaded
             ]
             + [{"name": n, "error": e} for n, e in broken.items()]
         )
     else:
-        table = Table("world", "title", "tools", "tables", "scales", "version")
-        for w in rows:
-            table.add_row(
-                w.name, w.title, str(len(w.tools)), str(len(w.metadata.tables)), ", ".join(w.scales), w.version
-            )
-        for name, error in broken.items():
-            table.add_row(name, f"[red]failed to load: {error}[/red]", "", "", "", "")
-        Console().print(table)
+        rows = [
+            [w.name, str(len(w.tools)), str(len(w.metadata.tables)), ", ".join(w.scales), w.version[:12], w.title]
+            for w in loaded
+        ]
+        rows += [[name, "", "", "", "", f"failed to load: {error}"] for name, error in broken.items()]
+        _print_table(["world", "tools", "tables", "scales", "version", "title"], rows, numbers=("tools", "tables"))
     if broken:
         sys.exit(1)
 
@@ -76,12 +72,12 @@ def tools(world: str, as_json: bool) -> None:
     if as_json:
         _print_json([s.describe() for s in specs])
         return
-    table = Table("tool", "kind", "arguments", "description", show_lines=True)
+    rows = []
     for s in specs:
         kind = "read" if s.read_only else "write, destructive" if s.destructive else "write"
         args = ", ".join(p.name + ("" if p.default is p.empty else "?") for p in s.parameters)
-        table.add_row(s.name, kind, args, _first_sentence(s.description))
-    Console().print(table)
+        rows.append([s.name, kind, args, _first_sentence(s.description)])
+    _print_table(["tool", "kind", "arguments", "description"], rows)
 
 
 @main.command()
@@ -89,12 +85,13 @@ def tools(world: str, as_json: bool) -> None:
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the generated data.")
 @click.option("--scale", default="default", show_default=True, help="Size of the world (see `mcpsim worlds`).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_apply(cache_options + log_options)
+@_apply(runtime_options)
 def build(
     world: str,
     seed: int,
     scale: str,
     as_json: bool,
+    progress: bool | None,
     cache_dir: str | None,
     no_cache: bool,
     log_level: str,
@@ -105,9 +102,13 @@ def build(
 
     logs.configure(log_level, log_format)
     w = _world_at_scale(world, scale)
+    templates = _templates(cache_dir, no_cache)
+    steps = logs.Progress(progress)
+    steps.step(f"{w.name} {scale} seed {seed}: loading the template, or building it if it is not cached")
     started = time.perf_counter()
-    episode = Episode.create(w, seed, scale, templates=_templates(cache_dir, no_cache))
+    episode = Episode.create(w, seed, scale, templates=templates)
     seconds = time.perf_counter() - started
+    steps.step(f"template {'built' if templates.builds else 'loaded from the cache'} in {seconds:.1f} s")
     counts = {
         t: r[0]["n"] for t in sorted(w.metadata.tables) if (r := episode.query(f'SELECT count(*) AS n FROM "{t}"'))
     }
@@ -124,6 +125,7 @@ def build(
     if as_json:
         _print_json(info)
     else:
-        click.echo(f"{w.name} {scale} seed {seed}: {sum(counts.values())} rows, state hash {info['state_hash']}")
+        click.echo(f"{w.name} {scale} seed {seed}: {sum(counts.values())} rows")
+        click.echo(f"state hash {info['state_hash']}")
         for t, n in counts.items():
             click.echo(f"  {t:<24}{n:>8}")

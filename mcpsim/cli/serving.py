@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from mcpsim import logs
 from mcpsim.cli._app import (
+    DEFAULT_CACHE,
     _apply,
     _lookup_message,
     _profile,
@@ -20,80 +23,166 @@ from mcpsim.cli._app import (
     cache_options,
     log_options,
     main,
+    runtime_options,
     spec_options,
 )
-from mcpsim.engine.templates import TemplateCache, format_size
 from mcpsim.serve.config import DEFAULTS, ClientLimits, ServeConfig, default_of, env_var
-from mcpsim.world import World
 
-
-def _serve_stdio(
-    w: World,
-    seed: int,
-    scale: str,
-    templates: TemplateCache,
-    task_id: str | None,
-    start_snapshot: str | None,
-    exit_snapshot: str | None,
-    record_dir: str | None,
-    profile: Any,
-    episode_path: str | None = None,
-) -> None:
+if TYPE_CHECKING:
     from mcpsim.engine.episode import Episode
-    from mcpsim.serve.mcp import serve_stdio
-    from mcpsim.serve.stdio import EpisodeFileError, FileEpisode
+    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.serve.mcp import MCPServer
+    from mcpsim.world import World
 
-    task = None
-    if task_id:
-        try:
-            task = _tasks(w.name).get(task_id)
-        except LookupError as exc:
-            raise click.BadParameter(_lookup_message(exc), param_hint="--task") from None
 
-    def fresh() -> Episode:
-        if task is not None:
-            from mcpsim.tasks.scenario import task_episode
+@dataclass
+class _Stdio:
+    """What `serve` over stdio was asked for; `load` makes its episode and the world's MCP server."""
 
-            return task_episode(w, task, templates=templates, faults=profile if profile is not None else "task")
-        return Episode.create_with_faults(w, seed, scale, profile, templates=templates)
+    world: str
+    seed: int
+    scale: str
+    task_id: str | None
+    start_snapshot: str | None
+    episode_path: str | None
+    faults_spec: str | None
+    cache_dir: str | None
+    no_cache: bool
+    template_cache_bytes: str
+    log_level: str
+    log_format: str
+    progress: logs.Progress
+    card: dict[str, Any] | None = None  # the card initialize was answered from, if any
+    episode: Episode | None = None
 
-    episode: Episode
-    if episode_path:
-        # a task fixes its own seed and scale
-        identity = {
-            "world": w.name,
-            "seed": task.seed if task else seed,
-            "scale": task.scale if task else scale,
-            "task": task.id if task else None,
-        }
-        try:
-            episode = FileEpisode.attach(w, Path(episode_path), identity, fresh)
-        except EpisodeFileError as exc:
-            raise click.ClickException(str(exc)) from None
-    elif start_snapshot:
-        try:
-            episode = Episode.restore(w, Path(start_snapshot).read_bytes())
-        except Exception as exc:
-            raise click.ClickException(f"{start_snapshot} is not an mcpsim episode of {w.name}: {exc}") from None
-    else:
-        episode = fresh()
+    @property
+    def cards_dir(self) -> Path | None:
+        return None if self.no_cache else Path(self.cache_dir or DEFAULT_CACHE) / "cards"
+
+    def load(self) -> MCPServer:
+        from mcpsim.serve.mcp import build_server
+
+        logs.configure_structlog(self.log_level, self.log_format)
+        self.progress.step(f"loading world {self.world}")
+        w = _world_at_scale(self.world, self.scale)
+        templates = _templates(self.cache_dir, self.no_cache)
+        templates.set_max_bytes(_size_option(self.template_cache_bytes, "--template-cache-bytes"))
+        built = templates.builds
+        self.progress.step("preparing the episode (a template not in the cache is built now, once)")
+        episode = self.episode = self._episode(w, templates, _profile(self.faults_spec))
+        if templates.builds > built:
+            self.progress.step("template built and cached" if templates.cache_dir else "template built")
+        server = build_server(w, lambda _id: episode)
+        self._keep_card(server, list(w.scales))
+        self.progress.step(f"ready: {len(w.tools)} tools")
+        return server
+
+    def _episode(self, w: World, templates: TemplateCache, profile: Any) -> Episode:
+        from mcpsim.engine.episode import Episode
+        from mcpsim.serve.stdio import EpisodeFileError, FileEpisode
+
+        task = None
+        if self.task_id:
+            try:
+                task = _tasks(w.name).get(self.task_id)
+            except LookupError as exc:
+                raise click.BadParameter(_lookup_message(exc), param_hint="--task") from None
+
+        def fresh() -> Episode:
+            if task is not None:
+                from mcpsim.tasks.scenario import task_episode
+
+                return task_episode(w, task, templates=templates, faults=profile if profile is not None else "task")
+            return Episode.create_with_faults(w, self.seed, self.scale, profile, templates=templates)
+
+        if self.episode_path:
+            # a task fixes its own seed and scale
+            identity = {
+                "world": w.name,
+                "seed": task.seed if task else self.seed,
+                "scale": task.scale if task else self.scale,
+                "task": task.id if task else None,
+            }
+            try:
+                return FileEpisode.attach(w, Path(self.episode_path), identity, fresh)
+            except EpisodeFileError as exc:
+                raise click.ClickException(str(exc)) from None
+        if self.start_snapshot:
+            try:
+                return Episode.restore(w, Path(self.start_snapshot).read_bytes())
+            except Exception as exc:
+                raise click.ClickException(
+                    f"{self.start_snapshot} is not an mcpsim episode of {w.name}: {exc}"
+                ) from None
+        return fresh()
+
+    def _keep_card(self, server: MCPServer, scales: list[str]) -> None:
+        """Write the world's card for the next start if it is missing or differs (an installed
+        world's only: a spec world is compiled in the process anyway)."""
+        from importlib.metadata import entry_points
+
+        from mcpsim.serve.startup import card_of, write_card
+        from mcpsim.world.registry import GROUP
+
+        card = card_of(server, sorted(scales))
+        if self.cards_dir is None or card == self.card:
+            return
+        if self.card is not None:  # the world changed in a way its files' stamp did not show
+            logging.getLogger("mcpsim").warning(
+                "world %s: initialize was answered from an outdated card; it is rewritten for the next start",
+                self.world,
+            )
+        module = next((ep.module for ep in entry_points(group=GROUP) if ep.name == self.world), None)
+        if module is not None:
+            write_card(self.cards_dir, self.world, module, card)
+
+
+def _serve_stdio(stdio: _Stdio, exit_snapshot: str | None, record_dir: str | None) -> None:
+    """Serve one episode over stdio until the client hangs up. With the world's card (see
+    mcpsim.serve.startup), `initialize` is answered while a thread loads the world; without
+    it, the world is loaded first."""
+    from mcpsim.serve.startup import DeferredServer, read_card
+
+    card = read_card(stdio.cards_dir, stdio.world) if stdio.cards_dir else None
     try:
-        serve_stdio(w, episode)
+        if card is not None and stdio.scale in card["scales"]:
+            stdio.progress.step(f"answering the handshake while world {stdio.world} loads")
+            stdio.card = card
+            deferred = DeferredServer(card, stdio.world)
+            loading = deferred.start(stdio.load)
+            try:
+                deferred.run("stdio")
+            finally:
+                loading.join()
+            if deferred.failure is not None:
+                raise deferred.failure
+        else:
+            stdio.load().run("stdio")
     finally:
-        if isinstance(episode, FileEpisode):
-            episode.sync()  # what other processes wrote since this one's last call
-        if exit_snapshot:
-            tmp = Path(f"{exit_snapshot}.tmp")
-            tmp.write_bytes(episode.snapshot())
-            os.replace(tmp, exit_snapshot)
-        if record_dir:
-            from mcpsim.trajectories.recording import Recorder
+        if stdio.episode is not None:
+            _finish(stdio.episode, exit_snapshot, record_dir)
 
-            Recorder(record_dir).record(episode)
+
+def _finish(episode: Episode, exit_snapshot: str | None, record_dir: str | None) -> None:
+    """After the client hung up: the episode's snapshot and trajectory, if asked for."""
+    from mcpsim.serve.stdio import FileEpisode
+
+    if isinstance(episode, FileEpisode):
+        episode.sync()  # what other processes wrote since this one's last call
+    if exit_snapshot:
+        tmp = Path(f"{exit_snapshot}.tmp")
+        tmp.write_bytes(episode.snapshot())
+        os.replace(tmp, exit_snapshot)
+    if record_dir:
+        from mcpsim.trajectories.recording import Recorder
+
+        Recorder(record_dir).record(episode)
 
 
 def _size_default(size: int | None) -> str:
     """A byte budget as the option shows and reads it (`4GiB`; `0`: none)."""
+    from mcpsim.engine.templates import format_size
+
     return format_size(size).replace(".0 ", "").replace(" ", "") if size else "0"
 
 
@@ -148,43 +237,42 @@ def _limit_setting(flag: str, field: str, help_text: str) -> Any:
     )
 
 
-limit_options = [
-    _limit_setting(flag, field, help_text)
-    for flag, field, help_text in [
-        (
-            "--sessions-per-client",
-            "sessions_per_client",
-            "MCP sessions one client (its bearer token, else its address) may hold open; past it its least "
-            "recently used idle session is closed, or it gets 429 if all are busy (0: no limit)",
-        ),
-        (
-            "--sessions-per-address",
-            "sessions_per_address",
-            "MCP sessions all clients at one remote address may hold open together (0: no limit)",
-        ),
-        (
-            "--session-idle-timeout",
-            "session_idle_seconds",
-            "seconds an MCP session may go without a request before it is closed (0: never)",
-        ),
-        (
-            "--max-sessions",
-            "max_sessions",
-            "open MCP sessions per world, all clients together; past it, initialize gets 503 (0: no limit)",
-        ),
-        (
-            "--mcp-episodes-per-client",
-            "mcp_episodes_per_client",
-            "live episodes one client may hold through /mcp (each session there makes one); past it, "
-            "initialize gets 429 (0: no limit)",
-        ),
-        (
-            "--mcp-episodes-per-address",
-            "mcp_episodes_per_address",
-            "live /mcp episodes all clients at one address may hold together (0: no limit)",
-        ),
-    ]
+LIMITS = [
+    (
+        "--sessions-per-client",
+        "sessions_per_client",
+        "MCP sessions one client (its bearer token, else its address) may hold open; past it its least "
+        "recently used idle session is closed, or it gets 429 if all are busy (0: no limit)",
+    ),
+    (
+        "--sessions-per-address",
+        "sessions_per_address",
+        "MCP sessions all clients at one remote address may hold open together (0: no limit)",
+    ),
+    (
+        "--session-idle-timeout",
+        "session_idle_seconds",
+        "seconds an MCP session may go without a request before it is closed (0: never)",
+    ),
+    (
+        "--max-sessions",
+        "max_sessions",
+        "open MCP sessions per world, all clients together; past it, initialize gets 503 (0: no limit)",
+    ),
+    (
+        "--mcp-episodes-per-client",
+        "mcp_episodes_per_client",
+        "live episodes one client may hold through /mcp (each session there makes one); past it, "
+        "initialize gets 429 (0: no limit)",
+    ),
+    (
+        "--mcp-episodes-per-address",
+        "mcp_episodes_per_address",
+        "live /mcp episodes all clients at one address may hold together (0: no limit)",
+    ),
 ]
+"""The ClientLimits options: flag, field, help."""
+limit_options = [_limit_setting(flag, field, help_text) for flag, field, help_text in LIMITS]
 
 
 @main.command()
@@ -328,7 +416,7 @@ limit_options = [
     "writes. For clients that start a server process per tool call (docs/frameworks.md). A file of another "
     "world, seed, scale or task is refused.",
 )
-@_apply(cache_options + log_options)
+@_apply(runtime_options)
 @_apply(spec_options)
 def serve(
     world: str,
@@ -366,6 +454,7 @@ def serve(
     no_cache: bool,
     log_level: str,
     log_format: str,
+    progress: bool | None,
 ) -> None:
     """Serve WORLD over MCP.
 
@@ -381,13 +470,8 @@ def serve(
       1  it could not start: the port is in use, the --episode file holds another episode...
       2  usage error (an unknown world, scale or option; options of the other transport)
     """
-    logs.configure(log_level, log_format)
-    w = _world_at_scale(world, scale)
-    templates = _templates(cache_dir, no_cache)
-    episode_budget = _size_option(max_episode_bytes, "--max-episode-bytes")
-    templates.set_max_bytes(_size_option(template_cache_bytes, "--template-cache-bytes"))
-    profile = _profile(faults_spec)
     if not use_http:
+        logs.configure_stdlib(log_level)  # structlog once the world loads: not before the handshake
         if episode_path and start_snapshot:
             raise click.UsageError(
                 "--episode and --snapshot exclude each other: to start a shared episode from a snapshot, "
@@ -398,15 +482,25 @@ def serve(
                 "--record with --episode would write the shared episode once per server process; grade or "
                 "export the --episode file itself (mcpsim verify --snapshot PATH)"
             )
-        _serve_stdio(
-            w, seed, scale, templates, task_id, start_snapshot, exit_snapshot, record_dir, profile, episode_path
+        stdio = _Stdio(
+            *(world, seed, scale, task_id, start_snapshot, episode_path, faults_spec, cache_dir, no_cache),
+            *(template_cache_bytes, log_level, log_format, logs.Progress(progress)),
         )
+        _serve_stdio(stdio, exit_snapshot, record_dir)
         return
     if task_id or start_snapshot or exit_snapshot or episode_path:
         raise click.UsageError(
             "--task, --snapshot, --exit-snapshot and --episode are for stdio; over HTTP, "
             "POST /episodes with a task or POST /episodes/restore"
         )
+    logs.configure(log_level, log_format)
+    steps = logs.Progress(progress)
+    steps.step(f"loading world {world}")
+    w = _world_at_scale(world, scale)
+    templates = _templates(cache_dir, no_cache)
+    episode_budget = _size_option(max_episode_bytes, "--max-episode-bytes")
+    templates.set_max_bytes(_size_option(template_cache_bytes, "--template-cache-bytes"))
+    _profile(faults_spec)  # a clear error now, not in the first request
 
     import uvicorn
 
@@ -449,41 +543,36 @@ def serve(
             f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
         ) from None
     port = sock.getsockname()[1]  # the one picked for --port 0
+    steps.step("starting the HTTP server (a template not cached is built when its first episode is created)")
+    params = click.get_current_context().params
+    named: dict[str, Any] = {  # the options named after their setting (a list where the option gives a tuple)
+        f.name: list(value) if isinstance(value := params[f.name], tuple) else value
+        for f in fields(ServeConfig)
+        if f.name in params
+    }
     try:
         app = create_app(
             ServeConfig(
-                world=w.name,
-                seed=seed,
-                scale=scale,
-                token=token,
-                host=host,
-                max_episodes=max_episodes,
-                no_auth=no_auth,
-                public_url=public_url,
-                verdict_detail=verdict_detail,  # type: ignore[arg-type]
-                shared_default=shared_default,
-                max_episode_bytes=episode_budget,
-                template_cache_bytes=templates.max_bytes,
-                ttl_seconds=ttl or None,
-                cache_dir=None if no_cache else str(templates.cache_dir),
-                allowed_hosts=list(allowed_hosts),
-                allowed_origins=list(allowed_origins),
-                record_dir=record_dir,
-                faults=faults_spec,
-                faults_dirs=list(faults_dirs),
-                snapshot_key=snapshot_key_text,
-                client_limits=ClientLimits(
-                    sessions_per_client=sessions_per_client or None,
-                    sessions_per_address=sessions_per_address or None,
-                    session_idle_seconds=session_idle_timeout or None,
-                    max_sessions=max_sessions or None,
-                    mcp_episodes_per_client=mcp_episodes_per_client or None,
-                    mcp_episodes_per_address=mcp_episodes_per_address or None,
-                ),
+                **named
+                | {
+                    "world": w.name,
+                    "public_url": public_url,
+                    "max_episode_bytes": episode_budget,
+                    "template_cache_bytes": templates.max_bytes,
+                    "ttl_seconds": ttl or None,
+                    "cache_dir": None if no_cache else str(templates.cache_dir),
+                    "faults": faults_spec,
+                    "snapshot_key": snapshot_key_text,
+                    "client_limits": ClientLimits(**{field: params[_field(flag)] or None for flag, field, _ in LIMITS}),
+                }
             )
         )
     except ValueError as exc:  # a token, host or origin the access checks refuse
+        sock.close()
         raise click.UsageError(str(exc)) from None
+    except BaseException:
+        sock.close()
+        raise
     from mcpsim.factory.loading import loaded_worlds
 
     for name in loaded_worlds():  # generate the tasks of spec worlds now, not in the first request
@@ -510,19 +599,24 @@ def serve(
     "given: one is generated and printed to stderr.",
 )
 @_setting("--no-auth", is_flag=True, help="Open the control planes to anyone who can reach the server.")
-@click.option(
-    "--max-worlds",
-    default=16,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Worlds loaded at once; loading one more evicts the least recently used idle one.",
-)
-@click.option(
-    "--world-idle",
-    default=600.0,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    help="Seconds without a request after which a loaded world is evicted (its episodes closed).",
+@_apply(
+    [
+        click.option(flag, default=default, show_default=True, type=kind, help=text)
+        for flag, default, kind, text in [
+            (
+                "--max-worlds",
+                16,
+                click.IntRange(min=1),
+                "Worlds loaded at once; loading one more evicts the least recently used idle one.",
+            ),
+            (
+                "--world-idle",
+                600.0,
+                click.FloatRange(min=0),
+                "Seconds without a request after which a loaded world is evicted (its episodes closed).",
+            ),
+        ]
+    ]
 )
 @_apply(cache_options + log_options)
 def serve_worlds(
@@ -554,16 +648,8 @@ def serve_worlds(
     names, load = spec_world_loader(folder)
     if not names:
         raise click.BadParameter(f"{folder} holds no spec file (*.yaml, *.yml, *.json)", param_hint="DIR")
-    world_host = WorldHost(
-        names,
-        load,
-        templates=_templates(cache_dir, no_cache),
-        token=token,
-        no_auth=no_auth,
-        host=host,
-        max_loaded=max_worlds,
-        idle_seconds=world_idle,
-        describe=load.world,
-    )
+    access: dict[str, Any] = {"token": token, "no_auth": no_auth, "host": host, "max_loaded": max_worlds}
+    templates = _templates(cache_dir, no_cache)
+    world_host = WorldHost(names, load, templates=templates, idle_seconds=world_idle, describe=load.world, **access)
     print(f"mcpsim: {len(names)} worlds from {folder}, at most {max_worlds} loaded", file=sys.stderr, flush=True)
     uvicorn.run(world_host.app, host=host, port=port, log_level="warning")
