@@ -37,7 +37,7 @@ from mcpsim.engine.faults import FaultProfile
 from mcpsim.engine.templates import TemplateCache
 from mcpsim.grading.verdict import Verdict
 from mcpsim.runner.backends import InProcessBackend, LiveEpisode
-from mcpsim.runner.loop import _call, _State, conversation_dicts, final_answer, mcp_tools_as_functions
+from mcpsim.runner.loop import Conversation, conversation_dicts, final_answer, mcp_tools_as_functions
 from mcpsim.runner.users import ScriptedUser, User
 from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import Task
@@ -205,7 +205,7 @@ class AsyncEnv:
         self._released: anyio.Event | None = None  # set once the holder has ended (episode deleted)
         self._task: Task | None = None
         self._user: User | None = None
-        self._state: _State | None = None
+        self._state: Conversation | None = None
         self._policy = ""
         self._tools: list[ToolDef] = []
         self.done = False
@@ -278,7 +278,7 @@ class AsyncEnv:
             raise EnvError(str(exc).strip("'\"")) from None
         await self._open(spec, None, faults)
         first = [Message(role="system", content=self._policy), Message(role="user", content=spec.instruction)]
-        self._state = _State(list(first), [], Usage())
+        self._state = Conversation(list(first), [], Usage())
         return self._observation(first)
 
     def _observation(self, new: list[Message]) -> Observation:
@@ -307,7 +307,7 @@ class AsyncEnv:
         state.messages.append(message)
         if message.tool_calls:
             for call in message.tool_calls:
-                await _call(self._live, state, call.id, call.function.name, call.function.arguments)
+                await state.call_tool(self._live, call.id, call.function.name, call.function.arguments)
         else:
             assert self._user is not None
             said = await self._user.reply(state.messages, state.usage)
@@ -322,10 +322,7 @@ class AsyncEnv:
         assert self._live is not None and self._state is not None
         state = self._state
         outcome = await self._live.finish(final_answer(state.messages), conversation_dicts(state.messages))
-        for index, server_call in zip(state.sent, outcome.record.calls, strict=False):
-            state.calls[index].call_seq = server_call.call_seq
-            state.calls[index].changes = server_call.changes
-            state.calls[index].fault = server_call.fault
+        state.attach_record(outcome.record)
         verdict = outcome.verdict
         assert isinstance(verdict, Verdict)  # in process, the verdict is always the full one
         self.done, self.verdict, self.termination = True, verdict, termination
@@ -359,7 +356,7 @@ class AsyncEnv:
         task = self._task_of(snapshot.task_id)
         await self._open(task, snapshot.database, None)
         calls = [c.model_copy(deep=True) for c in snapshot.calls]
-        self._state = _State(list(snapshot.messages), calls, snapshot.usage.model_copy(), list(snapshot.sent))
+        self._state = Conversation(list(snapshot.messages), calls, snapshot.usage.model_copy(), list(snapshot.sent))
         return self._observation([])
 
     async def fork(self) -> AsyncEnv:

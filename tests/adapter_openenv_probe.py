@@ -67,11 +67,33 @@ def episode(url: str, answer: str) -> dict:
     return report
 
 
+ADDRESS = {"line1": "88 Harbor View Rd", "line2": "Apt 12", "city": "Traverse City", "state": "MI", "zip": "49684"}
+
+
+def dialogue(url: str) -> dict:
+    """A task whose rubric needs the user's go-ahead: the question goes to the simulated user."""
+    with GenericEnvClient(base_url=url).sync() as env:
+        env.reset(task="add-address-make-default")
+        env.step({"tool_name": "find_customer_by_email", "arguments": {"email": "derek.smith@yahoo.com"}})
+        asked = env.step({"message": "I will add 88 Harbor View Rd, Apt 12 as your default address. Shall I go ahead?"})
+        arguments = {"customer_id": "cus_3673453", **ADDRESS, "make_default": True}
+        env.step({"tool_name": "add_customer_address", "arguments": arguments})
+        last = env.step({"message": "Done: 88 Harbor View Rd, Apt 12 is your default address now."})
+        return {
+            "user": asked.observation["user_message"],
+            "asked_done": asked.done,
+            "reward": last.reward,
+            "done": last.done,
+            "roles": [m["role"] for m in last.observation["messages"]],
+        }
+
+
 def main(mcpsim_url: str, token: str) -> dict:
     url = serve(create_mcpsim_app(mcpsim_url, token, "retail"))
     return {
         "right": episode(url, "You have $329.73 left on your gift card."),
         "wrong": episode(url, "You have $12.00 left."),
+        "dialogue": dialogue(url),
     }
 
 

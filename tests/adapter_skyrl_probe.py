@@ -24,10 +24,26 @@ def _between(text: str, start: str, end: str) -> list[str]:
     return text.split(start, 1)[1].split(end, 1)[0].strip().splitlines()
 
 
-def play(url: str, actions: list[str], **config: object) -> dict:
-    env = skyrl_gym.make(
-        "mcpsim", env_config={"server": url, "world": "retail", **config}, extras={"task": "gift-card-balance"}
+# a task whose rubric needs the user's go-ahead before the write: asked through the user route
+ADDRESS = {"line1": "88 Harbor View Rd", "line2": "Apt 12", "city": "Traverse City", "state": "MI", "zip": "49684"}
+DIALOGUE = [
+    '<tool_call>{"name": "find_customer_by_email", "arguments": {"email": "derek.smith@yahoo.com"}}</tool_call>',
+    "I will add 88 Harbor View Rd, Apt 12, Traverse City, MI 49684 and make it your default address. "
+    "Shall I go ahead? (yes/no)",
+    "<tool_call>"
+    + json.dumps(
+        {
+            "name": "add_customer_address",
+            "arguments": {"customer_id": "cus_3673453", **ADDRESS, "make_default": True},
+        }
     )
+    + "</tool_call>",
+    "Done: 88 Harbor View Rd, Apt 12 is now your default address.",
+]
+
+
+def play(url: str, actions: list[str], task: str = "gift-card-balance", **config: object) -> dict:
+    env = skyrl_gym.make("mcpsim", env_config={"server": url, "world": "retail", **config}, extras={"task": task})
     prompt, meta = env.init([])
     steps = [env.step(a) for a in actions]
     return {
@@ -50,7 +66,9 @@ def main(url: str) -> dict:
     right = play(url, [LOOKUP, DETAILS, "You have $329.73 left on your gift card."])
     wrong = play(url, [LOOKUP, "<tool_call>{not json</tool_call>", "You have $12.00 left."], reward="partial")
     capped = play(url, [LOOKUP, LOOKUP], max_turns=2)
-    return {"right": right, "wrong": wrong, "capped": capped}
+    dialogue = play(url, DIALOGUE, task="add-address-make-default")
+    unconfirmed = play(url, [DIALOGUE[0], DIALOGUE[2], DIALOGUE[3]], task="add-address-make-default")
+    return {"right": right, "wrong": wrong, "capped": capped, "dialogue": dialogue, "unconfirmed": unconfirmed}
 
 
 if __name__ == "__main__":

@@ -29,3 +29,12 @@ def test_openenv_sessions_act_in_mcpsim_episodes_and_get_its_reward(http_process
     assert wrong["end"]["reward"] == 0.0 and wrong["end"]["passed"] is False and 0 < wrong["end"]["partial"] < 1
     assert right["state_after"] == {"step_count": 3, "verdict": True}
     assert "VALIDATION_ERROR" in right["bad_action"]  # an action with both a tool call and a message
+    # a dialogue through the server's user route: the user says yes to the question, and the
+    # write after it passes the task's `confirmed` check
+    assert report["dialogue"]["user"] == "Yes, please go ahead." and report["dialogue"]["asked_done"] is False
+    assert report["dialogue"]["reward"] == 1.0 and report["dialogue"]["done"] is True
+    assert report["dialogue"]["roles"] == ["system", "user", "assistant", "tool", "assistant", "user"] + [
+        "assistant",
+        "tool",
+        "assistant",
+    ]

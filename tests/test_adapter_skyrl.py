@@ -32,3 +32,9 @@ def test_skyrl_text_environment_acts_in_an_episode_and_gets_the_verdict(http_pro
     assert wrong["done"] == [False, False, True] and 0.0 < wrong["rewards"][-1] < 1.0  # partial reward
     assert wrong["metadata"]["reward"] == 0.0
     assert capped["done"] == [False, True] and capped["rewards"][-1] == 0.0  # graded at max_turns
+    # a dialogue through the server's user route: the question gets the user's yes, the write
+    # after it passes the `confirmed` check; the same write without asking fails it
+    dialogue, unconfirmed = report["dialogue"], report["unconfirmed"]
+    assert dialogue["observations"][1] == "Yes, please go ahead."
+    assert dialogue["done"] == [False, False, False, True] and dialogue["rewards"][-1] == 1.0
+    assert unconfirmed["done"] == [False, False, True] and unconfirmed["rewards"][-1] == 0.0

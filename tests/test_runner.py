@@ -270,3 +270,26 @@ def test_the_random_agent_makes_schema_shaped_calls_and_repeats_itself_under_the
 
     assert by_task(a) == by_task(b)
     assert all(t.reward == 0.0 for t in a)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--address", "127.0.0.1:6379"], "--address names a Ray cluster: add --executor ray"),
+        (["--executor", "ray", "--keep-first", "1"], "leave out --server, --transport and --keep-first"),
+        (["--executor", "ray", "--transport", "http"], "leave out --server, --transport and --keep-first"),
+        (["--user", "someone"], "use scripted or openai:MODEL"),
+    ],
+)
+def test_run_refuses_options_that_do_not_go_together(tmp_path, args: list[str], message: str) -> None:
+    code, output = run_cli("--out", str(tmp_path), *args)
+    assert code == 2 and message in " ".join(output.split())
+
+
+def test_ray_is_imported_only_when_a_ray_run_starts() -> None:
+    code = (
+        "import sys, mcpsim.cli.running, mcpsim.runner.run, mcpsim.runner.cluster, mcpsim.env; "
+        "assert 'ray' not in sys.modules, 'ray was imported'"
+    )
+    result = subprocess.run([mcpsim_argv()[0], "-c", code], capture_output=True, text=True, timeout=120, env=CLEAN_ENV)
+    assert result.returncode == 0, result.stderr

@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 import anyio
 import click
@@ -28,7 +27,7 @@ from mcpsim.cli._app import (
     main,
     spec_options,
 )
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.runner.config import Executor, RunConfig, Transport
 
 
 def _select_tasks(task_set: Any, spec: str) -> list[Any]:
@@ -45,74 +44,12 @@ def _select_tasks(task_set: Any, spec: str) -> list[Any]:
 INFRASTRUCTURE_FAILED = 3  # `mcpsim run`'s exit code past --max-failures infrastructure failures
 
 
-Transport = Literal["inprocess", "http", "stdio"]  # where `mcpsim run` puts its episodes
-
-
-@dataclass
-class RunPlan:
-    """Everything `mcpsim run` (and the demo) decided, in one place."""
-
-    world: str
-    tasks: list[Any]
-    agent: str
-    out: Path
-    templates: TemplateCache
-    trials: int = 1
-    concurrency: int = 8
-    seed: int = 0
-    resume: bool = False
-    keep_first: int | None = None
-    transport: Transport = "inprocess"
-    server_url: str | None = None
-    token: str | None = None
-    max_steps: int = 30
-    timeout: float = 300.0
-    user: str = "scripted"
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float | None = None
-    max_tokens: int | None = None
-    extra_body: dict[str, Any] | None = None
-    faults: Any = None
-    token_ids: bool = False  # ask openai: agents' endpoint for token ids and log-probabilities
-    user_base_url: str | None = None  # the simulated user's endpoint (None: --base-url)
-    user_api_key_env: str | None = None  # the variable holding its key (None: --api-key-env)
-
-    def make_agent(self) -> Any:
-        from mcpsim.runner.agents import OpenAIAgent, make_agent
-
-        agent = make_agent(
-            self.agent,
-            base_url=self.base_url,
-            api_key_env=self.api_key_env,
-            temperature=self.temperature,
-            seed=self.seed,
-            max_tokens=self.max_tokens,
-            extra_body=self.extra_body,
-        )
-        if isinstance(agent, OpenAIAgent):
-            agent.client.token_ids = self.token_ids
-        return agent
-
-    def make_user(self, task: Any) -> Any:
-        from mcpsim.runner.llm import ChatClient
-        from mcpsim.runner.users import LlmUser, ScriptedUser
-
-        if self.user == "scripted":
-            return ScriptedUser(task)
-        if self.user.startswith("openai:"):
-            client = ChatClient(
-                model=self.user.split(":", 1)[1],
-                base_url=self.user_base_url or self.base_url,
-                api_key_env=self.user_api_key_env or self.api_key_env,
-            )
-            return LlmUser(task, client)
-        raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
+RunPlan = RunConfig  # the name `mcpsim run`'s code and tests knew it by
 
 
 def _plan_option(flag: str, *decls: str, **kwargs: Any) -> Any:
-    """An option whose default, shown in --help, is the RunPlan field named after it."""
-    default = getattr(RunPlan, flag.removeprefix("--").replace("-", "_"))
+    """An option whose default, shown in --help, is the RunConfig field named after it."""
+    default = getattr(RunConfig, flag.removeprefix("--").replace("-", "_"))
     return click.option(flag, *decls, default=default, show_default=True, **kwargs)
 
 
@@ -161,6 +98,17 @@ def _out_option(default: str, help_text: str) -> Any:
     help="inprocess: MCP in memory; http: a loopback server in this process; stdio: a server process per episode.",
 )
 @click.option("--server", "server_url", metavar="URL", help="Use a running `mcpsim serve --http` at URL.")
+@_plan_option(
+    "--executor",
+    type=click.Choice(get_args(Executor)),
+    help="local: this process runs the episodes; ray: a Ray cluster's workers do, one episode host per core "
+    "(docs/trainers/ray.md).",
+)
+@click.option(
+    "--address",
+    metavar="ADDR",
+    help="The Ray cluster (host:port of its head) for --executor ray [default: RAY_ADDRESS, else a local cluster].",
+)
 @click.option("--token", envvar="MCPSIM_TOKEN", help="The --server's control-plane token [env MCPSIM_TOKEN].")
 @_plan_option("--max-steps", type=click.IntRange(min=1), help="Assistant messages an agent may send per episode.")
 @_plan_option("--timeout", type=click.FloatRange(min=0.1), help="Seconds per episode.")
@@ -216,6 +164,8 @@ def run(
     keep_first: int | None,
     transport: Transport,
     server_url: str | None,
+    executor: Executor,
+    address: str | None,
     token: str | None,
     max_steps: int,
     timeout: float,
@@ -263,6 +213,15 @@ def run(
         raise click.UsageError("--server talks HTTP to a running server; leave --transport out")
     if (user_base_url or user_api_key_env) and not user_spec.startswith("openai:"):
         raise click.UsageError("--user-base-url and --user-api-key-env configure a --user openai:MODEL")
+    if user_spec != "scripted" and not user_spec.startswith("openai:"):
+        raise click.BadParameter("use scripted or openai:MODEL", param_hint="--user")
+    if address and executor != "ray":
+        raise click.UsageError("--address names a Ray cluster: add --executor ray")
+    if executor == "ray" and (server_url or transport != "inprocess" or keep_first):
+        raise click.UsageError(
+            "--executor ray runs episodes in its workers' own episode hosts: leave out --server, --transport "
+            "and --keep-first"
+        )
     from mcpsim.runner.agents import make_agent
 
     if os.getcwd() not in sys.path:  # `--agent package.module:Class` from the current directory, as uvicorn does
@@ -272,7 +231,7 @@ def run(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--agent") from None
     anyio.run(agent.aclose)
-    plan = RunPlan(
+    plan = RunConfig(
         world=world,
         tasks=selected,
         agent=agent_spec,
@@ -297,7 +256,10 @@ def run(
         user_base_url=user_base_url,
         user_api_key_env=user_api_key_env,
         templates=_templates(cache_dir, no_cache),
+        cache_dir=None if no_cache else cache_dir,
         faults=_profile(faults_spec),
+        executor=executor,
+        address=address,
     )
     result = anyio.run(_execute, plan)
     if as_json:
@@ -357,12 +319,13 @@ def _loopback_snapshot_key(out: Path) -> str:
     return path.read_text().strip()
 
 
-def _backend(plan: RunPlan, stack: ExitStack) -> Any:
+def _backend(plan: RunConfig, stack: ExitStack) -> Any:
     from mcpsim.runner.backends import HttpBackend, InProcessBackend, StdioBackend
 
     if plan.transport == "inprocess":
         from mcpsim.serve.host import EpisodeManager
 
+        assert plan.templates is not None
         return InProcessBackend(EpisodeManager(plan.templates, max_episodes=plan.concurrency + 8, ttl_seconds=None))
     if plan.transport == "stdio":
         from mcpsim.factory.loading import loaded_sources
@@ -372,7 +335,7 @@ def _backend(plan: RunPlan, stack: ExitStack) -> Any:
     if url is None:  # a loopback server in this process
         from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
 
-        cache = str(plan.templates.cache_dir) if plan.templates.cache_dir else None
+        cache = str(plan.templates.cache_dir) if plan.templates and plan.templates.cache_dir else None
         import secrets
 
         token = secrets.token_urlsafe(32)  # the control plane is closed; only this process holds its token
@@ -392,27 +355,14 @@ def _backend(plan: RunPlan, stack: ExitStack) -> Any:
     return HttpBackend(url, plan.token)
 
 
-async def _execute(plan: RunPlan) -> Any:
+async def _execute(plan: RunConfig) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from mcpsim.runner.backends import HttpBackend
-    from mcpsim.runner.loop import RolloutSettings
-    from mcpsim.runner.run import RunConfig, RunError, run_episodes
+    from mcpsim.runner.run import RunError, run_episodes
 
-    config = RunConfig(
-        world=plan.world,
-        tasks=plan.tasks,
-        out=plan.out,
-        trials=plan.trials,
-        concurrency=plan.concurrency,
-        seed=plan.seed,
-        resume=plan.resume,
-        keep_first=plan.keep_first,
-        faults=plan.faults,
-        settings=RolloutSettings(max_steps=plan.max_steps, timeout=plan.timeout),
-    )
     with ExitStack() as stack:
-        backend = _backend(plan, stack)
+        backend = None if plan.executor == "ray" else _backend(plan, stack)
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -428,7 +378,12 @@ async def _execute(plan: RunPlan) -> Any:
                 progress.update(bar, advance=1, passed=progress.tasks[0].fields["passed"] + (t.reward == 1.0))
 
             try:
-                result = await run_episodes(config, backend, plan.make_agent, plan.make_user, on_progress=on_progress)
+                if backend is None:
+                    from mcpsim.runner.cluster import run_on_ray
+
+                    result = await run_on_ray(plan, on_progress=on_progress)
+                else:
+                    result = await run_episodes(plan, backend, plan.make_agent, plan.make_user, on_progress=on_progress)
             except RunError as exc:
                 raise click.ClickException(str(exc)) from None
             finally:
@@ -476,6 +431,8 @@ def _print_summary(result: Any, out: Path) -> None:
         "not started": result.not_started,
     }
     extra = [f"{n} {what}" for what, n in left_out.items() if n]
+    if result.reruns:
+        extra.append(f"{result.reruns} started again after their Ray worker died")
     console.print(f"trajectories: {out / 'trajectories.jsonl'}" + (f"  ({'; '.join(extra)})" if extra else ""))
 
 
@@ -521,7 +478,7 @@ def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_ca
         make_agent(agent)
         result = anyio.run(
             _execute,
-            RunPlan(
+            RunConfig(
                 world=world,
                 tasks=picked,
                 agent=agent,

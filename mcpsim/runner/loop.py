@@ -15,11 +15,14 @@ from mcpsim.engine.textsafe import lone_surrogate
 from mcpsim.grading.verdict import Verdict
 from mcpsim.runner.agents import Agent, Turn
 from mcpsim.runner.backends import GradingFailed, LiveEpisode
+from mcpsim.runner.config import RolloutSettings
 from mcpsim.runner.llm import ModelError
 from mcpsim.runner.users import User
 from mcpsim.tasks import Task
 from mcpsim.trajectories.schema import CallLog, Message, ToolDef, Trajectory, Usage
 from mcpsim.world.seeding import derive_seed
+
+__all__ = ["Conversation", "Resume", "RolloutSettings", "conversation_dicts", "final_answer", "rollout"]
 
 log = structlog.get_logger("mcpsim.runner")
 
@@ -36,19 +39,60 @@ class Resume:
 
 
 @dataclass
-class RolloutSettings:
-    max_steps: int = 30
-    timeout: float = 300.0
-    run_id: str | None = None
-    seed: int = 0
+class Conversation:
+    """A rollout's client-side state: the messages, the calls with what they returned, the
+    token usage, and which calls reached the server (`sent`, indexes into `calls`). The runner's
+    loop and `mcpsim.env` both drive one."""
 
-
-@dataclass
-class _State:
     messages: list[Message]
     calls: list[CallLog]
     usage: Usage
     sent: list[int] = field(default_factory=list)  # indexes of calls that reached the server
+
+    async def call_tool(self, live: LiveEpisode, call_id: str, name: str, raw: str) -> None:
+        """Run one tool call of the agent's (`raw`: its arguments as the model wrote them) on
+        `live`, and append its log and its tool message. Arguments that are not a JSON object
+        (or hold a lone surrogate) never leave the client: they come back as a tool error."""
+        index = len(self.calls)
+        try:
+            arguments = json.loads(raw) if raw.strip() else {}
+            if not isinstance(arguments, dict):
+                raise ValueError("arguments must be a JSON object")
+            if (where := lone_surrogate(arguments)) is not None:  # no transport, database or journal holds one
+                raise ValueError(f"{where} holds a lone surrogate such as \\udcff, which is not valid Unicode")
+        except ValueError as exc:
+            error = f"the arguments of {name} are not a valid JSON object ({exc}); nothing was done"
+            self.calls.append(
+                CallLog(index=index, tool=name, arguments=raw, ok=False, error=error, tool_call_id=call_id)
+            )
+            self.messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=f"Error: {error}"))
+            return
+        started = time.perf_counter()
+        result = await live.call_tool(name, arguments)
+        elapsed = (time.perf_counter() - started) * 1000
+        text = result_text(result)
+        self.sent.append(index)
+        self.calls.append(
+            CallLog(
+                index=index,
+                tool=name,
+                arguments=arguments,
+                ok=not result.is_error,
+                result=result.structured_content if not result.is_error else None,
+                error=text if result.is_error else None,
+                duration_ms=round(elapsed, 3),
+                tool_call_id=call_id,
+            )
+        )
+        self.messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=text))
+
+    def attach_record(self, record: Trajectory) -> None:
+        """Each sent call's row changes, call number and fault, from the server's record of the
+        episode (its calls in order)."""
+        for index, server_call in zip(self.sent, record.calls, strict=False):
+            self.calls[index].call_seq = server_call.call_seq
+            self.calls[index].changes = server_call.changes
+            self.calls[index].fault = server_call.fault
 
 
 def mcp_tools_as_functions(tools: list[Any]) -> list[ToolDef]:
@@ -79,39 +123,6 @@ def conversation_dicts(messages: list[Message]) -> list[dict[str, Any]]:
     return [m.model_dump(mode="json", exclude_none=True) for m in messages]
 
 
-async def _call(live: LiveEpisode, state: _State, call_id: str, name: str, raw: str) -> None:
-    index = len(state.calls)
-    try:
-        arguments = json.loads(raw) if raw.strip() else {}
-        if not isinstance(arguments, dict):
-            raise ValueError("arguments must be a JSON object")
-        if (where := lone_surrogate(arguments)) is not None:  # no transport, database or journal holds one
-            raise ValueError(f"{where} holds a lone surrogate such as \\udcff, which is not valid Unicode")
-    except ValueError as exc:
-        error = f"the arguments of {name} are not a valid JSON object ({exc}); nothing was done"
-        state.calls.append(CallLog(index=index, tool=name, arguments=raw, ok=False, error=error, tool_call_id=call_id))
-        state.messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=f"Error: {error}"))
-        return
-    started = time.perf_counter()
-    result = await live.call_tool(name, arguments)
-    elapsed = (time.perf_counter() - started) * 1000
-    text = result_text(result)
-    state.sent.append(index)
-    state.calls.append(
-        CallLog(
-            index=index,
-            tool=name,
-            arguments=arguments,
-            ok=not result.is_error,
-            result=result.structured_content if not result.is_error else None,
-            error=text if result.is_error else None,
-            duration_ms=round(elapsed, 3),
-            tool_call_id=call_id,
-        )
-    )
-    state.messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=text))
-
-
 async def rollout(
     agent: Agent,
     live: LiveEpisode,
@@ -130,9 +141,9 @@ async def rollout(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")  # for people only
     tools = mcp_tools_as_functions(await live.list_tools())
     if resume is not None:
-        state = _State(list(resume.messages), list(resume.calls), resume.usage)
+        state = Conversation(list(resume.messages), list(resume.calls), resume.usage)
     else:
-        state = _State(
+        state = Conversation(
             [Message(role="system", content=await live.policy()), Message(role="user", content=task.instruction)],
             [],
             Usage(),
@@ -164,7 +175,7 @@ async def rollout(
                 state.messages.append(message)
                 if message.tool_calls:
                     for call in message.tool_calls:
-                        await _call(live, state, call.id, call.function.name, call.function.arguments)
+                        await state.call_tool(live, call.id, call.function.name, call.function.arguments)
                     continue
                 said = await user.reply(state.messages, state.usage)
                 if said is None:
@@ -206,11 +217,7 @@ async def rollout(
         return trajectory, snapshot
 
     outcome = await _grade(live, final_answer(state.messages), conversation_dicts(state.messages))
-    # The server's record holds each call's row changes; match them to our calls in order.
-    for index, server_call in zip(state.sent, outcome.record.calls, strict=False):
-        state.calls[index].call_seq = server_call.call_seq
-        state.calls[index].changes = server_call.changes
-        state.calls[index].fault = server_call.fault
+    state.attach_record(outcome.record)  # the server's record holds each call's row changes
     verdict = outcome.verdict
     full = verdict if isinstance(verdict, Verdict) else None  # a summary names no version or state hash
     trajectory = Trajectory(

@@ -4,17 +4,16 @@ and --keep-first (stop once M episodes are done; snapshot the rest for a later r
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import anyio
 import structlog
 
-from mcpsim.engine.faults import FaultProfile
 from mcpsim.runner.agents import Agent
 from mcpsim.runner.backends import Backend, BackendError, GradingFailed
-from mcpsim.runner.loop import Resume, RolloutSettings, rollout
+from mcpsim.runner.config import RolloutSettings, RunConfig
+from mcpsim.runner.loop import Resume, rollout
 from mcpsim.runner.metrics import Summary, latest, summarize
 from mcpsim.runner.users import User
 from mcpsim.tasks import Task
@@ -22,6 +21,9 @@ from mcpsim.trajectories.journal import Journal, JournalError
 from mcpsim.trajectories.schema import Trajectory
 
 log = structlog.get_logger("mcpsim.runner")
+
+
+__all__ = ["INFRASTRUCTURE_FAILURES", "Job", "RunConfig", "RunError", "RunResult", "run_episode", "run_episodes"]
 
 
 class RunError(RuntimeError):
@@ -34,20 +36,6 @@ INFRASTRUCTURE_FAILURES = frozenset({"model_error", "server_error", "grader_erro
 
 
 @dataclass
-class RunConfig:
-    world: str
-    tasks: list[Task]
-    out: Path
-    trials: int = 1
-    concurrency: int = 8
-    seed: int = 0
-    resume: bool = False
-    keep_first: int | None = None
-    faults: FaultProfile | None = None  # for every episode; None: each task's own profile
-    settings: RolloutSettings = field(default_factory=RolloutSettings)
-
-
-@dataclass
 class RunResult:
     summary: Summary
     ran: int  # episodes finished in this run
@@ -56,6 +44,46 @@ class RunResult:
     not_started: int  # never launched because --keep-first was reached first
     failures: dict[str, int] = field(default_factory=dict)  # this run's episodes per infrastructure failure
     failure_examples: list[str] = field(default_factory=list)  # the first few of them, with their errors
+    reruns: int = 0  # episodes started again elsewhere after their Ray worker died
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to run: a task's trial, resumed from `resume` when an earlier run suspended it."""
+
+    task: Task
+    trial: int
+    resume: Resume | None
+    settings: RolloutSettings
+
+
+# Runs one job to its end: the trajectory, and the snapshot of a suspended episode.
+EpisodeRunner = Callable[[Job, anyio.Event], Awaitable[tuple[Trajectory, bytes | None]]]
+
+
+async def run_episode(
+    config: RunConfig, job: Job, backend: Backend, agent: Agent, user: User, stop: anyio.Event
+) -> tuple[Trajectory, bytes | None]:
+    """One episode of `config`'s world on `backend`, whatever becomes of it: a failure of the
+    backend, the MCP client or the server is recorded as the episode's (`server_error`,
+    `grader_error`), not raised."""
+    world, task, trial = config.world, job.task, job.trial
+    try:
+        snapshot = job.resume.snapshot if job.resume else None
+        async with backend.episode(world, task, snapshot, config.faults) as live:
+            return await rollout(
+                agent, live, task, user, world=world, trial=trial, settings=job.settings, stop=stop, resume=job.resume
+            )
+    except (BackendError, OSError) as exc:
+        return _failed(world, task, trial, agent.name, job.settings.run_id, exc), None
+    except Exception as exc:  # the MCP client or server failed: record it, keep running the rest
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            raise
+        log.exception("episode failed", task=task.id, trial=trial)
+        return _failed(world, task, trial, agent.name, job.settings.run_id, exc), None
+    finally:
+        await agent.aclose()
+        await user.aclose()
 
 
 async def run_episodes(
@@ -66,6 +94,24 @@ async def run_episodes(
     *,
     on_progress: Callable[[Trajectory], None] | None = None,
 ) -> RunResult:
+    """Run `config`'s episodes in this process on `backend`."""
+
+    async def local(job: Job, stop: anyio.Event) -> tuple[Trajectory, bytes | None]:
+        return await run_episode(config, job, backend, make_agent(), make_user(job.task), stop)
+
+    return await schedule(config, local, on_progress=on_progress)
+
+
+async def schedule(
+    config: RunConfig,
+    runner: EpisodeRunner,
+    *,
+    on_progress: Callable[[Trajectory], None] | None = None,
+    reruns: Callable[[], int] = lambda: 0,
+) -> RunResult:
+    """The run's bookkeeping, whoever runs the episodes (`runner`: in this process, or on a Ray
+    cluster): the journal (one fsynced line per finished episode, in the order they finish),
+    --resume, --keep-first and at most `config.concurrency` episodes at once."""
     journal = Journal(config.out)  # drops a line torn by a crash
     previous = latest(_read(journal))
     if previous and not config.resume:
@@ -74,9 +120,8 @@ async def run_episodes(
             "or choose another --out"
         )
     partial_dir = config.out / "partial"
-    run_id = secrets.token_hex(6)
     settings = RolloutSettings(
-        max_steps=config.settings.max_steps, timeout=config.settings.timeout, run_id=run_id, seed=config.seed
+        max_steps=config.max_steps, timeout=config.timeout, run_id=secrets.token_hex(6), seed=config.seed
     )
     jobs: list[tuple[Task, int, Trajectory | None]] = []
     skipped = 0
@@ -107,32 +152,7 @@ async def run_episodes(
                     cancelled.usage,
                     await anyio.Path(cancelled.snapshot).read_bytes(),
                 )
-            agent, user = make_agent(), make_user(task)
-            try:
-                async with backend.episode(
-                    config.world, task, resume.snapshot if resume else None, config.faults
-                ) as live:
-                    trajectory, snapshot = await rollout(
-                        agent,
-                        live,
-                        task,
-                        user,
-                        world=config.world,
-                        trial=trial,
-                        settings=settings,
-                        stop=stop,
-                        resume=resume,
-                    )
-            except (BackendError, OSError) as exc:
-                trajectory, snapshot = _failed(config.world, task, trial, agent.name, run_id, exc), None
-            except Exception as exc:  # the MCP client or server failed: record it, keep running the rest
-                if isinstance(exc, anyio.get_cancelled_exc_class()):
-                    raise
-                log.exception("episode failed", task=task.id, trial=trial)
-                trajectory, snapshot = _failed(config.world, task, trial, agent.name, run_id, exc), None
-            finally:
-                await agent.aclose()
-                await user.aclose()
+            trajectory, snapshot = await runner(Job(task, trial, resume, settings), stop)
             if snapshot is not None:
                 partial_dir.mkdir(parents=True, exist_ok=True)
                 path = partial_dir / f"{task.id}#{trial}.sqlite"
@@ -162,6 +182,7 @@ async def run_episodes(
         counts["not_started"],
         failures,
         failure_examples,
+        reruns(),
     )
 
 
@@ -172,7 +193,7 @@ def _read(journal: Journal) -> list[Trajectory]:
         raise RunError(str(exc)) from None
 
 
-def _failed(world: str, task: Task, trial: int, agent: str, run_id: str, exc: BaseException) -> Trajectory:
+def _failed(world: str, task: Task, trial: int, agent: str, run_id: str | None, exc: BaseException) -> Trajectory:
     grading = _leaf(exc, GradingFailed)
     cause = exc if grading is None else grading
     # a grading failure has no verdict: the episode has no reward, not a reward of 0

@@ -9,8 +9,8 @@ import hmac
 import json
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -28,13 +28,15 @@ from mcpsim.grading import GradingUnavailable, Verdict, Verifier
 from mcpsim.grading.verdict import VerdictSummary, load_verdict, shown
 from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url
 from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
-from mcpsim.tasks import Confirmed, TaskFileError
+from mcpsim.tasks import Confirmed, Task, TaskFileError
+from mcpsim.tasks.dialogue import confirmation_reply, is_confirmation_request
 from mcpsim.tasks.scenario import GoldActionError, TaskSetupError
 from mcpsim.trajectories.recording import episode_trajectory
 from mcpsim.trajectories.schema import Trajectory
 from mcpsim.world import World
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_CONFIRMATIONS_IN_A_ROW = 3  # the scripted user's yeses to an agent that asks without acting
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024  # restore uploads (ControlPlane.max_snapshot_bytes)
 
 
@@ -61,6 +63,50 @@ class VerifyEpisode(BaseModel):
         description="The conversation (OpenAI-style messages: role, content, tool_calls, "
         "tool_call_id), for checks on the dialogue such as a confirmation",
     )
+
+
+class UserTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    messages: list[dict[str, Any]] = Field(
+        ...,
+        max_length=10_000,
+        description="The conversation so far (OpenAI-style messages), ending with the agent's latest answer",
+    )
+
+
+def scripted_reply(task: Task, messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The task's scripted user's next message after the agent's latest answer, or None when it
+    has nothing more to say (the conversation is over). Worked out from the conversation alone,
+    so it is deterministic and any harness gets the same reply: a confirmation request of the
+    agent's (the latest message, asking for the go-ahead) gets `confirmation_reply` (at most
+    MAX_CONFIRMATIONS_IN_A_ROW in a row without a tool call between), anything else the next of
+    the task's scripted `user.turns`. Answering a confirmation uses up no scripted turn."""
+    scripted = confirmed = 0
+    seen_instruction = False
+    question: str | None = None  # the agent's latest words, while nothing came after them
+
+    def asks(text: str | None) -> bool:
+        return text is not None and is_confirmation_request(text) and confirmed < MAX_CONFIRMATIONS_IN_A_ROW
+
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "user":
+            if not seen_instruction:
+                seen_instruction = True
+            elif asks(question):
+                confirmed += 1
+            else:
+                scripted += 1
+            question = None
+        elif role == "tool":
+            confirmed, question = 0, None
+        elif role == "assistant":
+            question = content if isinstance(content, str) and content else None
+    if asks(question):
+        assert question is not None
+        return confirmation_reply(question, task, [dict(m) for m in messages])
+    turns = task.user.turns
+    return turns[scripted] if scripted < len(turns) else None
 
 
 class EpisodeInfo(BaseModel):
@@ -113,9 +159,20 @@ class EpisodeInfo(BaseModel):
 
 
 class HttpError(Exception):
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None, details: Any = None) -> None:
         super().__init__(message)
-        self.status, self.message, self.headers = status, message, headers
+        self.status, self.message, self.headers, self.details = status, message, headers, details
+
+
+Body = TypeVar("Body", bound=BaseModel)
+
+
+def validated(model: type[Body], body: Any, what: str) -> Body:
+    """`body` as `model`, or 422 with pydantic's reasons (`details`)."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise HttpError(422, f"invalid {what} request", details=json.loads(exc.json(include_url=False))) from None
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
@@ -260,7 +317,8 @@ class ControlPlane:
             try:
                 return await handler(request)
             except HttpError as exc:
-                return _error(exc.status, exc.message, exc.headers)
+                extra = {} if exc.details is None else {"details": exc.details}
+                return _error(exc.status, exc.message, exc.headers, **extra)
 
         return endpoint
 
@@ -282,6 +340,7 @@ class ControlPlane:
             Route("/episodes/{episode_id}/end", g(self.end_episode), methods=["POST"]),
             Route("/episodes/{episode_id}/fork", g(self.fork_episode), methods=["POST"]),
             Route("/episodes/{episode_id}/verify", g(self.verify_episode), methods=["POST"]),
+            Route("/episodes/{episode_id}/user", g(self.user_turn), methods=["POST"]),
             Route("/episodes/{episode_id}/snapshot", g(self.snapshot_episode), methods=["GET"]),
             Route("/episodes/{episode_id}/trajectory", g(self.trajectory), methods=["GET"]),
         ]
@@ -373,10 +432,7 @@ class ControlPlane:
         body = await self.read_json(request)
         if not isinstance(body, dict):
             raise HttpError(400, 'request body must be a JSON object such as {"world": "retail", "seed": 0}')
-        try:
-            spec = CreateEpisode.model_validate(body)
-        except ValidationError as exc:
-            return _error(422, "invalid episode request", details=json.loads(exc.json(include_url=False)))
+        spec = validated(CreateEpisode, body, "episode")
         world_name = spec.world or (self.manager.default_world.name if self.manager.default_world else None)
         if world_name is None:
             raise HttpError(422, "no world given and this server has no default world")
@@ -466,24 +522,33 @@ class ControlPlane:
 
     async def verify_episode(self, request: Request) -> Response:
         episode = self.episode_of(request)
-        body = await self.read_json(request)
-        try:
-            spec = VerifyEpisode.model_validate(body)
-        except ValidationError as exc:
-            return _error(422, "invalid verify request", details=json.loads(exc.json(include_url=False)))
-        task_id = episode.task_id
-        if task_id is None:
-            raise HttpError(
-                422,
-                'this episode was not created for a task (POST /episodes with "task"); '
-                "there is no rubric to grade it against",
-            )
+        spec = validated(VerifyEpisode, await self.read_json(request), "verify")
+        task_id = self._task_of(episode, "there is no rubric to grade it against").id
         verifier = self.manager.verifier(episode.world.name)
         try:
             verdict = await anyio.to_thread.run_sync(self._grade_once, verifier, episode, task_id, spec)
         except GradingUnavailable as exc:  # not a verdict: the caller retries
             return _error(503, str(exc), headers={"Retry-After": "5"})
         return JSONResponse(shown(verdict, self.verdict_detail).model_dump(mode="json"))
+
+    async def user_turn(self, request: Request) -> Response:
+        """The simulated user's next message (`scripted_reply`): `{"message": text}`, or
+        `{"message": null, "done": true}` when the user has nothing more to say, so a harness
+        over HTTP can run a task's whole dialogue (confirmations, further requests)."""
+        episode = self.episode_of(request)
+        spec = validated(UserTurn, await self.read_json(request), "user")
+        task = self._task_of(episode, "there is no simulated user without one")
+        said = await anyio.to_thread.run_sync(scripted_reply, task, spec.messages)
+        return JSONResponse({"message": said, "done": said is None})
+
+    def _task_of(self, episode: Episode, why: str) -> Task:
+        """The task the episode was created for; 422 (with `why`) for an episode of no task."""
+        if episode.task_id is None:
+            raise HttpError(422, f'this episode was not created for a task (POST /episodes with "task"); {why}')
+        try:
+            return self.manager.verifier(episode.world.name).tasks.get(episode.task_id)
+        except (LookupError, TaskFileError) as exc:
+            raise HttpError(404, str(exc).strip("'\"")) from None
 
     def _grade_once(
         self, verifier: Verifier, episode: Episode, task_id: str, spec: VerifyEpisode

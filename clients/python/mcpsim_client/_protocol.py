@@ -211,6 +211,19 @@ def verify(episode: str | EpisodeInfo, answer: str | None, messages: list[dict[s
     return Request("POST", f"/episodes/{eid}/verify", json=body, idempotent=True, what=f"verify episode {eid}")
 
 
+def user_reply(episode: str | EpisodeInfo, messages: list[dict[str, Any]]) -> Request:
+    eid = episode_id(episode)
+    # the reply is worked out from the conversation alone: asking twice gives the same answer
+    return Request(
+        "POST", f"/episodes/{eid}/user", json={"messages": messages}, idempotent=True, what=f"ask the user of {eid}"
+    )
+
+
+def as_user_message(response: httpx.Response) -> str | None:
+    message = response.json().get("message")
+    return message if isinstance(message, str) else None
+
+
 def snapshot(episode: str | EpisodeInfo) -> Request:
     eid = episode_id(episode)
     return Request("GET", f"/episodes/{eid}/snapshot", idempotent=True, what=f"snapshot episode {eid}")

@@ -1,13 +1,14 @@
 """`Client` (blocking) and `AsyncClient` (asyncio or trio through httpx): the same methods over
 an mcpsim server's control plane and its episodes' MCP endpoints. The requests, retry rules
-and parsing live in `_protocol`; these classes only send and sleep."""
+and parsing live in `_protocol`, the exchanges (retries, MCP sessions) in `_Core`; the two
+classes only send and sleep."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar, cast
 
 import anyio
 import httpx
@@ -17,6 +18,7 @@ from mcpsim_client.errors import EpisodeNotFound
 from mcpsim_client.models import EpisodeInfo, TaskInfo, Tool, ToolResult, Verdict
 
 Episode: TypeAlias = str | EpisodeInfo  # an episode's id, or what the server said about it
+T = TypeVar("T")
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -27,23 +29,16 @@ def _timeout(timeout: float | httpx.Timeout) -> httpx.Timeout:
     return timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout, connect=min(timeout, 10.0))
 
 
-class _Sessions:
-    """MCP sessions by episode URL, and the JSON-RPC request counter."""
-
-    def __init__(self) -> None:
-        self.ids: dict[str, str | None] = {}
-        self.instructions: dict[str, str] = {}
-        self.counter = 0
-
-    def next_id(self) -> int:
-        self.counter += 1
-        return self.counter
+Step: TypeAlias = "p.Request | float"  # what an exchange asks its client for: send a request, or wait (seconds)
+Outcome: TypeAlias = "httpx.Response | httpx.TransportError | None"  # what the client gives back
+Exchange: TypeAlias = Generator[Step, Outcome, T]
 
 
-class Client:
-    """A blocking client. `base_url` is the server's root (http://127.0.0.1:8000); `token` its
-    control-plane bearer token (None for a server started with --no-auth); `timeout` seconds
-    per request (grading a large episode can take a while); `retry` the retry policy."""
+class _Core:
+    """What both clients hold and decide: the base URL, the retry policy, the MCP sessions, and
+    every exchange with the server as a generator of steps (send this request, wait this long)
+    that `Client` drives blocking and `AsyncClient` awaited, so retries, MCP sessions and deletes
+    are written once."""
 
     def __init__(
         self,
@@ -52,19 +47,108 @@ class Client:
         *,
         timeout: float | httpx.Timeout = 120.0,
         retry: p.Retry | None = None,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        """`base_url` is the server's root (http://127.0.0.1:8000); `token` its control-plane
+        bearer token (None for a server started with --no-auth); `timeout` seconds per request
+        (grading a large episode can take a while); `retry` the retry policy; `transport`
+        httpx's (for tests)."""
         self.base_url = base_url.rstrip("/")
         self.retry = retry or p.Retry()
         # Idle connections expire before uvicorn's 5 s keep-alive closes them under a request.
-        self._http = httpx.Client(
-            base_url=self.base_url,
-            headers=_headers(token),
-            timeout=_timeout(timeout),
-            limits=httpx.Limits(keepalive_expiry=2.0),
-            transport=transport,
-        )
-        self._mcp = _Sessions()
+        options: dict[str, Any] = {
+            "base_url": self.base_url,
+            "headers": _headers(token),
+            "timeout": _timeout(timeout),
+            "limits": httpx.Limits(keepalive_expiry=2.0),
+            "transport": transport,
+        }
+        self._http = self._connect(options)
+        self._sessions: dict[str, str | None] = {}  # MCP session ids by episode URL
+        self._instructions: dict[str, str] = {}  # the MCP servers' instructions by episode URL
+        self._counter = 0  # JSON-RPC request ids
+
+    def _exchange(self, request: p.Request) -> Exchange[httpx.Response]:
+        """Send `request`, again after a pause while the retry rules allow; its checked response."""
+        attempt, retried = 0, False
+        while True:
+            attempt += 1
+            outcome = yield request
+            error = outcome if isinstance(outcome, httpx.TransportError) else None
+            response = outcome if isinstance(outcome, httpx.Response) else None
+            if not p.should_retry(request, attempt, self.retry, error, response):
+                if error is not None:
+                    raise p.transport_failed(request, error, attempt) from error
+                assert response is not None
+                return p.check(request, response, retried=retried)
+            retried = retried or error is not None
+            yield self.retry.delay(attempt, response.headers.get("retry-after") if response is not None else None)
+
+    def _connect(self, options: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def _advance(exchange: Exchange[Any], outcome: Outcome) -> tuple[Step | None, Any]:
+        """The exchange's next step, or (None, its result) once it is done."""
+        try:
+            return exchange.send(outcome), None
+        except StopIteration as done:
+            return None, done.value
+
+    def _mcp_url(self, episode: Episode) -> str:
+        return episode.mcp_url if isinstance(episode, EpisodeInfo) else f"{self.base_url}/episodes/{episode}/mcp"
+
+    def _session(self, url: str, fresh: bool = False) -> Exchange[str | None]:
+        """The MCP session at `url`, opened (initialize, initialized) on first use or `fresh`."""
+        if fresh or url not in self._sessions:
+            response = yield from self._exchange(p.mcp_initialize(url))
+            result = p.mcp_result(p.mcp_initialize(url), response) or {}
+            self._instructions[url] = result.get("instructions") or ""
+            session = response.headers.get("mcp-session-id")
+            yield from self._exchange(p.mcp_initialized(url, session))
+            self._sessions[url] = session
+        return self._sessions[url]
+
+    def _rpc(self, episode: Episode, method: str, params: dict[str, Any]) -> Exchange[Any]:
+        url = self._mcp_url(episode)
+        session = yield from self._session(url)
+        self._counter += 1
+        request = p.mcp_request(url, session, self._counter, method, params)
+        try:
+            response = yield from self._exchange(request)
+        except EpisodeNotFound:
+            if session is None:
+                raise
+            # the session was closed (idle, or the server's per-client cap): open a new one once
+            session = yield from self._session(url, fresh=True)
+            self._counter += 1
+            request = p.mcp_request(url, session, self._counter, method, params)
+            response = yield from self._exchange(request)
+        return p.mcp_result(request, response)
+
+    def _policy(self, episode: Episode) -> Exchange[str]:
+        url = self._mcp_url(episode)
+        yield from self._session(url)
+        return self._instructions[url]
+
+    def _delete(self, episode: Episode, missing_ok: bool) -> Exchange[bool]:
+        try:
+            response = yield from self._exchange(p.delete(episode))
+        except EpisodeNotFound:
+            if missing_ok:
+                return False
+            raise
+        self._sessions.pop(self._mcp_url(episode), None)
+        return response.status_code == 204
+
+
+class Client(_Core):
+    """A blocking client (see `_Core.__init__` for its arguments)."""
+
+    _http: httpx.Client
+
+    def _connect(self, options: dict[str, Any]) -> httpx.Client:
+        return httpx.Client(**options)
 
     def close(self) -> None:
         self._http.close()
@@ -75,23 +159,24 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _drive(self, exchange: Exchange[T]) -> T:
+        """Run an exchange: send its requests, sleep its pauses."""
+        step, value = self._advance(exchange, None)
+        while step is not None:
+            step, value = self._advance(exchange, self._perform(step))
+        return cast(T, value)
+
+    def _perform(self, step: Step) -> Outcome:
+        if not isinstance(step, p.Request):
+            time.sleep(step)
+            return None
+        try:
+            return self._http.request(step.method, step.path, **step.kwargs())
+        except httpx.TransportError as exc:
+            return exc
+
     def _send(self, request: p.Request) -> httpx.Response:
-        attempt, retried = 0, False
-        while True:
-            attempt += 1
-            error: Exception | None = None
-            response = None
-            try:
-                response = self._http.request(request.method, request.path, **request.kwargs())
-            except httpx.TransportError as exc:
-                error = exc
-            if not p.should_retry(request, attempt, self.retry, error, response):
-                if error is not None:
-                    raise p.transport_failed(request, error, attempt) from error
-                assert response is not None
-                return p.check(request, response, retried=retried)
-            retried = retried or error is not None
-            time.sleep(self.retry.delay(attempt, response.headers.get("retry-after") if response is not None else None))
+        return self._drive(self._exchange(request))
 
     # -- the control plane ----------------------------------------------------------------------
 
@@ -150,6 +235,13 @@ class Client:
         is final: a later verify returns it unchanged."""
         return p.as_verdict(self._send(p.verify(episode, answer, messages)))
 
+    def user_reply(self, episode: Episode, messages: list[dict[str, Any]]) -> str | None:
+        """The task's simulated user's next message after the agent's latest answer (the last of
+        `messages`, the conversation so far, OpenAI-style), or None when the user has nothing more
+        to say: then the conversation is over and the episode can be verified. Deterministic: it
+        depends on the task and the conversation only."""
+        return p.as_user_message(self._send(p.user_reply(episode, messages)))
+
     def snapshot(self, episode: Episode) -> bytes:
         """The episode's database, signed by the server: `restore` it on the same server (or one
         with the same --snapshot-key)."""
@@ -164,14 +256,7 @@ class Client:
 
     def delete(self, episode: Episode, *, missing_ok: bool = False) -> bool:
         """Delete the episode; False if it did not exist and `missing_ok`."""
-        try:
-            response = self._send(p.delete(episode))
-        except EpisodeNotFound:
-            if missing_ok:
-                return False
-            raise
-        self._mcp.ids.pop(self._mcp_url(episode), None)
-        return response.status_code == 204
+        return self._drive(self._delete(episode, missing_ok))
 
     @contextmanager
     def episode(self, world: str | None = None, **kw: Any) -> Iterator[EpisodeInfo]:
@@ -184,70 +269,28 @@ class Client:
 
     # -- MCP --------------------------------------------------------------------------------------
 
-    def _mcp_url(self, episode: Episode) -> str:
-        return episode.mcp_url if isinstance(episode, EpisodeInfo) else f"{self.base_url}/episodes/{episode}/mcp"
-
-    def _session(self, url: str, fresh: bool = False) -> str | None:
-        if fresh or url not in self._mcp.ids:
-            response = self._send(p.mcp_initialize(url))
-            result = p.mcp_result(p.mcp_initialize(url), response) or {}
-            self._mcp.instructions[url] = result.get("instructions") or ""
-            session = response.headers.get("mcp-session-id")
-            self._send(p.mcp_initialized(url, session))
-            self._mcp.ids[url] = session
-        return self._mcp.ids[url]
-
-    def _rpc(self, episode: Episode, method: str, params: dict[str, Any]) -> Any:
-        url = self._mcp_url(episode)
-        session = self._session(url)
-        request = p.mcp_request(url, session, self._mcp.next_id(), method, params)
-        try:
-            response = self._send(request)
-        except EpisodeNotFound:
-            if session is None:
-                raise
-            # the session was closed (idle, or the server's per-client cap): open a new one once
-            request = p.mcp_request(url, self._session(url, fresh=True), self._mcp.next_id(), method, params)
-            response = self._send(request)
-        return p.mcp_result(request, response)
-
     def tools(self, episode: Episode) -> list[Tool]:
         """The episode's tools (MCP tools/list)."""
-        return [Tool.from_json(t) for t in self._rpc(episode, "tools/list", {})["tools"]]
+        return [Tool.from_json(t) for t in self._drive(self._rpc(episode, "tools/list", {}))["tools"]]
 
     def call_tool(self, episode: Episode, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
         """Call a tool of the episode (MCP tools/call), as an agent would."""
-        return p.as_tool_result(self._rpc(episode, "tools/call", {"name": name, "arguments": arguments or {}}))
+        return p.as_tool_result(
+            self._drive(self._rpc(episode, "tools/call", {"name": name, "arguments": arguments or {}}))
+        )
 
     def policy(self, episode: Episode) -> str:
         """The world's policy (the MCP server's instructions), which agents get as their system prompt."""
-        url = self._mcp_url(episode)
-        self._session(url)
-        return self._mcp.instructions[url]
+        return self._drive(self._policy(episode))
 
 
-class AsyncClient:
+class AsyncClient(_Core):
     """The same as `Client`, awaited."""
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str | None = None,
-        *,
-        timeout: float | httpx.Timeout = 120.0,
-        retry: p.Retry | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.retry = retry or p.Retry()
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=_headers(token),
-            timeout=_timeout(timeout),
-            limits=httpx.Limits(keepalive_expiry=2.0),
-            transport=transport,
-        )
-        self._mcp = _Sessions()
+    _http: httpx.AsyncClient
+
+    def _connect(self, options: dict[str, Any]) -> httpx.AsyncClient:
+        return httpx.AsyncClient(**options)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -258,25 +301,23 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    async def _drive(self, exchange: Exchange[T]) -> T:
+        step, value = self._advance(exchange, None)
+        while step is not None:
+            step, value = self._advance(exchange, await self._perform(step))
+        return cast(T, value)
+
+    async def _perform(self, step: Step) -> Outcome:
+        if not isinstance(step, p.Request):
+            await anyio.sleep(step)
+            return None
+        try:
+            return await self._http.request(step.method, step.path, **step.kwargs())
+        except httpx.TransportError as exc:
+            return exc
+
     async def _send(self, request: p.Request) -> httpx.Response:
-        attempt, retried = 0, False
-        while True:
-            attempt += 1
-            error: Exception | None = None
-            response = None
-            try:
-                response = await self._http.request(request.method, request.path, **request.kwargs())
-            except httpx.TransportError as exc:
-                error = exc
-            if not p.should_retry(request, attempt, self.retry, error, response):
-                if error is not None:
-                    raise p.transport_failed(request, error, attempt) from error
-                assert response is not None
-                return p.check(request, response, retried=retried)
-            retried = retried or error is not None
-            await anyio.sleep(
-                self.retry.delay(attempt, response.headers.get("retry-after") if response is not None else None)
-            )
+        return await self._drive(self._exchange(request))
 
     async def health(self) -> dict[str, Any]:
         return (await self._send(p.health())).json()
@@ -323,6 +364,9 @@ class AsyncClient:
     ) -> Verdict:
         return p.as_verdict(await self._send(p.verify(episode, answer, messages)))
 
+    async def user_reply(self, episode: Episode, messages: list[dict[str, Any]]) -> str | None:
+        return p.as_user_message(await self._send(p.user_reply(episode, messages)))
+
     async def snapshot(self, episode: Episode) -> bytes:
         return (await self._send(p.snapshot(episode))).content
 
@@ -333,14 +377,7 @@ class AsyncClient:
         return (await self._send(p.trajectory(episode))).json()
 
     async def delete(self, episode: Episode, *, missing_ok: bool = False) -> bool:
-        try:
-            response = await self._send(p.delete(episode))
-        except EpisodeNotFound:
-            if missing_ok:
-                return False
-            raise
-        self._mcp.ids.pop(self._mcp_url(episode), None)
-        return response.status_code == 204
+        return await self._drive(self._delete(episode, missing_ok))
 
     @asynccontextmanager
     async def episode(self, world: str | None = None, **kw: Any) -> AsyncIterator[EpisodeInfo]:
@@ -351,39 +388,12 @@ class AsyncClient:
             with anyio.CancelScope(shield=True):
                 await self.delete(info, missing_ok=True)
 
-    def _mcp_url(self, episode: Episode) -> str:
-        return episode.mcp_url if isinstance(episode, EpisodeInfo) else f"{self.base_url}/episodes/{episode}/mcp"
-
-    async def _session(self, url: str, fresh: bool = False) -> str | None:
-        if fresh or url not in self._mcp.ids:
-            response = await self._send(p.mcp_initialize(url))
-            result = p.mcp_result(p.mcp_initialize(url), response) or {}
-            self._mcp.instructions[url] = result.get("instructions") or ""
-            session = response.headers.get("mcp-session-id")
-            await self._send(p.mcp_initialized(url, session))
-            self._mcp.ids[url] = session
-        return self._mcp.ids[url]
-
-    async def _rpc(self, episode: Episode, method: str, params: dict[str, Any]) -> Any:
-        url = self._mcp_url(episode)
-        session = await self._session(url)
-        request = p.mcp_request(url, session, self._mcp.next_id(), method, params)
-        try:
-            response = await self._send(request)
-        except EpisodeNotFound:
-            if session is None:
-                raise
-            request = p.mcp_request(url, await self._session(url, fresh=True), self._mcp.next_id(), method, params)
-            response = await self._send(request)
-        return p.mcp_result(request, response)
-
     async def tools(self, episode: Episode) -> list[Tool]:
-        return [Tool.from_json(t) for t in (await self._rpc(episode, "tools/list", {}))["tools"]]
+        return [Tool.from_json(t) for t in (await self._drive(self._rpc(episode, "tools/list", {})))["tools"]]
 
     async def call_tool(self, episode: Episode, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
-        return p.as_tool_result(await self._rpc(episode, "tools/call", {"name": name, "arguments": arguments or {}}))
+        call = self._rpc(episode, "tools/call", {"name": name, "arguments": arguments or {}})
+        return p.as_tool_result(await self._drive(call))
 
     async def policy(self, episode: Episode) -> str:
-        url = self._mcp_url(episode)
-        await self._session(url)
-        return self._mcp.instructions[url]
+        return await self._drive(self._policy(episode))

@@ -184,17 +184,23 @@ class TaskInfo:
 
 
 def choose_tasks(
-    world: str, tasks: list[TaskInfo], ids: list[str] | None = None, split: str | None = None
+    world: str,
+    tasks: list[TaskInfo],
+    ids: list[str] | None = None,
+    split: str | None = None,
+    *,
+    dialogue: bool = False,
 ) -> list[TaskInfo]:
     """The tasks an adapter runs: those named by `ids` (in that order; an unknown id is an
-    error), else every task of `split` (or of every split) whose rubric needs no dialogue, since
-    over HTTP the user says only the first message."""
+    error), else every task of `split` (or of every split); with `dialogue=False` only those whose
+    rubric needs no dialogue (for an adapter that cannot ask the simulated user, through
+    `Client.user_reply`, for more than the first message)."""
     by_id = {t.id: t for t in tasks}
     if ids is not None:
         if unknown := sorted(set(ids) - set(by_id)):
             raise ValueError(f"unknown tasks of {world}: {', '.join(unknown)}")
         return [by_id[i] for i in ids]
-    chosen = [t for t in tasks if not t.dialogue and (split is None or t.split == split)]
+    chosen = [t for t in tasks if (dialogue or not t.dialogue) and (split is None or t.split == split)]
     if not chosen:
-        raise ValueError(f"no task of {world} to run (split {split!r}, without a dialogue)")
+        raise ValueError(f"no task of {world} to run (split {split!r}{'' if dialogue else ', without a dialogue'})")
     return chosen

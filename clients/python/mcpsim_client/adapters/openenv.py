@@ -12,15 +12,15 @@ the episode, or a `message` to the user, which is the final answer: the episode 
 mcpsim's verifier and the observation carries the reward (strict by default, or partial) and
 `done`. `state` tells the episode, its MCP URL, the step count and the verdict.
 
-Limits: the user says only the task's first message (tasks whose rubric needs a dialogue, a
-confirmation or further user turns, are left out of the default task list: `dialogue=False`);
-the in-process `mcpsim.env` has the simulated user. Control-plane calls are blocking (OpenEnv
-runs a synchronous environment in its thread pool).
+A `message` goes to the task's simulated user (the server's `POST /episodes/{id}/user`): when the
+user answers (a yes to a confirmation request, a further request), the observation carries its
+`user_message` and the episode goes on; when it has nothing more to say, the message was the
+final answer. So tasks whose rubric needs a dialogue run too. Control-plane calls are blocking
+(OpenEnv runs a synchronous environment in its thread pool).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from openenv.core.env_server import Environment, create_app
@@ -29,6 +29,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from mcpsim_client import Client, EpisodeInfo, EpisodeNotFound, TaskInfo
+from mcpsim_client.dialogue import Dialogue
 from mcpsim_client.models import choose_tasks, reward_kind
 
 __all__ = ["MCPSimAction", "MCPSimEnvironment", "MCPSimObservation", "MCPSimState", "create_mcpsim_app"]
@@ -40,7 +41,9 @@ class MCPSimAction(Action):
 
     tool_name: str | None = Field(default=None, description="The tool to call")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments")
-    message: str | None = Field(default=None, description="The final answer to the user; ends the episode")
+    message: str | None = Field(
+        default=None, description="A message to the user: the final answer, unless the user replies"
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> MCPSimAction:
@@ -58,6 +61,7 @@ class MCPSimObservation(Observation):
     policy: str = Field(default="", description="The world's policy: the agent's system prompt (on reset)")
     tools: list[dict[str, Any]] = Field(default_factory=list, description="OpenAI function tools (on reset)")
     result: str | None = Field(default=None, description="The tool's result, as the agent sees it")
+    user_message: str | None = Field(default=None, description="The user's reply to the agent's message")
     is_error: bool = False
     messages: list[dict[str, Any]] = Field(default_factory=list, description="The conversation so far")
     verdict: dict[str, Any] | None = Field(default=None, description="mcpsim's verdict, once done")
@@ -92,12 +96,12 @@ class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState
         self._task_ids = tasks
         self._tasks: dict[str, TaskInfo] | None = None
         self._episode: EpisodeInfo | None = None
-        self._messages: list[dict[str, Any]] = []
+        self._dialogue: Dialogue | None = None
         self._state = MCPSimState(world=world)
 
     def _catalogue(self) -> dict[str, TaskInfo]:
         if self._tasks is None:
-            chosen = choose_tasks(self.world, self.client.tasks(self.world), self._task_ids)
+            chosen = choose_tasks(self.world, self.client.tasks(self.world), self._task_ids, dialogue=True)
             self._tasks = {t.id: t for t in chosen}
         return self._tasks
 
@@ -112,10 +116,9 @@ class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState
             raise ValueError(f"task {task!r} is not among this environment's tasks")
         self._drop()
         self._episode = self.client.create(self.world, task=task)
-        policy = self.client.policy(self._episode)
-        tools = [t.as_openai() for t in self.client.tools(self._episode)]
         instruction = catalogue[task].instruction
-        self._messages = [{"role": "system", "content": policy}, {"role": "user", "content": instruction}]
+        self._dialogue = Dialogue(self.client, self._episode, instruction)
+        tools = [t.as_openai() for t in self.client.tools(self._episode)]
         self._state = MCPSimState(
             episode_id=episode_id or self._episode.id,
             step_count=0,
@@ -124,47 +127,46 @@ class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState
             mcp_url=self._episode.mcp_url,
         )
         return MCPSimObservation(
-            task_id=task, instruction=instruction, policy=policy, tools=tools, messages=list(self._messages)
+            task_id=task,
+            instruction=instruction,
+            policy=self._dialogue.policy,
+            tools=tools,
+            messages=list(self._dialogue.messages),
         )
 
     def step(self, action: MCPSimAction, timeout_s: float | None = None, **kwargs: Any) -> MCPSimObservation:
-        if self._episode is None or self._state.task_id is None:
+        dialogue = self._dialogue
+        if dialogue is None or self._state.task_id is None:
             raise RuntimeError("call reset() before step()")
         if self._state.verdict is not None:
             raise RuntimeError("the episode is over; call reset() for a new one")
         self._state.step_count += 1
+        seen: dict[str, Any]
         if action.message is not None:
-            self._messages.append({"role": "assistant", "content": action.message})
-            return self._finish(action.message)
-        assert action.tool_name is not None
-        call_id = f"call_{self._state.step_count}"
-        function = {"name": action.tool_name, "arguments": json.dumps(action.arguments)}
-        self._messages.append(
-            {"role": "assistant", "tool_calls": [{"id": call_id, "type": "function", "function": function}]}
-        )
-        result = self.client.call_tool(self._episode, action.tool_name, action.arguments)
-        content = result.as_message_content()
-        self._messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+            reply = dialogue.answer(action.message)
+            if reply is None:
+                return self._finish(action.message)
+            seen = {"user_message": reply}
+        else:
+            assert action.tool_name is not None
+            result = dialogue.tool_call(f"call_{self._state.step_count}", action.tool_name, action.arguments)
+            seen = {"result": result.as_message_content(), "is_error": result.is_error}
         if self._state.step_count >= self.max_steps:
-            return self._finish(None, result=content, is_error=result.is_error)
+            return self._finish(None, **seen)
         return MCPSimObservation(
-            task_id=self._state.task_id,
-            result=content,
-            is_error=result.is_error,
-            messages=list(self._messages),
-            reward=0.0,
-            done=False,
+            task_id=self._state.task_id, messages=list(dialogue.messages), reward=0.0, done=False, **seen
         )
 
     def _finish(self, answer: str | None, **observed: Any) -> MCPSimObservation:
-        assert self._episode is not None and self._state.task_id is not None
-        verdict = self.client.verify(self._episode, answer=answer, messages=self._messages)
+        assert self._dialogue is not None and self._state.task_id is not None
+        verdict = self._dialogue.verify(answer)
         self._state.verdict = verdict.raw
         reward = verdict.score(self.reward)
+        messages = list(self._dialogue.messages)
         self._drop()
         return MCPSimObservation(
             task_id=self._state.task_id,
-            messages=list(self._messages),
+            messages=messages,
             verdict=verdict.raw,
             reward=reward,
             done=True,
@@ -189,27 +191,21 @@ class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState
                 self.client.delete(self._episode, missing_ok=True)
             except EpisodeNotFound:
                 pass
-            self._episode = None
+            self._episode = self._dialogue = None
 
     def close(self) -> None:
         self._drop()
 
 
 def create_mcpsim_app(
-    server: str,
-    token: str | None,
-    world: str,
-    *,
-    tasks: list[str] | None = None,
-    reward: Literal["strict", "partial"] = "strict",
-    max_steps: int = 30,
-    max_concurrent_envs: int = 64,
+    server: str, token: str | None, world: str, *, max_concurrent_envs: int = 64, **settings: Any
 ) -> Any:
-    """OpenEnv's FastAPI app serving mcpsim episodes of `world` (one episode per session)."""
+    """OpenEnv's FastAPI app serving mcpsim episodes of `world` (one episode per session);
+    `settings`: `MCPSimEnvironment`'s (tasks, reward, max_steps)."""
     client = Client(server, token)  # one connection pool for every session
 
     def factory() -> MCPSimEnvironment:
-        return MCPSimEnvironment(server, token, world, tasks=tasks, reward=reward, max_steps=max_steps, client=client)
+        return MCPSimEnvironment(server, token, world, client=client, **settings)
 
     return create_app(
         factory,

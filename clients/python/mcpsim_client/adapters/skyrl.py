@@ -11,13 +11,12 @@
 One environment is one mcpsim episode of the row's task (`extras["task"]`). The model's text is
 the action: every `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` in it (the Hermes and
 Qwen format) runs over MCP on the episode and comes back as a `<tool_response>` observation; a
-reply without a tool call is the final answer, graded by mcpsim's verifier: the reward (strict
-by default, or `reward: partial`) and `done`. `max_turns` (default 30) grades without an answer.
+reply without a tool call goes to the task's simulated user (the server's user route): its reply is
+the next observation, or, when it has nothing more to say, the reply was the final answer, graded
+by mcpsim's verifier: the reward (strict by default, or `reward: partial`) and `done`.
+`max_turns` (default 30) grades without an answer.
 `env_config`: `server`, `world`, `token_var` (the variable holding the control-plane token,
 default MCPSIM_TOKEN), `reward`, `max_turns`.
-
-Limits: the user says only the task's first message (tasks whose rubric needs a dialogue fail
-their `confirmed` check).
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from skyrl_gym.envs import register as _register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, ConversationType
 
 from mcpsim_client import Client, EpisodeInfo
+from mcpsim_client.dialogue import Dialogue
 from mcpsim_client.models import reward_kind
 
 __all__ = ["ENV_ID", "MCPSimTextEnv", "register"]
@@ -64,7 +64,7 @@ class MCPSimTextEnv(BaseTextEnv):
         self.task: str = extras["task"]
         self.max_turns = int(extras.get("max_turns", _setting(env_config, "max_turns", 30)))
         self.episode: EpisodeInfo | None = None
-        self.messages: list[dict[str, Any]] = []
+        self.dialogue: Dialogue | None = None
         self.verdict: dict[str, Any] | None = None
 
     def init(self, prompt: ConversationType) -> tuple[ConversationType, dict[str, Any]]:
@@ -73,8 +73,9 @@ class MCPSimTextEnv(BaseTextEnv):
         self.episode = self.client.create(self.world, task=self.task)
         tools = [t.as_openai()["function"] for t in self.client.tools(self.episode)]
         task = next((t for t in self.client.tasks(self.world) if t.id == self.task), None)
+        self.dialogue = Dialogue(self.client, self.episode, task.instruction if task else "")
         system = (
-            self.client.policy(self.episode)
+            self.dialogue.policy
             + "\n\n# Tools\n\nYou may call one or more functions. Their signatures are within <tools></tools>:\n"
             + "<tools>\n"
             + "\n".join(json.dumps(t) for t in tools)
@@ -82,19 +83,24 @@ class MCPSimTextEnv(BaseTextEnv):
             + '<tool_call></tool_call> tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-object>}\n'
             + "</tool_call>\nWrite your final answer to the user without any tool call."
         )
-        request = list(prompt) if prompt else [{"role": "user", "content": task.instruction if task else ""}]
-        self.messages = [{"role": "system", "content": system}, *request]
-        return list(self.messages), {"task": self.task, "mcp_url": self.episode.mcp_url}
+        request = list(prompt) if prompt else [self.dialogue.messages[1]]
+        return [{"role": "system", "content": system}, *request], {"task": self.task, "mcp_url": self.episode.mcp_url}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
-        if self.episode is None:
+        dialogue = self.dialogue
+        if dialogue is None:
             raise RuntimeError("call init() before step()")
         self.turns += 1
         calls = TOOL_CALL.findall(action)
         if not calls:
-            self.messages.append({"role": "assistant", "content": action})
-            return self._finish(action)
-        tool_calls, responses = [], []
+            reply = dialogue.answer(action)
+            if reply is None:
+                return self._finish(action)
+            said = [{"role": "user", "content": reply}]
+            if self.turns >= self.max_turns:
+                return self._finish(None, said)
+            return BaseTextEnvStepOutput(observations=said, reward=0.0, done=False, metadata={})
+        responses = []
         for number, raw in enumerate(calls):
             call_id = f"call_{self.turns}_{number}"
             try:
@@ -107,12 +113,7 @@ class MCPSimTextEnv(BaseTextEnv):
             except ValueError as exc:
                 responses.append(f"Error: the tool call is not valid ({exc}); nothing was done")
                 continue
-            function = {"name": call["name"], "arguments": json.dumps(arguments)}
-            tool_calls.append({"id": call_id, "type": "function", "function": function})
-            result = self.client.call_tool(self.episode, call["name"], arguments)
-            responses.append(result.as_message_content())
-            self.messages.append({"role": "assistant", "tool_calls": [tool_calls[-1]]})
-            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": responses[-1]})
+            responses.append(dialogue.tool_call(call_id, call["name"], arguments).as_message_content())
         observation = "\n".join(f"<tool_response>\n{r}\n</tool_response>" for r in responses)
         if self.turns >= self.max_turns:
             return self._finish(None, [{"role": "user", "content": observation}])
@@ -121,8 +122,8 @@ class MCPSimTextEnv(BaseTextEnv):
         )
 
     def _finish(self, answer: str | None, observations: ConversationType | None = None) -> BaseTextEnvStepOutput:
-        assert self.episode is not None
-        verdict = self.client.verify(self.episode, answer=answer, messages=self.messages)
+        assert self.dialogue is not None
+        verdict = self.dialogue.verify(answer)
         self.verdict = verdict.raw
         self.close()
         reward = verdict.score(self.reward_kind)
@@ -136,4 +137,4 @@ class MCPSimTextEnv(BaseTextEnv):
     def close(self) -> None:
         if self.episode is not None:
             self.client.delete(self.episode, missing_ok=True)
-            self.episode = None
+            self.episode = self.dialogue = None
