@@ -1,6 +1,6 @@
 """One source for every setting: ServeConfig's fields (mcpsim/serve/config.py) give the defaults
 and environment variables that `mcpsim serve --http`'s options and `ServeConfig.from_env` use, and
-RunPlan's give `mcpsim run`'s."""
+RunConfig's give `mcpsim run`'s."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import dataclasses
 
 import pytest
 
-from mcpsim.cli.running import RunPlan, run
+from mcpsim.cli.running import run
 from mcpsim.cli.serving import serve
 from mcpsim.engine.templates import parse_size
+from mcpsim.runner.config import RunConfig
 from mcpsim.serve.config import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeConfig, env_var
 
 # option name -> (ServeConfig or ClientLimits field, how the option shows "no limit")
@@ -110,7 +111,7 @@ def test_a_bad_variable_is_named_in_the_error(variable: str, text: str) -> None:
     ],
 )
 def test_run_options_take_their_defaults_from_the_run_plan(option: str, field: str) -> None:
-    assert _options(run)[option].default == getattr(RunPlan, field)
+    assert _options(run)[option].default == getattr(RunConfig, field)
 
 
 def test_serve_http_passes_every_option_to_its_config(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

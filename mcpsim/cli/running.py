@@ -44,9 +44,6 @@ def _select_tasks(task_set: Any, spec: str) -> list[Any]:
 INFRASTRUCTURE_FAILED = 3  # `mcpsim run`'s exit code past --max-failures infrastructure failures
 
 
-RunPlan = RunConfig  # the name `mcpsim run`'s code and tests knew it by
-
-
 def _plan_option(flag: str, *decls: str, **kwargs: Any) -> Any:
     """An option whose default, shown in --help, is the RunConfig field named after it."""
     default = getattr(RunConfig, flag.removeprefix("--").replace("-", "_"))

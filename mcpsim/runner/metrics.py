@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from math import comb
 
 from pydantic import BaseModel
 
+from mcpsim.grading.metrics import mean, pass_at_1, pass_hat_k
 from mcpsim.trajectories.schema import Trajectory
 
 
@@ -46,10 +46,6 @@ def latest(trajectories: list[Trajectory]) -> dict[str, Trajectory]:
     return out
 
 
-def _mean(values: list[float]) -> float:
-    return round(sum(values) / len(values), 6) if values else 0.0
-
-
 def summarize(trajectories: list[Trajectory]) -> Summary:
     current = list(latest(trajectories).values())
     finished = [t for t in current if t.status != "cancelled"]
@@ -63,26 +59,25 @@ def summarize(trajectories: list[Trajectory]) -> Summary:
                 task_id=task_id,
                 trials=len(runs),
                 passes=sum(1 for r in runs if r.reward == 1.0),
-                mean_reward=_mean([r.reward or 0.0 for r in runs]),
-                mean_partial=_mean([r.partial_reward or 0.0 for r in runs]),
+                mean_reward=mean([r.reward or 0.0 for r in runs]),
+                mean_partial=mean([r.partial_reward or 0.0 for r in runs]),
                 tool_calls=sum(len(r.calls) for r in runs),
                 tool_errors=sum(1 for r in runs for c in r.calls if not c.ok),
                 tokens=sum(r.usage.total_tokens for r in runs),
                 terminations=dict(Counter(r.termination for r in runs)),
             )
         )
-    max_k = min((s.trials for s in stats), default=0)
-    pass_hat = {k: _mean([comb(s.passes, k) / comb(s.trials, k) for s in stats]) for k in range(1, max_k + 1)}
+    outcomes = [(s.passes, s.trials) for s in stats]
     return Summary(
         world=current[0].world if current else None,
         agents=sorted({t.agent for t in current}),
         episodes=len(finished),
         cancelled=sum(1 for t in current if t.status == "cancelled"),
         errors=sum(1 for t in finished if t.status == "error"),
-        pass_at_1=_mean([s.passes / s.trials for s in stats]),
-        pass_hat_k=pass_hat,
-        mean_reward=_mean([t.reward or 0.0 for t in finished]),
-        mean_partial=_mean([t.partial_reward or 0.0 for t in finished]),
+        pass_at_1=pass_at_1(outcomes),
+        pass_hat_k=pass_hat_k(outcomes),
+        mean_reward=mean([t.reward or 0.0 for t in finished]),
+        mean_partial=mean([t.partial_reward or 0.0 for t in finished]),
         tool_calls=sum(s.tool_calls for s in stats),
         tool_errors=sum(s.tool_errors for s in stats),
         tokens=sum(s.tokens for s in stats),
