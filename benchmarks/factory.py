@@ -6,16 +6,20 @@ runs `mcpsim.factory.catalogue.run_catalogue` (every check, tasks included) and 
 resident memory of this process and its pool workers twice a second. It prints one JSON object
 (and writes it to `--result`, default benchmarks/results/factory-<count>.json): the catalogue's
 report (worlds, tools, tasks, rejections per check, task lengths, distinctness), wall seconds,
-seconds per accepted world, the peak resident memory of the whole process tree and of the largest
-single process, and the machine's cores. A run stopped part-way resumes from `--out`, so a long
-run can be done in pieces; `resumed` in the report says how many worlds came from earlier pieces
-(their time is not in `seconds`)."""
+seconds per accepted world, the CPU seconds of the whole process tree (this process, the pool's
+workers and the processes they start, all waited for when the pool ends) in all, per world drawn
+and per accepted world, the peak resident memory of the whole process tree and of the largest
+single process, the machine's cores and its load (a loaded machine's cores run slower). A run
+stopped part-way resumes from `--out`, so a long run can be done in pieces; `resumed` in the
+report says how many worlds came from earlier pieces (their time is in neither `seconds` nor the
+CPU figures)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import threading
 import time
 from pathlib import Path
@@ -74,6 +78,12 @@ class MemorySampler(threading.Thread):
             self.stop.wait(self.interval)
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds (user and system) of this process and of its children that have ended."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.factory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000)
@@ -87,6 +97,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     sampler = MemorySampler()
     sampler.start()
     started = time.perf_counter()
+    cpu_started = _cpu_seconds()
+    load_at_start = os.getloadavg()
     done = [0]
 
     def progress(result: Any, accepted: int) -> None:
@@ -98,6 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.out, args.count, args.seed, workers=args.workers, task_count=args.tasks, progress=progress
     )
     seconds = time.perf_counter() - started
+    cpu = _cpu_seconds() - cpu_started  # the pool has ended: its workers (and their checkers) were waited for
     sampler.stop.set()
     sampler.join()
     fresh = max(report.worlds - report.resumed, 1)
@@ -105,10 +118,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "report": report.to_json(),
         "wall_seconds": round(seconds, 1),
         "seconds_per_world": round(seconds / fresh, 2),
+        "cpu_seconds": round(cpu, 1),
+        "cpu_seconds_per_world": round(cpu / fresh, 2),
+        "cpu_seconds_per_drawn_world": round(cpu / max(report.drawn - report.resumed, 1), 2),
         "peak_rss_total_mb": round(sampler.peak_total / 2**20, 1),
         "peak_rss_largest_process_mb": round(sampler.peak_single / 2**20, 1),
         "cores": len(os.sched_getaffinity(0)),
+        "load_average_at_start": load_at_start,
         "load_average_at_end": os.getloadavg(),
+        "tasks_per_world": args.tasks,
     }
     target = Path(args.result) if args.result else RESULTS / f"factory-{args.count}.json"
     target.parent.mkdir(parents=True, exist_ok=True)

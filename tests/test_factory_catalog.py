@@ -1,7 +1,8 @@
 """The blueprint catalogue: at least 40 blueprints whose knobs expand (seeded) into distinct specs
 that compile to worlds of at least 20 tools, and the catalogue run: a CI sample of 20 worlds
-generated and validated in a process pool, counted, written and reported; duplicates and
-rejected worlds counted and never written; a run started again resumes."""
+generated and validated by every check (their tasks' and the process check included) in a process
+pool, counted, written and reported; duplicates and rejected worlds counted and never written; a
+run started again resumes."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ from mcpsim.factory import compile_spec, load_spec
 from mcpsim.factory.catalog import MIN_TOOLS, BlueprintError, blueprints, catalogue_specs, expand
 from mcpsim.factory.catalogue import DISTINCT, REPORT_CHECKS, WorldResult, run_catalogue, summarise, tool_signature
 from mcpsim.factory.loading import spec_files
+from mcpsim.factory.validate import CHECKS
 from mcpsim.tasks.schema import TaskFile
 from tests.conftest import CLEAN_ENV
 
 SAMPLE = 20
+SAMPLE_TASKS = 2  # per world: every task check runs on 40 tasks, at about 5 CPU-s a world
 
 
 def test_the_catalogue_has_forty_blueprints_each_with_knobs():
@@ -124,13 +127,14 @@ def test_the_report_counts_rejections_per_check_and_keeps_the_first_worlds_by_in
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory) -> tuple[Path, dict]:
-    """The CI sample: 20 catalogue worlds generated and validated by the tool checks (every tool
-    succeeds, every refusal is met and changes nothing, seed data keeps its constraints, ...)
-    in a pool of two processes; the tasks' checks run on the two worlds of the CLI test."""
+    """The CI sample: 20 catalogue worlds generated and validated by every check (every tool
+    succeeds, every refusal is met and changes nothing, seed data keeps its constraints, their
+    tasks pass the audit, another process builds the same template and tasks) in a pool of two
+    processes, each with its process checker."""
     out = tmp_path_factory.mktemp("catalogue")
     seen: list[WorldResult] = []
     report = run_catalogue(
-        out, SAMPLE, seed=11, workers=2, task_count=0, processes=False, progress=lambda r, _n: seen.append(r)
+        out, SAMPLE, seed=11, workers=2, task_count=SAMPLE_TASKS, progress=lambda r, _n: seen.append(r)
     )
     return out, report.to_json() | {"progress": [r.index for r in seen]}
 
@@ -140,10 +144,23 @@ def test_the_ci_sample_writes_twenty_distinct_validated_worlds(sample):
     assert report["worlds"] == SAMPLE and report["distinct_tool_sets"] == SAMPLE
     assert report["tools"] >= MIN_TOOLS * SAMPLE and report["tools_per_world"]["min"] >= MIN_TOOLS
     assert report["drawn"] == SAMPLE + report["rejected"]
+    assert report["checks_run"] == dict.fromkeys(CHECKS, SAMPLE)  # every check ran on every accepted world
+    assert (
+        report["tasks"] == SAMPLE * SAMPLE_TASKS
+        and sum(report["task_lengths"]["histogram"].values()) == report["tasks"]
+    )
+    assert report["task_lengths"]["min"] >= 1
+    assert sum(report["rejections_per_check"].values()) >= report["rejected"]
     assert sum(report["blueprints"].values()) == SAMPLE and len(report["blueprints"]) >= SAMPLE // 2
     assert json.loads((out / "report.json").read_text()) == {k: v for k, v in report.items() if k != "progress"}
     written = spec_files(out / "worlds")
     assert len(written) == SAMPLE and len(list((out / "tasks").glob("*.yaml"))) == SAMPLE
+    kinds = set()
+    for path in (out / "tasks").glob("*.yaml"):
+        tasks = TaskFile.model_validate(yaml.safe_load(path.read_text())).tasks
+        assert len(tasks) == SAMPLE_TASKS and all(t.gold and t.rubric for t in tasks)
+        kinds |= {t.tags[0] for t in tasks}
+    assert "write" in kinds and len(kinds) >= 2  # the kinds come in turn (the CLI test audits ten tasks of a world)
     worlds = [compile_spec(load_spec(p)).world for p in written]
     assert len({tool_signature(w) for w in worlds}) == SAMPLE
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
@@ -155,7 +172,7 @@ def test_the_ci_sample_writes_twenty_distinct_validated_worlds(sample):
 
 def test_a_run_started_again_resumes_from_its_results(sample, tmp_path):
     out, report = sample
-    again = run_catalogue(out, SAMPLE, seed=11, workers=1, task_count=0, processes=False)
+    again = run_catalogue(out, SAMPLE, seed=11, workers=1, task_count=SAMPLE_TASKS)
     assert again.resumed == report["drawn"] and again.worlds == SAMPLE
     assert {k: v for k, v in again.to_json().items() if k not in ("seconds", "resumed", "workers")} == {
         k: v for k, v in report.items() if k not in ("seconds", "resumed", "workers", "progress")

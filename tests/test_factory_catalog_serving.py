@@ -19,7 +19,11 @@ import yaml
 from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
+from mcpsim.engine.episode import Episode
+from mcpsim.engine.templates import TemplateCache
+from mcpsim.factory.arguments import Arguments
 from mcpsim.factory.catalog import blueprints, expand
+from mcpsim.factory.compiler import compile_spec
 from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
 
 NAMES = ["hotel", "library", "it_helpdesk"]
@@ -142,6 +146,75 @@ def test_an_episode_offers_a_subset_plus_distractors_in_a_stable_order(server):
     for guess in (only, ["no_such_tool"]):
         anonymous = httpx.post(f"{url}/w/library/episodes", json=body | {"tools": {"only": guess}})
         assert anonymous.status_code == 401, anonymous.text
+
+
+def _a_write_that_succeeds(world_name: str) -> tuple[str, dict]:
+    """A write tool of the served world and arguments with which it succeeds on a fresh episode
+    (seed 0, small): found on the same spec, compiled here."""
+    compiled = compile_spec(
+        expand(blueprints()[world_name], 1, name=world_name).model_copy(update={"generated_tasks": 0})
+    )
+    arguments = Arguments(compiled, seed=0)
+    episode = Episode.create(compiled.world, 0, "small", templates=TemplateCache(None))
+    try:
+        for action in (a for a in compiled.spec.actions if not a.read_only):
+            for raw in arguments.candidates(action, episode)[:40]:
+                args = {k: v for k, v in arguments.resolved(action, raw, episode).items() if v is not None}
+                trial = episode.fork(id="probe")
+                try:
+                    result = trial.call(action.name, args)
+                finally:
+                    trial.close()
+                if not result.is_error and result.changes:
+                    return action.name, args
+    finally:
+        episode.close()
+    raise AssertionError(f"no write of {world_name} succeeds")
+
+
+async def _call_one(mcp_url: str, tool: str, args: dict) -> tuple[bool, str]:
+    async with (
+        create_mcp_http_client() as http,
+        Client(streamable_http_client(mcp_url, http_client=http), mode="legacy") as client,
+    ):
+        result = await client.call_tool(tool, args)
+        return result.is_error, " ".join(getattr(block, "text", "") for block in result.content)
+
+
+def test_a_call_to_a_tool_the_offer_hides_is_refused_and_changes_nothing(server):
+    """The offer is enforced, not only shown: a world tool left out of `only` answers a business
+    error, is recorded in the transcript as refused and leaves the state as it was, while the
+    same call on an episode without an offer writes."""
+    url, token, _ = server
+    headers = {"Authorization": f"Bearer {token}"}
+    tool, args = _a_write_that_succeeds("hotel")
+    plain = _create(url, token, "hotel").json()
+    offer = {"only": [t for t in _tools_of("hotel") if t != tool and t.startswith("get_")][:2], "distractors": 2}
+    body = {"world": "hotel", "seed": 0, "scale": "small", "tools": offer}
+    offered = httpx.post(f"{url}/w/hotel/episodes", json=body, headers=headers).json()
+    assert tool not in offered["tools"]
+
+    def state(episode: dict) -> str:
+        answer = httpx.get(f"{url}/w/hotel/episodes/{episode['id']}/state", headers=headers)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["state_hash"]
+
+    before = state(offered)
+    assert before == state(plain)  # the same seed and scale: the same start
+    failed, text = anyio.run(_call_one, offered["mcp_url"], tool, args)
+    assert failed and text == f"Tool {tool!r} is not offered in this episode; nothing was done.", text
+    assert state(offered) == before
+    info = httpx.get(f"{url}/w/hotel/episodes/{offered['id']}", headers=headers).json()
+    assert info["calls"] == 1 and info["calls_failed"] == 1  # in the transcript, as refused
+    distractor = next(n for n in offered["tools"] if n not in _tools_of("hotel"))
+    failed, text = anyio.run(_call_one, offered["mcp_url"], distractor, {})
+    assert failed and "is not offered in this episode" in text and state(offered) == before
+    failed, _ = anyio.run(_call_one, plain["mcp_url"], tool, args)  # without an offer the same call writes
+    assert not failed and state(plain) != before
+
+
+def _tools_of(world_name: str) -> list[str]:
+    return sorted(compile_spec(expand(blueprints()[world_name], 1, name=world_name)).world.tools)
 
 
 def test_every_route_checks_the_host_header(server):

@@ -21,6 +21,7 @@ from mcpsim.engine.episode import Episode
 from mcpsim.engine.templates import TemplateCache
 from mcpsim.factory import compile_spec, load_spec, parse_spec, validate
 from mcpsim.factory.taskgen import task_set
+from mcpsim.factory.validate import CHECKS
 from mcpsim.grading import Verifier
 from mcpsim.tasks import Say
 from mcpsim.tasks.dialogue import confirmation_reply
@@ -53,7 +54,7 @@ def bikes(spec):
 
 @pytest.fixture(scope="module")
 def report(bikes):
-    return validate(bikes)  # two other processes included: the same template hash and tasks
+    return validate(bikes)  # two fresh processes included: the same template hash and candidate tasks
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +174,7 @@ def test_a_spec_may_not_take_an_installed_worlds_name(tmp_path):
 
 def test_the_spec_is_validated_and_accepted(bikes, report):
     assert report.ok, report.to_json()["failures"]
+    assert report.checked == list(CHECKS)  # every check ran, the process check included
     assert len(report.tasks) == TASKS and all(report.actions[a.name].successes for a in bikes.spec.actions)
     assert {t.tags[0] for t in report.tasks} == {"write", "lookup", "refusal", "workflow", "recovery"}
     assert "bikes" not in world_names()  # nothing was registered in this process

@@ -10,10 +10,13 @@ import pytest
 import yaml
 
 from mcpsim.audit import check_task
+from mcpsim.engine.episode import Episode
 from mcpsim.engine.templates import TemplateCache
 from mcpsim.factory import compile_spec, load_spec
 from mcpsim.factory import taskgen as taskgen_module
+from mcpsim.factory.arguments import Arguments
 from mcpsim.factory.operands import message_pattern
+from mcpsim.factory.spec import parse_spec
 from mcpsim.factory.taskgen import KINDS, TaskGenerator, generate_tasks, task_set
 from mcpsim.factory.validate import tasks_digest
 from mcpsim.grading import Verifier
@@ -142,3 +145,51 @@ def test_a_candidate_mcpsim_check_refuses_is_dropped_and_counted(monkeypatch):
         generator.close()
     assert kept and not [t for t in kept if t.tags[0] == "lookup"]
     assert generator.dropped["not_satisfied_at_start"] >= 1
+
+
+def test_amount_means_a_transfer_amount_only_in_a_transfer():
+    """`amount` is what the spec declares it to be: in a transfer, so much of the moved field (its
+    type and bounds); in any other action, an input like any other, with its own field's."""
+    data = yaml.safe_load((SPECS / "library.yaml").read_text())
+    data["entities"]["donation"] = {
+        "id": {"prefix": "DN", "digits": 4},
+        "fields": {
+            "member_id": {"type": "ref", "entity": "member"},
+            "amount": {
+                "type": "int",
+                "min": 1,
+                "max": 5,
+                "description": "Books given.",
+                "generator": {"range": [1, 5]},
+            },
+        },
+    }
+    data["scales"] = {scale: counts | {"donation": 3} for scale, counts in data["scales"].items()}
+    data["actions"].append(
+        {
+            "name": "give_books",
+            "kind": "create",
+            "entity": "donation",
+            "inputs": ["member_id", "amount"],
+            "description": "Record books a member gives.",
+        }
+    )
+    compiled = compile_spec(parse_spec(data))
+    give = next(a for a in compiled.spec.actions if a.name == "give_books")
+    episode = Episode.create(compiled.world, 0, "small", templates=TemplateCache(None))
+    try:
+        values = Arguments(compiled, seed=0).parameter_values(give, episode)  # drawn from its own field
+        assert values["amount"] == [1, 3, 5]
+        member = values["member_id"][0]
+        assert not episode.call("give_books", {"member_id": member, "amount": 5}).is_error
+        assert "less than or equal to 5" in (episode.call("give_books", {"member_id": member, "amount": 6}).error or "")
+    finally:
+        episode.close()
+    generator = TaskGenerator(compiled, seed=0, scale="small")
+    try:
+        transfer = next(a for a in compiled.spec.actions if a.kind == "transfer")
+        assert generator._ask(give, {"member_id": "M00001", "amount": 3}).details == "member M00001; amount 3"
+        moved = generator._ask(transfer, {"source_member_id": "M1", "target_member_id": "M2", "amount": 2.5})
+        assert moved.details == "from member M1; to member M2; $2.50 of credit"
+    finally:
+        generator.close()

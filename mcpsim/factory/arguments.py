@@ -13,7 +13,7 @@ from typing import Any
 from faker import Faker
 
 from mcpsim.engine.episode import Episode
-from mcpsim.factory.checks import NUMERIC, owner_fields
+from mcpsim.factory.checks import NUMERIC, amount_field, owner_fields
 from mcpsim.factory.compiler import CompiledWorld
 from mcpsim.factory.spec import ActionSpec, FakerGen, FieldSpec
 from mcpsim.world import derive_seed
@@ -31,9 +31,13 @@ class Arguments:
         self.world = compiled.world
         self.seed = seed
         self.rng = random.Random(derive_seed(seed, purpose, compiled.spec.digest()))
+        self._faker: Faker | None = None
 
     def candidates(self, action: ActionSpec, episode: Episode) -> list[dict[str, Any]]:
-        params = self.parameter_values(action, episode)
+        return self.combinations(self.parameter_values(action, episode))
+
+    def combinations(self, params: dict[str, list[Any]]) -> list[dict[str, Any]]:
+        """Every combination of the values (a seeded sample of `MAX_CANDIDATES` past that)."""
         names = list(params)
         combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*params.values())]
         if len(combos) > MAX_CANDIDATES:
@@ -54,8 +58,8 @@ class Arguments:
                 values[p.name] = [0]
             elif p.name == "query":
                 values[p.name] = self._query_words(action, episode)
-            elif p.name == "amount":
-                values[p.name] = self._amounts(model.spec.fields[action.field or ""])
+            elif p.name == "amount" and (moved := amount_field(action)) is not None:
+                values[p.name] = self._amounts(model.spec.fields[moved])
             elif (entity := self.entity_of(action, p.name)) is not None:
                 values[p.name] = self._row_ids(entity, episode)
             else:
@@ -107,7 +111,9 @@ class Arguments:
 
     def _fresh_texts(self, f: FieldSpec) -> list[str]:
         if isinstance(f.generator, FakerGen):
-            faker = Faker("en_US")
+            if self._faker is None:  # built once (it loads every provider); seeded again for each field
+                self._faker = Faker("en_US")
+            faker = self._faker
             faker.seed_instance(derive_seed(self.seed, "validate-text", f.generator.faker))
             return [
                 str(getattr(faker, f.generator.faker)(**f.generator.args))[: f.max_length or None] for _ in range(2)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import multiprocessing.util
 import os
 import statistics
 import time
@@ -37,7 +38,7 @@ import yaml
 from mcpsim.factory.catalog import BlueprintError, blueprints, catalogue_specs
 from mcpsim.factory.compiler import compile_spec
 from mcpsim.factory.spec import parse_spec
-from mcpsim.factory.validate import CHECKS, validate
+from mcpsim.factory.validate import CHECKS, DeterminismChecker, validate
 from mcpsim.world import World
 
 DISTINCT = "distinct_tools"
@@ -68,6 +69,7 @@ class WorldResult:
     rejected_by: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)  # the first failures, for people
     seconds: float = 0.0
+    checked: list[str] = field(default_factory=list)  # the validation checks that ran on it
 
 
 @dataclass
@@ -87,8 +89,14 @@ def build_world(
     result = WorldResult(index, spec.name, blueprint, variant, False, tool_signature(compiled.world))
     result.tools = len(compiled.world.tools)
     try:
+        checker = _worker_checker() if processes else None
         report = validate(
-            compiled, seed=VALIDATION_SEED, scale=VALIDATION_SCALE, processes=processes, task_count=task_count
+            compiled,
+            seed=VALIDATION_SEED,
+            scale=VALIDATION_SCALE,
+            processes=False,
+            task_count=task_count,
+            checker=checker,
         )
     except Exception as exc:  # a factory bug: counted against the world, never the end of the run
         result.rejected_by = ["no_simulator_bug"]
@@ -100,6 +108,7 @@ def build_world(
     result.reasons = [f"{check}: {found[0]}" for check, found in report.failures.items() if found][:5]
     result.tasks = len(report.tasks)
     result.task_lengths = [len(t.gold) for t in report.tasks]
+    result.checked = report.checked
     result.seconds = time.perf_counter() - started
     if not report.ok:
         return _Built(result)
@@ -127,6 +136,7 @@ class CatalogueReport:
     task_lengths: dict[str, Any] = field(default_factory=dict)
     tools_per_world: dict[str, Any] = field(default_factory=dict)
     distinct_tool_sets: int = 0
+    checks_run: dict[str, int] = field(default_factory=dict)  # for every check, the accepted worlds it ran on
     blueprints: dict[str, int] = field(default_factory=dict)  # accepted worlds per blueprint
     workers: int = 0
     seconds: float = 0.0
@@ -165,6 +175,7 @@ def summarise(results: list[WorldResult], *, seed: int, count: int) -> Catalogue
     report.task_lengths = _spread([n for r in accepted for n in r.task_lengths])
     report.tools_per_world = _spread([r.tools for r in accepted])
     report.distinct_tool_sets = len({r.signature for r in accepted})
+    report.checks_run = {check: sum(check in r.checked for r in accepted) for check in CHECKS}
     report.blueprints = dict(sorted(Counter(r.blueprint for r in accepted).items()))
     return report
 
@@ -271,6 +282,20 @@ def run_catalogue(
     report.seconds = round(time.perf_counter() - started, 1)
     (root / "report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
     return report
+
+
+_checker: DeterminismChecker | None = None
+
+
+def _worker_checker() -> DeterminismChecker:
+    """This pool worker's process check: one fresh interpreter (another hash seed) for all the
+    worlds it validates, started on first use; it ends when the worker does (its stdin closes)."""
+    global _checker
+    if _checker is None:
+        _checker = DeterminismChecker()
+        # closed (and waited for) when the worker exits, so its CPU time counts in the run's
+        multiprocessing.util.Finalize(_checker, _checker.close, exitpriority=10)
+    return _checker
 
 
 def _quiet_worker() -> None:

@@ -59,6 +59,13 @@ def arguments(spec: WorldSpec, action: ActionSpec) -> set[str]:
     return {id_arg(action.entity)} | set(action.inputs) | owners
 
 
+def amount_field(action: ActionSpec) -> str | None:
+    """The field a transfer's `amount` argument moves (the spec's declared meaning of `amount`);
+    None for any other action, where an argument named `amount` is an input like any other,
+    constrained and typed by its own field."""
+    return action.field if action.kind == "transfer" else None
+
+
 def owner_fields(spec: WorldSpec, action: ActionSpec) -> list[str]:
     """The ownership fields a write to an existing row must be given (and must match)."""
     if action.kind not in ("update", "transition", "delete", "transfer"):

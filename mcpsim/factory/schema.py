@@ -5,14 +5,28 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
-from sqlalchemy import Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, UniqueConstraint
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+    bindparam,
+    select,
+)
 from sqlalchemy.orm import registry
 
 from mcpsim.factory.checks import alias_of, id_arg
 from mcpsim.factory.spec import EntitySpec, FieldSpec, WorldSpec
+from mcpsim.world import ToolContext, WorldError
 from mcpsim.world.toolkit import dollars
 
 ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
@@ -52,6 +66,19 @@ class EntityModel:
 
     def field_type(self, name: str) -> str:
         return "str" if name == "id" else self.spec.fields[name].type
+
+    @cached_property
+    def _by_id(self) -> Any:
+        return select(self.row).where(self.table.c["id"] == bindparam("key")).execution_options(autoflush=False)
+
+    def load(self, ctx: ToolContext, key: Any) -> Any:
+        """The row with this id (the session's own object if it holds it already), or the business
+        error "<Label> <key> not found", as `ctx.get` gives it. One statement built once per entity:
+        `session.get` builds and keys its query again on every call."""
+        row = ctx.session.execute(self._by_id, {"key": key}).scalar_one_or_none() if key is not None else None
+        if row is None:
+            raise WorldError(f"{self.label} {key} not found")
+        return row
 
 
 def _column(spec: WorldSpec, name: str, f: FieldSpec) -> Column[Any]:

@@ -30,10 +30,10 @@ import hashlib
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from mcpsim.audit import check_task
 from mcpsim.engine.episode import CallResult, Episode
@@ -41,7 +41,7 @@ from mcpsim.engine.faults import FaultProfile, ScriptedFault
 from mcpsim.engine.templates import TemplateCache
 from mcpsim.factory import operands as ops
 from mcpsim.factory.arguments import Arguments
-from mcpsim.factory.checks import id_arg, scope
+from mcpsim.factory.checks import amount_field, id_arg, scope
 from mcpsim.factory.compiler import CompiledWorld
 from mcpsim.factory.schema import EntityModel
 from mcpsim.factory.spec import ActionSpec
@@ -175,7 +175,9 @@ class Plan:
 class TaskGenerator:
     """Plans found on one seeded world, rendered as tasks."""
 
-    def __init__(self, compiled: CompiledWorld, *, seed: int, scale: str) -> None:
+    def __init__(
+        self, compiled: CompiledWorld, *, seed: int, scale: str, templates: TemplateCache | None = None
+    ) -> None:
         self.compiled = compiled
         self.spec = compiled.spec
         self.world = compiled.world
@@ -183,9 +185,12 @@ class TaskGenerator:
         self.scale = scale
         self.rng = random.Random(derive_seed(seed, "taskgen", self.spec.digest()))
         self.arguments = Arguments(compiled, seed=seed, purpose="taskgen")
-        self.templates = TemplateCache(None)  # in memory: nothing shared with other processes
+        # in memory, nothing shared with other processes; a validator hands its own (the same template)
+        self.templates = templates or TemplateCache(None)
         self.start = Episode.create(self.world, seed, scale, templates=self.templates)
         self.dropped: Counter[str] = Counter()  # candidates `mcpsim check` refused, by the check of their first problem
+        self.drawn = 0  # candidates drawn so far
+        self._digest = hashlib.sha256()
         self.identity = identity_entity(compiled)
         self.confirm = sorted({a for r in self.spec.policy if r.kind == "confirm" for a in r.actions})
         self.identity_rule = any(r.kind == "identity" for r in self.spec.policy)
@@ -307,7 +312,9 @@ class TaskGenerator:
         after = self.start.fork(id="taskgen-workflow")
         try:
             result = after.call(first.name, args)
-            created = {c.key.strip('"[]') for c in result.changes if c.op == "insert"}
+            # a list in the order of the changes, never a set: a set of strings iterates in an
+            # order that changes with PYTHONHASHSEED, and `_outcomes_anchored` takes the first
+            created = list(dict.fromkeys(c.key.strip('"[]') for c in result.changes if c.op == "insert"))
             touched = {str(v) for c in result.changes for v in (c.after or c.before or {}).values()} | {
                 str(v) for v in args.values()
             }
@@ -336,7 +343,7 @@ class TaskGenerator:
         return None
 
     def _outcomes_anchored(
-        self, action: ActionSpec, episode: Episode, created: set[str]
+        self, action: ActionSpec, episode: Episode, created: list[str]
     ) -> Iterator[tuple[dict[str, Any], CallResult]]:
         """Calls on the rows just created first, then any."""
         key = id_arg(action.entity)
@@ -560,13 +567,13 @@ class TaskGenerator:
 
     # -- words ------------------------------------------------------------------------------------
 
-    def _ask(self, action: ActionSpec, args: dict[str, Any], *, created: set[str] | None = None) -> Ask:
+    def _ask(self, action: ActionSpec, args: dict[str, Any], *, created: list[str] | None = None) -> Ask:
         """What the user asks for: the action's description as a request, and its arguments."""
         request = re.sub(r"\s*\([^)]*\)", "", re.split(r"\. |; ", action.description)[0]).rstrip(".")
-        details = [self._detail(action, name, value, created or set()) for name, value in args.items()]
+        details = [self._detail(action, name, value, created or []) for name, value in args.items()]
         return Ask(request[0].lower() + request[1:], "; ".join(d for d in details if d))
 
-    def _detail(self, action: ActionSpec, name: str, value: Any, created: set[str]) -> str:
+    def _detail(self, action: ActionSpec, name: str, value: Any, created: list[str]) -> str:
         if name in ("limit", "offset"):
             return ""
         entity = self.arguments.entity_of(action, name)
@@ -576,8 +583,11 @@ class TaskGenerator:
                 return f"the {label} you just created"
             role = "from " if name.startswith("source_") else "to " if name.startswith("target_") else ""
             return f"{role}{label} {value}"
-        f = self.spec.entities[action.entity].fields.get(name)
-        if name == "amount" or (f is not None and f.type == "money"):
+        moved = amount_field(action) if name == "amount" else None  # a transfer's amount: so much of a field
+        f = self.spec.entities[action.entity].fields.get(moved or name)
+        if moved is not None and f is not None:
+            return f"{_shown(f.type, value)} of {moved.replace('_', ' ')}"
+        if f is not None and f.type == "money":
             return f"{name.replace('_', ' ')} ${float(value):,.2f}"
         return f"{name.replace('_', ' ')} {value}"
 
@@ -641,22 +651,22 @@ class TaskGenerator:
             knows={k: v for a in gold for k, v in a.args.items() if k.endswith("_id") and k != "limit"},
             wants=_wants(plan),
         )
+        grading = {"gold": gold, "answer": answer, "rubric": rubric, "volatile": self.volatile}
+        solutions = {"alternatives": alternatives, "near_misses": near_misses}
+        labels = {"tags": [plan.kind, *plan.tags], "difficulty": DIFFICULTY[plan.kind]}
+        episode = {"seed": self.seed, "scale": self.scale, "faults": plan.faults}
+        name = f"{plan.kind}-{number:03d}-{plan.tags[0].replace('_', '-')}"
+        instruction = self.instruction(plan)  # then the split: the seeded draws in their order
+        split = self.rng.choices(["train", "dev", "test"], weights=[6, 2, 2])[0]
         return Task(
-            id=f"{plan.kind}-{number:03d}-{plan.tags[0].replace('_', '-')}",
-            instruction=self.instruction(plan),
+            id=name,
+            instruction=instruction,
             user=user,
-            seed=self.seed,
-            scale=self.scale,
-            faults=plan.faults,
-            gold=gold,
-            answer=answer,
-            rubric=rubric,
-            alternatives=alternatives,
-            near_misses=near_misses,
-            volatile=self.volatile,
-            tags=[plan.kind, *plan.tags],
-            difficulty=DIFFICULTY[plan.kind],
-            split=self.rng.choices(["train", "dev", "test"], weights=[6, 2, 2])[0],
+            split=split,
+            **episode,
+            **grading,
+            **solutions,
+            **labels,
         )
 
     def _writes(self, gold: list[Action]) -> bool:
@@ -688,35 +698,25 @@ class TaskGenerator:
                         noop_passes=False,
                     )
                 )
-            elif change.before is None and change.after is not None:
-                where = {
-                    k: v for k, v in change.after.items() if k != "id" and k not in volatile and str(v) not in generated
-                }
-                checks.append(
-                    RowExists(
-                        type="row_exists",
-                        requirement=f"A new {label} exists with {self._listed(table, where)}.",
-                        table=table,
-                        where=where,
-                        noop_passes=False,
-                    )
-                )
-            elif change.after is not None and change.before is not None:
+            elif change.after is not None:
+                before = change.before or {}
                 values = {
                     k: v
                     for k, v in change.after.items()
-                    if change.before.get(k) != v and k not in volatile and str(v) not in generated
+                    if k != "id"
+                    and (not before or before.get(k) != v)
+                    and k not in volatile
+                    and str(v) not in generated
                 }
-                if values:
+                listed, common = self._listed(table, values), {"table": table, "noop_passes": False}
+                if not before:  # inserted: a row with its values exists
+                    text = f"A new {label} exists with {listed}."
+                    checks.append(RowExists(type="row_exists", requirement=text, where=values, **common))
+                elif values:  # updated: it holds its new values
+                    text = f"The {label} {change.after['id']} has {listed}."
+                    key = {"id": change.after["id"]}
                     checks.append(
-                        FieldEquals(
-                            type="field_equals",
-                            requirement=f"The {label} {change.after['id']} has {self._listed(table, values)}.",
-                            table=table,
-                            where={"id": change.after["id"]},
-                            values=values,
-                            noop_passes=False,
-                        )
+                        FieldEquals(type="field_equals", requirement=text, where=key, values=values, **common)
                     )
         return checks
 
@@ -799,9 +799,10 @@ class TaskGenerator:
             steps.append(a)
         return steps
 
-    def generate(self, count: int) -> list[Task]:
-        """Up to `count` tasks, the kinds taken in turn; a candidate that `mcpsim check` would
-        refuse (see `sound`) is dropped and counted in `dropped`."""
+    def candidates(self) -> Iterator[Task]:
+        """Every candidate task, in the order `generate` tries them: the kinds in turn, each plan
+        once. Each one drawn is counted in `drawn` and folded into `digest` (what another process
+        must draw the same)."""
         sources = {
             "write": self.write_plans(),
             "lookup": self.lookup_plans(),
@@ -809,27 +810,31 @@ class TaskGenerator:
             "workflow": self.workflow_plans(),
             "recovery": self.recovery_plans(),
         }
-        seen: set[str] = set()
+        for plan in plans_in_turn(sources):
+            task = self.task(plan, self.drawn + 1)
+            self.drawn += 1
+            self._digest.update(task.model_dump_json().encode())
+            yield task
+
+    @property
+    def digest(self) -> str:
+        """A digest of the candidates drawn so far, in order (the dropped ones too)."""
+        return self._digest.hexdigest()[:16]
+
+    def generate(self, count: int) -> list[Task]:
+        """Up to `count` tasks, from at most `count * MAX_CANDIDATES_PER_TASK` candidates; a
+        candidate that `mcpsim check` would refuse (see `sound`) is dropped and counted in `dropped`."""
         tasks: list[Task] = []
-        candidates = 0
-        while len(tasks) < count and sources and candidates < count * MAX_CANDIDATES_PER_TASK:
-            for kind in list(sources):
-                plan = next(sources[kind], None)
-                if plan is None:
-                    del sources[kind]
-                    continue
-                if plan.key() in seen:
-                    continue
-                seen.add(plan.key())
-                candidates += 1
-                task = self.task(plan, candidates)
-                problems = self.sound(task)
-                if problems:
-                    self.dropped[task_check(problems[0])] += 1
-                    continue
+        if count <= 0:
+            return tasks
+        for task in self.candidates():
+            problems = self.sound(task)
+            if problems:
+                self.dropped[task_check(problems[0])] += 1
+            else:
                 tasks.append(task)
-                if len(tasks) == count:
-                    break
+            if len(tasks) == count or self.drawn >= count * MAX_CANDIDATES_PER_TASK:
+                break
         return tasks
 
     def sound(self, task: Task) -> list[str]:
@@ -851,6 +856,40 @@ def generate_tasks(compiled: CompiledWorld, *, count: int = 10, seed: int = 0, s
     generator = TaskGenerator(compiled, seed=seed, scale=scale)
     try:
         return generator.generate(count)
+    finally:
+        generator.close()
+
+
+class Keyed(Protocol):
+    def key(self) -> str: ...
+
+
+P = TypeVar("P", bound=Keyed)
+
+
+def plans_in_turn(sources: Mapping[str, Iterator[P]]) -> Iterator[P]:
+    """The plans of each source in turn (one of each kind a round), each key once, until every
+    source is spent."""
+    live = dict(sources)
+    seen: set[str] = set()
+    while live:
+        for kind in list(live):
+            plan = next(live[kind], None)
+            if plan is None:
+                del live[kind]
+            elif plan.key() not in seen:
+                seen.add(plan.key())
+                yield plan
+
+
+def candidates_digest(compiled: CompiledWorld, *, count: int, seed: int = 0, scale: str = "small") -> str:
+    """The digest of the first `count` candidate tasks (`TaskGenerator.digest`), drawn without
+    auditing them: what another process compares with a generator's, cheaply."""
+    generator = TaskGenerator(compiled, seed=seed, scale=scale)
+    try:
+        for _ in zip(range(count), generator.candidates(), strict=False):
+            pass
+        return generator.digest
     finally:
         generator.close()
 
@@ -918,6 +957,11 @@ def plural(word: str) -> str:
     return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
 
 
+def _shown(kind: str, value: Any) -> str:
+    """A value of a field type as a user writes it (money in dollars)."""
+    return f"${float(value):,.2f}" if kind == "money" else str(value)
+
+
 def _stated(fact: Fact) -> Any:
     from mcpsim.tasks import state_fact
 
@@ -962,7 +1006,9 @@ __all__ = [
     "KINDS",
     "TASK_PROBLEMS",
     "TaskGenerator",
+    "candidates_digest",
     "generate_tasks",
+    "plans_in_turn",
     "identity_entity",
     "task_check",
     "task_set",

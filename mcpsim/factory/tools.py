@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import func, or_, select
 
 from mcpsim.factory import runtime as rt
-from mcpsim.factory.checks import alias_of, id_arg, owner_fields, ref_aliases
+from mcpsim.factory.checks import alias_of, amount_field, id_arg, owner_fields, ref_aliases
 from mcpsim.factory.checks import scope as scope_of
 from mcpsim.factory.schema import EntityModel, argument_type, id_type, keyword
 from mcpsim.factory.spec import ActionSpec, Invariant, WorldSpec
@@ -186,13 +186,13 @@ class ActionBuilder:
 
     def _scope(self, ctx: ToolContext, args: dict[str, Any]) -> rt.Scope:
         types: dict[str, str] = {name: f.type for name, f in self.model.spec.fields.items()}
-        if self.action.kind == "transfer":
-            types["amount"] = self.model.spec.fields[self.action.field or ""].type
+        if (moved := amount_field(self.action)) is not None:
+            types["amount"] = self.model.spec.fields[moved].type
         stored = {k: to_cents(v) if types.get(k) == "money" and v is not None else v for k, v in args.items()}
         return rt.Scope(ctx, self.models, args=stored, arg_types=types)
 
     def _load(self, scope: rt.Scope, alias: str, model: EntityModel, key: Any) -> Any:
-        row: Any = scope.ctx.get(model.row, key.strip() if isinstance(key, str) else key, what=model.label)
+        row = model.load(scope.ctx, key.strip() if isinstance(key, str) else key)
         scope.bind(alias, model, row)
         return row
 
@@ -201,7 +201,7 @@ class ActionBuilder:
         for name, f in self.model.spec.fields.items():
             key = getattr(row, name)
             if f.type == "ref" and f.entity and key is not None:
-                scope.bind(alias_of(name), self.models[f.entity], scope.ctx.get(self.models[f.entity].row, key))
+                scope.bind(alias_of(name), self.models[f.entity], self.models[f.entity].load(scope.ctx, key))
 
     def _get(self, ctx: ToolContext, args: dict[str, Any]) -> BaseModel:
         scope = self._scope(ctx, args)

@@ -10,8 +10,10 @@ Checks (a report counts the failures of each):
 - `refusal_changes_nothing`: a refused call leaves the state hash as it was;
 - `refusal_named`: every business error is one of the tool's named refusals (or a not-found);
 - `no_simulator_bug`: no call raised anything but a business error;
-- `deterministic_template`: two other processes build the same template hash, and generate the
-  same tasks.
+- `deterministic_template`: another process (a fresh interpreter with another PYTHONHASHSEED: two
+  started for the world, or one long-lived `DeterminismChecker` for many) builds the same template
+  hash and draws the same candidate tasks, in the same order (`taskgen.candidates_digest`; the
+  audit of each candidate runs once, here).
 
 Then its tasks (the generated ones, `mcpsim.factory.taskgen`, and any the spec declares) go
 through `mcpsim check`'s audit (`mcpsim.audit.check_task`), each problem counted under one check:
@@ -31,9 +33,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,13 +47,14 @@ from mcpsim.engine.episode import CallResult, Episode
 from mcpsim.engine.templates import TemplateCache
 from mcpsim.factory.arguments import Arguments
 from mcpsim.factory.checks import NUMERIC
-from mcpsim.factory.compiler import CompiledWorld
+from mcpsim.factory.compiler import CompiledWorld, compile_spec
 from mcpsim.factory.operands import message_pattern
 from mcpsim.factory.schema import ISO_DATE, ISO_DATETIME
-from mcpsim.factory.spec import ActionSpec, FieldSpec
-from mcpsim.factory.taskgen import TaskGenerator, task_check, task_set
+from mcpsim.factory.spec import ActionSpec, FieldSpec, parse_spec
+from mcpsim.factory.taskgen import TaskGenerator, candidates_digest, task_check, task_set
 from mcpsim.grading import Verifier
 from mcpsim.tasks import Task
+from mcpsim.world import derive_seed
 
 CHECKS = (
     "seed_constraints",
@@ -67,9 +72,12 @@ CHECKS = (
     "alternatives_pass",
     "near_misses_fail",
 )
+TOOL_CHECKS = CHECKS[:6]  # run on every world: its seed data and its tools driven
+AUDIT_CHECKS = CHECKS[8:]  # run on each task `mcpsim check`'s audit looks at
 REQUIRED_ORIGINS = {"precondition", "state", "reference", "input"}
 NOT_FOUND = re.compile(r"^.+ not found$")
 CALLS_PER_ACTION = 400
+DRIVES = 4  # successful writes per action driven further
 
 
 @dataclass
@@ -87,6 +95,7 @@ class ValidationReport:
     actions: dict[str, ActionStats] = field(default_factory=dict)
     tasks: list[Task] = field(default_factory=list)  # the tasks validated: generated, then the spec's
     dropped: dict[str, int] = field(default_factory=dict)  # generated candidates the audit refused, by check
+    checked: list[str] = field(default_factory=list)  # the checks that ran (in CHECKS order)
 
     @property
     def ok(self) -> bool:
@@ -108,6 +117,7 @@ class ValidationReport:
             "failures": {k: v for k, v in self.failures.items() if v},
             "tasks": [t.id for t in self.tasks],
             "candidates_dropped": self.dropped,
+            "checked": self.checked,
             "actions": {
                 name: {"calls": s.calls, "successes": s.successes, "refusals": dict(s.refusals)}
                 for name, s in self.actions.items()
@@ -125,7 +135,9 @@ class Validator:
         self.templates = TemplateCache(None)  # in memory: nothing shared with other processes
         self.arguments = Arguments(compiled, seed=seed)
 
-    def run(self, *, processes: bool = True, task_count: int = 10) -> ValidationReport:
+    def run(
+        self, *, processes: bool = True, task_count: int = 10, checker: DeterminismChecker | None = None
+    ) -> ValidationReport:
         episode = Episode.create(self.world, self.seed, self.scale, templates=self.templates)
         report = ValidationReport(self.world.name, episode.state_hash())
         self._check_seed(episode, report)
@@ -133,22 +145,31 @@ class Validator:
             report.actions[action.name] = self._exercise(action, episode, report)
         self._check_coverage(report)
         episode.close()
+        ran = set(TOOL_CHECKS)
+        drawn = ""
         if task_count or self.spec.tasks:
-            self._check_tasks(report, task_count)
-        if processes:
-            self._check_processes(report, task_count)
+            drawn = self._check_tasks(report, task_count)
+            ran |= {"tasks_generated"} if task_count else set()
+            ran |= set(AUDIT_CHECKS) if drawn.split()[:1] != ["0"] or self.spec.tasks else set()
+        if processes or checker is not None:
+            self._check_processes(report, drawn, checker)
+            ran.add("deterministic_template")
+        report.checked = [c for c in CHECKS if c in ran]
         return report
 
     # -- tasks ------------------------------------------------------------------------------------
 
-    def _check_tasks(self, report: ValidationReport, task_count: int) -> None:
+    def _check_tasks(self, report: ValidationReport, task_count: int) -> str:
+        """Generate and audit the tasks; `COUNT DIGEST` of the candidates drawn (for the process check)."""
         generated: list[Task] = []
+        drawn = ""
         if task_count:
-            generator = TaskGenerator(self.compiled, seed=self.seed, scale=self.scale)
+            generator = TaskGenerator(self.compiled, seed=self.seed, scale=self.scale, templates=self.templates)
             try:
                 generated = generator.generate(task_count)
             finally:
                 generator.close()
+            drawn = f"{generator.drawn} {generator.digest}"
             report.dropped = dict(generator.dropped)
             if len(generated) < task_count:
                 why = ", ".join(f"{n} by {c}" for c, n in generator.dropped.most_common()) or "none; no more plans"
@@ -164,6 +185,7 @@ class Validator:
             problems = check_task(self.world, verifier, task, tasks.canaries).problems if id(task) in own else []
             for problem in problems:
                 report.failures[task_check(problem)].append(f"task {task.id}: {problem}")
+        return drawn
 
     # -- seed data --------------------------------------------------------------------------------
 
@@ -189,37 +211,39 @@ class Validator:
     def _exercise(self, action: ActionSpec, start: Episode, report: ValidationReport) -> ActionStats:
         stats = ActionStats()
         base = start.snapshot()
-        candidates = self.arguments.candidates(action, start)
-        successes: list[dict[str, Any]] = []
+        params = self.arguments.parameter_values(action, start)  # the same values for every drive below
+        candidates = self.arguments.combinations(params)
+        successes: list[tuple[dict[str, Any], bytes]] = []  # a write's arguments and the state it left
         episode = Episode.restore(self.world, base)
         for args in candidates:
             if stats.calls >= CALLS_PER_ACTION // 2:
                 break
             if self._call(action, episode, args, stats, report):
-                successes.append(args)
                 if not action.read_only:
+                    if len(successes) < DRIVES:
+                        successes.append((args, episode.snapshot()))
                     episode.close()
                     episode = Episode.restore(self.world, base)
         episode.close()
-        for args in successes[:4]:  # drive state: repeat a write with one argument varied, nothing restored
-            self._drive(action, base, args, start, stats, report)
+        for args, after in successes:  # drive state: repeat a write with one argument varied, nothing restored
+            self._drive(action, after, args, params, stats, report)
         return stats
 
     def _drive(
         self,
         action: ActionSpec,
-        base: bytes,
+        after: bytes,
         args: dict[str, Any],
-        start: Episode,
+        params: dict[str, list[Any]],
         stats: ActionStats,
         report: ValidationReport,
     ) -> None:
-        if action.read_only:
-            return
-        params = self.arguments.parameter_values(action, start)
+        """The write again from the state its success left (`after`: the same state as calling it
+        again on the start, which a refused call before it never changes), with one argument varied
+        at a time, each call on the state the one before left."""
         for name, values in params.items():
-            episode = Episode.restore(self.world, base)
-            for value in [args[name], *values][:12]:
+            episode = Episode.restore(self.world, after)
+            for value in [args[name], *values][1:12]:
                 if stats.calls >= CALLS_PER_ACTION:
                     break
                 varied = self.arguments.resolved(action, args | {name: value}, episode)
@@ -287,13 +311,20 @@ class Validator:
                         f"{action.name}: {refusal.name} was never violated in {stats.calls} calls"
                     )
 
-    def _check_processes(self, report: ValidationReport, task_count: int) -> None:
+    def _check_processes(self, report: ValidationReport, drawn: str, checker: DeterminismChecker | None) -> None:
+        """Other processes (fresh interpreters, other hash seeds) build the same template and draw
+        the same candidate tasks in the same order (the audit's verdicts on them are this
+        process's: the audit runs once)."""
         spec = self.spec.model_dump(mode="json")
-        ours = f"{report.template_hash} {tasks_digest(report.tasks[: len(report.tasks) - len(self.spec.tasks)])}"
-        others = hashes_in_subprocesses(spec, self.seed, self.scale, task_count, processes=2)
+        count = int(drawn.split()[0]) if drawn else 0
+        ours = f"{report.template_hash} {drawn or '0 -'}"
+        if checker is not None:
+            others = [checker.hashes(spec, self.seed, self.scale, count)]
+        else:
+            others = hashes_in_subprocesses(spec, self.seed, self.scale, count, processes=2)
         if any(other != ours for other in others):
             report.failures["deterministic_template"].append(
-                f"template hash and tasks differ: this process {ours}, others {others}"
+                f"template hash and candidate tasks differ: this process {ours}, others {others}"
             )
 
     # -- arguments ---------------------------------------------------------------------------------
@@ -335,15 +366,50 @@ def tasks_digest(tasks: list[Task]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def process_hashes(spec: dict[str, Any], seed: int, scale: str, candidates: int) -> str:
+    """`TEMPLATE_HASH COUNT DIGEST`: the template's hash and the digest of the first `candidates`
+    candidate tasks (`mcpsim.factory.taskgen.candidates_digest`) that this process builds."""
+    compiled = compile_spec(parse_spec(spec, source=str(spec.get("name", "spec"))))
+    episode = Episode.create(compiled.world, seed, scale, templates=TemplateCache(None))
+    try:
+        template = episode.state_hash()
+    finally:
+        episode.close()
+    if not candidates:
+        return f"{template} 0 -"
+    return f"{template} {candidates} {candidates_digest(compiled, count=candidates, seed=seed, scale=scale)}"
+
+
+def other_hash_seed() -> str:
+    """A PYTHONHASHSEED unlike this process's (so sets of strings iterate in another order)."""
+    own = os.environ.get("PYTHONHASHSEED", "")
+    return (
+        str((int(own) + 1) % 4_294_967_296)
+        if own.isdigit()
+        else str(derive_seed("other-hash-seed") % 4_294_967_295 + 1)
+    )
+
+
+def _child_env() -> dict[str, str]:
+    return os.environ | {"PYTHONHASHSEED": other_hash_seed()}
+
+
 def hashes_in_subprocesses(
-    spec: dict[str, Any], seed: int, scale: str, task_count: int = 0, *, processes: int = 2
+    spec: dict[str, Any], seed: int, scale: str, candidates: int = 0, *, processes: int = 2
 ) -> list[str]:
-    """The template hash and generated tasks' digest that other Python processes (run at once)
-    build from the same spec; `error: ...` for one that failed."""
+    """What `process_hashes` gives in other Python processes (fresh interpreters with another
+    hash seed, run at once); `error: ...` for one that failed."""
     command = [sys.executable, "-m", "mcpsim.factory", "hash", "-", "--seed", str(seed), "--scale", scale]
-    command += ["--tasks", str(task_count)]
+    command += ["--candidates", str(candidates)]
     running = [
-        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_child_env(),
+        )
         for _ in range(processes)
     ]
     found = []
@@ -358,6 +424,70 @@ def hashes_in_subprocesses(
     return found
 
 
+class DeterminismChecker:
+    """One long-lived Python process, started fresh with another hash seed, that answers
+    `process_hashes` for spec after spec (`python -m mcpsim.factory hashes`): the process check of
+    many worlds without paying an interpreter's start-up for each. Close it (or leave the `with`)."""
+
+    def __init__(self, timeout: float = 300.0) -> None:
+        self.timeout = timeout
+        self.proc: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "mcpsim.factory", "hashes"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                env=_child_env(),
+            )
+        return self.proc
+
+    def hashes(self, spec: dict[str, Any], seed: int, scale: str, candidates: int) -> str:
+        """`process_hashes` as the other process computes it, or `error: ...`."""
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        request = {"spec": spec, "seed": seed, "scale": scale, "candidates": candidates}
+        answer: list[str] = []
+        reader = threading.Thread(target=lambda: answer.append(proc.stdout.readline() if proc.stdout else ""))
+        try:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+        except OSError as exc:
+            self.close()
+            return f"error: the checker process is gone ({exc})"
+        reader.start()
+        reader.join(self.timeout)
+        if reader.is_alive() or not answer or not answer[0]:
+            code = proc.poll()
+            self.close()  # stuck or dead: the next world starts a new one
+            if code is not None:
+                return f"error: the checker process ended (exit code {code}) without answering"
+            return f"error: no answer from the checker process within {self.timeout:g} s"
+        return answer[0].strip()
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()  # its end of input: it exits
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+            self.proc = None
+
+    def __enter__(self) -> DeterminismChecker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def validate(
     compiled: CompiledWorld,
     *,
@@ -365,9 +495,11 @@ def validate(
     scale: str = "small",
     processes: bool = True,
     task_count: int | None = None,
+    checker: DeterminismChecker | None = None,
 ) -> ValidationReport:
     """Every check on a compiled world and its tasks: `task_count` generated (default: the spec's
     `generated_tasks`; 0: none) and the spec's own. The report's `tasks` are the accepted world's
-    tasks."""
+    tasks. The process check runs in `checker` if one is given, else in two fresh processes
+    (`processes=False`: not at all)."""
     count = compiled.spec.generated_tasks if task_count is None else task_count
-    return Validator(compiled, seed=seed, scale=scale).run(processes=processes, task_count=count)
+    return Validator(compiled, seed=seed, scale=scale).run(processes=processes, task_count=count, checker=checker)

@@ -56,7 +56,8 @@ DEFAULT_IDLE_SECONDS = 600.0
 class Offer(BaseModel):
     """The tools an episode's agent is shown (`"tools"` in `POST /w/<world>/episodes`): the
     world's tools named in `only` (all if None) plus `distractors` tools of other worlds, in an
-    order fixed by `seed` (the same offer always lists the same tools in the same order)."""
+    order fixed by `seed` (the same offer always lists the same tools in the same order). Only
+    the world's offered tools can be called: a call to any other is refused (`_refused_call`)."""
 
     model_config = ConfigDict(extra="forbid")
     only: list[str] | None = Field(None, max_length=500)
@@ -264,6 +265,8 @@ class WorldHost:
             elif offered and isinstance(data, dict) and data.get("method") == "tools/list":
                 assert mcp is not None
                 await self._list_tools(entry, entry.offers[mcp.group(1)], inner, replay, send)
+            elif offered and (refusal := self._refused_call(entry, mcp.group(1) if mcp else "", data)) is not None:
+                await _respond(send, *refusal)
             else:
                 await entry.app(inner, replay, send)
         finally:
@@ -311,6 +314,35 @@ class WorldHost:
             listed["result"].pop("nextCursor", None)
             answer = json.dumps(listed).encode()
         await _respond(send, status, headers, answer)
+
+    def _refused_call(
+        self, entry: _Loaded, episode_id: str, data: Any
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
+        """The answer to a tools/call of a tool the episode's offer does not let it use (a world
+        tool left out of `only`, or a distractor), or None to let the world answer. The call is
+        refused before it reaches the world's tool, recorded in the episode's transcript like any
+        refused call, and changes nothing; the agent reads a tool error (a business error, not a
+        protocol one)."""
+        usable = {t["name"] for t in entry.offers.get(episode_id, []) if entry.world and t["name"] in entry.world.tools}
+        messages = data if isinstance(data, list) else [data]
+        calls = [m for m in messages if isinstance(m, dict) and m.get("method") == "tools/call"]
+        params: list[dict[str, Any]] = [p if isinstance(p := m.get("params"), dict) else {} for m in calls]
+        hidden = [(m, p) for m, p in zip(calls, params, strict=True) if str(p.get("name")) not in usable]
+        if not hidden:
+            return None
+        json_type = [(b"content-type", b"application/json")]
+        if isinstance(data, list):  # a batch is all or nothing: none of it runs
+            text = "a batch may not call a tool the episode's offer leaves out"
+            return 400, json_type, json.dumps({"error": text}).encode()
+        [(message, call)] = hidden
+        name, arguments = str(call.get("name")), call.get("arguments")
+        text = f"Tool {name!r} is not offered in this episode; nothing was done."
+        try:
+            entry.app.state.manager.get(episode_id).refuse(name, arguments, text)
+        except LookupError:
+            return None  # the episode is gone: the world's own server says so
+        result = {"content": [{"type": "text", "text": text}], "isError": True}
+        return 200, json_type, json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "result": result}).encode()
 
     async def _offered(self, entry: _Loaded, offer: Offer) -> list[dict[str, Any]]:
         assert entry.world is not None
