@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import threading
+from datetime import datetime
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
+from sqlalchemy import JSON
+from sqlalchemy.orm import registry
+from sqlmodel import Field, SQLModel
 
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.templates import TemplateCache
+from mcpsim.world import ToolContext, World, WorldError, sql
+from mcpsim.world.seeding import SeedContext
 
 
 @pytest.fixture
@@ -203,3 +211,161 @@ def test_the_state_hash_follows_the_rows_whatever_path_led_to_them(episode, ledg
     other.call("transfer", {"from_account": a["id"], "to_account": b["id"], "amount": 1})
     other.call("transfer", {"from_account": a["id"], "to_account": b["id"], "amount": 1})
     assert other.state_hash() == moved  # another path to the same rows
+
+
+# -- plain SQL in tools (mcpsim.world.sql) and the call's transaction ----------------------------
+
+
+class PlainTable(SQLModel, registry=registry()):
+    pass
+
+
+class Gadget(PlainTable, table=True):
+    __label__ = "Gadget"
+    id: str = Field(primary_key=True)
+    tags: dict[str, Any] = Field(sa_type=JSON)
+    active: bool
+    price_cents: int
+
+
+class Stamp(PlainTable, table=True):  # a column type plain reads do not decode
+    id: str = Field(primary_key=True)
+    at: datetime
+
+
+class GadgetView(BaseModel):
+    gadget_id: str
+    tags: dict[str, Any]
+    active: bool
+    price_cents: int
+
+
+plain_world = World(
+    "plainsql",
+    title="Plain SQL",
+    description="Tools on plain SQL, the ORM, or both (test world).",
+    metadata=PlainTable.metadata,
+    policy="None.",
+    scales={"default": {"n": 3}},
+)
+
+
+@plain_world.seeder
+def _seed_gadgets(ctx: SeedContext) -> None:
+    for n in range(ctx.params["n"]):
+        ctx.session.add(Gadget(id=f"g{n}", tags={"n": n, "even": n % 2 == 0}, active=n != 1, price_cents=100 * n))
+
+
+def _gadget_view(row: Any) -> GadgetView:
+    return sql.view(GadgetView, row, gadget_id=row.id)
+
+
+@plain_world.tool(read_only=True)
+def get_gadget(ctx: ToolContext, gadget_id: str) -> GadgetView:
+    """One gadget, read with plain SQL."""
+    return _gadget_view(sql.get(ctx.session, Gadget, gadget_id))
+
+
+@plain_world.tool()
+def add_and_list(ctx: ToolContext, gadget_id: str) -> list[GadgetView]:
+    """Add a gadget through the ORM, then list every gadget with plain SQL (it must see the new one)."""
+    ctx.add(Gadget(id=gadget_id, tags={}, active=True, price_cents=1))
+    return [_gadget_view(row) for row in sql.select(ctx.session, Gadget, order="id")]
+
+
+@plain_world.tool()
+def raise_price_then_refuse(ctx: ToolContext, gadget_id: str) -> str:
+    """Raise a price with a plain UPDATE, then refuse: the UPDATE must be undone."""
+    sql.connection(ctx.session).execute("UPDATE gadget SET price_cents = price_cents + 1 WHERE id = ?", (gadget_id,))
+    raise WorldError("refused after writing")
+
+
+@plain_world.tool()
+def raise_price(ctx: ToolContext, gadget_id: str) -> int:
+    """Raise a price with a plain UPDATE (no ORM at all)."""
+    sql.connection(ctx.session).execute("UPDATE gadget SET price_cents = price_cents + 1 WHERE id = ?", (gadget_id,))
+    return int(sql.scalar(ctx.session, "SELECT price_cents FROM gadget WHERE id = ?", (gadget_id,)))
+
+
+class Escape(BaseException):
+    """Not an Exception: the call does not handle it, it escapes (as KeyboardInterrupt would)."""
+
+
+@plain_world.tool()
+def raise_price_then_escape(ctx: ToolContext, gadget_id: str) -> str:
+    """Raise a price with a plain UPDATE, then let an exception escape the call."""
+    sql.connection(ctx.session).execute("UPDATE gadget SET price_cents = price_cents + 1 WHERE id = ?", (gadget_id,))
+    raise Escape
+
+
+@pytest.fixture
+def plain(templates) -> Episode:
+    return Episode.create(plain_world, templates=templates)
+
+
+def test_plain_reads_decode_json_and_booleans_as_the_orm_does(plain):
+    got = plain.call("get_gadget", {"gadget_id": "g1"})
+    assert got.value.model_dump() == {
+        "gadget_id": "g1",
+        "tags": {"n": 1, "even": False},
+        "active": False,
+        "price_cents": 100,
+    }
+    missing = plain.call("get_gadget", {"gadget_id": "nope"})
+    assert missing.error == "Gadget nope not found"
+
+
+def test_plain_reads_see_the_calls_pending_orm_writes(plain):
+    result = plain.call("add_and_list", {"gadget_id": "g9"})
+    assert [g.gadget_id for g in result.value] == ["g0", "g1", "g2", "g9"]
+    assert [(c.table, c.op, c.key) for c in result.changes] == [("gadget", "insert", '["g9"]')]
+
+
+def test_a_plain_write_is_one_transaction_with_the_call_and_a_refusal_undoes_it(plain):
+    before = plain.state_hash()
+    refused = plain.call("raise_price_then_refuse", {"gadget_id": "g2"})
+    assert refused.error == "refused after writing" and refused.changes == []
+    assert plain.query("SELECT price_cents FROM gadget WHERE id = 'g2'") == [{"price_cents": 200}]
+    assert plain.state_hash() == before and plain.calls == 0
+    ok = plain.call("raise_price", {"gadget_id": "g2"})
+    assert ok.value == 201 and ok.call_seq == 1
+    assert [(c.op, c.before["price_cents"], c.after["price_cents"]) for c in ok.changes] == [("update", 200, 201)]
+    assert not plain.conn.in_transaction  # committed: nothing left open between calls
+    assert plain.state_hash() != before
+
+
+def test_orm_and_plain_calls_alternate_on_one_episode(plain):
+    for n in range(3):  # the ORM joins the transaction the call began, and commits it, every time
+        assert plain.call("add_and_list", {"gadget_id": f"n{n}"}).error is None
+        assert plain.call("raise_price", {"gadget_id": "g0"}).value == n + 1
+        assert plain.call("raise_price_then_refuse", {"gadget_id": "g0"}).error is not None
+    assert plain.calls == 6 and not plain.conn.in_transaction
+    assert [r["id"] for r in plain.query("SELECT id FROM gadget ORDER BY id")] == ["g0", "g1", "g2", "n0", "n1", "n2"]
+
+
+def test_a_view_built_from_a_row_names_what_is_missing_or_unknown():
+    class Shown(BaseModel):
+        a: int
+        b: int
+
+    assert sql.view(Shown, object(), a=1, b=2) == Shown(a=1, b=2)
+    with pytest.raises(TypeError, match="has no 'b'"):
+        sql.view(Shown, type("R", (), {"a": 1})(), a=1)
+    with pytest.raises(TypeError, match="no field.s. c"):
+        sql.view(Shown, object(), a=1, b=2, c=3)
+    assert sql.reader(Gadget).row_type._fields == ("id", "tags", "active", "price_cents")
+
+
+def test_a_column_type_plain_reads_cannot_decode_is_refused():
+    with pytest.raises(TypeError, match="stamp.at: plain reads do not decode"):
+        sql.reader(Stamp)
+
+
+def test_an_exception_escaping_a_call_leaves_no_transaction_open(plain):
+    with pytest.raises(Escape):
+        plain.call("raise_price_then_escape", {"gadget_id": "g2"})
+    assert not plain.conn.in_transaction
+    assert plain.call("raise_price", {"gadget_id": "g2"}).value == 201  # the escaped UPDATE was undone
+    with pytest.raises(Escape):
+        plain.call("raise_price_then_escape", {"gadget_id": "g2"})
+    assert plain.call("add_and_list", {"gadget_id": "g8"}).error is None and plain.calls == 2

@@ -82,3 +82,54 @@ async def test_calls_the_sdk_rejects_still_reach_the_transcript(ledger, episode,
     assert t[1].arguments == {"from_account": "a", "to_account": "b", "amount": "lots"} and "amount" in t[1].error
     assert "warp_drive" in t[2].error
     assert "missing not found" in t[3].error  # reached the episode: recorded once, not twice
+
+
+async def test_output_schemas_are_published_lean_and_accept_and_refuse_what_the_full_ones_do(templates):
+    """No `$ref` to resolve and no `anyOf` for a nullable field: cheap for every client to check
+    each result against, and equivalent to pydantic's schema on real results and broken ones."""
+    import json
+
+    from jsonschema import Draft202012Validator
+    from mcpsim_worlds.retail import world as retail
+    from pydantic import TypeAdapter
+
+    episode = Episode.create(retail, scale="small", templates=templates)
+    order_id = episode.query("SELECT order_id FROM returns LIMIT 1")[0]["order_id"]
+    customer_id = episode.query("SELECT customer_id FROM orders WHERE id = ?", (order_id,))[0]["customer_id"]
+    calls = [("get_order_details", {"order_id": order_id}), ("get_customer_details", {"customer_id": customer_id})]
+    with anyio.fail_after(30):
+        async with Client(build_server(retail, lambda _id: episode)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            results = [(name, await client.call_tool(name, args)) for name, args in calls]
+    published = json.dumps([t.output_schema for t in tools.values()])
+    assert "$ref" not in published and "anyOf" not in published and '"null"' in published
+    for name, result in results:
+        assert not result.is_error
+        value = result.structured_content
+        full = Draft202012Validator(TypeAdapter(retail.tools[name].return_annotation).json_schema())
+        lean = Draft202012Validator(tools[name].output_schema)
+        assert full.is_valid(value) and lean.is_valid(value)
+        broken = [
+            {**value, key: bad}
+            for key in value
+            for bad in (None, "text", [1], {"a": 1})
+            if not isinstance(value[key], type(bad))
+        ]
+        broken += [{k: v for k, v in value.items() if k != key} for key in value]  # each required field dropped
+        assert broken and all(full.is_valid(b) == lean.is_valid(b) for b in broken)
+        assert any(not lean.is_valid(b) for b in broken)
+
+
+def test_lean_schema_leaves_what_it_cannot_prove_equivalent():
+    from mcpsim.serve.mcp import lean_schema
+
+    recursive = {"$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+                 "$ref": "#/$defs/Node"}  # fmt: skip
+    assert lean_schema(recursive) == recursive
+    nullable_enum = {"anyOf": [{"enum": ["a", "b"], "type": "string"}, {"type": "null"}], "title": "Pick"}
+    assert lean_schema(nullable_enum) == nullable_enum  # "null" in a type list would not pass the enum
+    assert lean_schema({"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}], "default": None}) == {
+        "type": ["integer", "null"],
+        "minimum": 1,
+        "default": None,
+    }

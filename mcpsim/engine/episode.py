@@ -409,69 +409,87 @@ class Episode:
         transform: Callable[[Any], Any] | None = None,
         timeout: bool = False,
     ) -> CallResult:
-        """The call's transaction: the tool, the clock, ids, the transcript, the change log."""
+        """The call's transaction: the tool, the clock, ids, the transcript, the change log.
+
+        BEGIN and COMMIT go straight to SQLite; the SQLAlchemy session joins the transaction
+        only if the tool uses it (a tool reading with plain SQL never pays the ORM's transaction
+        machinery). A rollback undoes everything either of them did."""
+        conn = self.conn
         if self._orm is None:  # one SQLAlchemy connection for the episode's life (no pool per call)
-            self._orm = orm_connection(self.conn)
-        with Session(bind=self._orm, expire_on_commit=False) as session:
-            db = session.connection()  # BEGIN: the bookkeeping below is part of the call
-            # three fields, not the whole record: a call should not decode the profile and verdict
-            call_seq = store.meta_value(self.conn, "call_seq") + 1
-            clock: datetime = store.meta_value(self.conn, "clock")
-            now = clock + self.world.tick + timedelta(seconds=latency)
-            counters = store.meta_value(self.conn, "ids")
-            ids = IdGenerator(self.seed, counters, record=True, formats=self.world.id_formats)
-            store.write_meta(self.conn, {"call_seq": call_seq})
-            ctx = ToolContext(
-                session=session,
-                now=now,
-                ids=ids,
-                rng=random.Random(derive_seed(self.seed, call_seq)),
-                call_seq=call_seq,
-                fault="partial" if partial else None,
-            )
-            error: str | None = None
-            try:
+            self._orm = orm_connection(conn)
+        conn.execute("BEGIN")  # the bookkeeping below is part of the call
+        try:
+            with Session(bind=self._orm, expire_on_commit=False) as session:
+                # three fields in one read, not the whole record: a call never decodes the profile or verdict
+                meta = store.meta_values(conn, ("call_seq", "clock", "ids"))
+                call_seq = meta["call_seq"] + 1
+                now = meta["clock"] + self.world.tick + timedelta(seconds=latency)
+                counters = meta["ids"]
+                ids = IdGenerator(self.seed, counters, record=True, formats=self.world.id_formats)
+                store.write_meta(conn, {"call_seq": call_seq, "clock": now})  # the change log's triggers read call_seq
+                ctx = ToolContext(
+                    session=session,
+                    now=now,
+                    ids=ids,
+                    rng=random.Random(derive_seed(self.seed, call_seq)),
+                    call_seq=call_seq,
+                    fault="partial" if partial else None,
+                )
+                error: str | None = None
                 try:
-                    value = spec.fn(ctx, **kwargs)
-                except PartialFailure as exc:  # a documented intermediate state: kept
-                    value, error = None, str(exc)
-                session.flush()
-                if transform is not None and error is None:
-                    value = transform(value)
-                result = _result_json(value)
-            except WorldError as exc:
-                session.rollback()
-                self._record_failure(spec, kwargs, str(exc), bug=False, fault=fault)
-                return CallResult(spec.name, error=str(exc), call_seq=call_seq, fault=fault)
-            except Exception as exc:  # a bug in the simulator, never the agent's fault
-                session.rollback()
-                reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
-                self._add_flag(reason)
-                self.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
-                error = BUG_MESSAGE.format(tool=spec.name)
-                self._record_failure(spec, kwargs, error, bug=True, fault=fault)
-                return CallResult(spec.name, error=error, bug=True, call_seq=call_seq, fault=fault)
-            if timeout:  # applied, but the answer is lost
-                value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
-            store.write_meta(self.conn, {"clock": now.isoformat(), "ids": ids.counters})
-            store.record_ids(self.conn, call_seq, ids.drawn)
-            store.record_call(
-                self.conn,
-                call_seq,
-                spec.name,
-                to_jsonable_python(kwargs),
-                ok=error is None,
-                error=error,
-                bug=False,
-                result=result,
-                clock=now.isoformat(),
-                writes=spec.writes,
-                fault=fault,
-            )
-            changes = store.read_changes(self.conn, call_seq)
-            del db
-            session.commit()
+                    try:
+                        value = spec.fn(ctx, **kwargs)
+                    except PartialFailure as exc:  # a documented intermediate state: kept
+                        value, error = None, str(exc)
+                    session.flush()
+                    if transform is not None and error is None:
+                        value = transform(value)
+                    result = _result_json(value)
+                except WorldError as exc:
+                    self._rollback(session)
+                    self._record_failure(spec, kwargs, str(exc), bug=False, fault=fault)
+                    return CallResult(spec.name, error=str(exc), call_seq=call_seq, fault=fault)
+                except Exception as exc:  # a bug in the simulator, never the agent's fault
+                    self._rollback(session)
+                    reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
+                    self._add_flag(reason)
+                    self.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
+                    error = BUG_MESSAGE.format(tool=spec.name)
+                    self._record_failure(spec, kwargs, error, bug=True, fault=fault)
+                    return CallResult(spec.name, error=error, bug=True, call_seq=call_seq, fault=fault)
+                if timeout:  # applied, but the answer is lost
+                    value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
+                if ids.counters != counters:  # the call drew ids
+                    store.write_meta(conn, {"ids": ids.counters})
+                    store.record_ids(conn, call_seq, ids.drawn)
+                store.record_call(
+                    conn,
+                    call_seq,
+                    spec.name,
+                    to_jsonable_python(kwargs),
+                    ok=error is None,
+                    error=error,
+                    bug=False,
+                    result=result,
+                    clock=now.isoformat(),
+                    writes=spec.writes,
+                    fault=fault,
+                )
+                changes = store.read_changes(conn, call_seq)
+                if session.in_transaction():
+                    session.commit()  # commits the connection's transaction (SQLAlchemy joined it)
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+        finally:  # an exception that escaped (not a tool's: those are handled above) leaves nothing open
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
         return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
+
+    def _rollback(self, session: Session) -> None:
+        """Undo everything the failed call did, through the session if it joined the transaction."""
+        session.rollback()
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     def _record_failure(
         self, spec: ToolSpec, kwargs: dict[str, Any], error: str, *, bug: bool, fault: FaultRecord | None = None

@@ -238,6 +238,26 @@ def meta_value(conn: sqlite3.Connection, key: MetaKey) -> Any:
         raise _invalid(exc) from None
 
 
+def meta_values(conn: sqlite3.Connection, keys: tuple[MetaKey, ...]) -> dict[MetaKey, Any]:
+    """Some fields of the metadata in one query, each read as `meta_value` reads it."""
+    marks = ", ".join("?" * len(keys))
+    stored = dict(conn.execute(f"SELECT key, value FROM {META} WHERE key IN ({marks})", keys).fetchall())
+    values: dict[MetaKey, Any] = {}
+    for key in keys:
+        text = stored.get(key)
+        field = EpisodeMeta.model_fields[key]
+        if text is None:
+            if field.is_required():
+                raise MetaError(f"not an mcpsim episode database: its metadata has no {key}")
+            values[key] = field.get_default(call_default_factory=True)
+            continue
+        try:
+            values[key] = _field_adapter(key).validate_python(json.loads(text))
+        except ValidationError as exc:
+            raise _invalid(exc) from None
+    return values
+
+
 def write_meta(conn: sqlite3.Connection, changes: Mapping[MetaKey, Any]) -> None:
     """Set some fields of the metadata. Each value is checked against its field (ValueError for
     an unknown key or a value of the wrong type) and stored as the JSON `read_meta` expects."""

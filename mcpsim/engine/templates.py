@@ -56,8 +56,11 @@ ENGINE: Engine = create_engine(
 def _begin(connection: Connection) -> None:
     # The driver is left in autocommit mode and SQLAlchemy emits BEGIN itself, so a rollback
     # undoes every statement of a call, SELECTs and trigger writes included (the pysqlite
-    # recipe in SQLAlchemy's docs). Sent on the driver connection: no statement compiled.
-    connection.connection.driver_connection.execute("BEGIN")  # type: ignore[union-attr]
+    # recipe in SQLAlchemy's docs). Sent on the driver connection: no statement compiled. An
+    # episode's call begins its transaction itself; SQLAlchemy then joins it.
+    driver = connection.connection.driver_connection
+    if not driver.in_transaction:  # type: ignore[union-attr]
+        driver.execute("BEGIN")  # type: ignore[union-attr]
 
 
 def engine_for(conn: object) -> Engine:

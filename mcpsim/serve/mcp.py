@@ -11,26 +11,30 @@ protocol and the session-based legacy protocol reach the same episode.
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
+import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import structlog
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from mcpsim import __version__
-from mcpsim.engine.episode import Episode, EpisodeClosed
-from mcpsim.world import ToolSpec, World
+
+if TYPE_CHECKING:  # imported where used: a stdio server answers initialize before it loads a world
+    from mcpsim.engine.episode import Episode
+    from mcpsim.world import ToolSpec, World
 
 EPISODE_PATH = re.compile(r"/episodes/([^/]+)/mcp/?$")
 
-EpisodeResolver = Callable[[str | None], Episode]
+EpisodeResolver = Callable[[str | None], "Episode"]
 """Given the episode id in the request's URL (None: no URL, or the default `/mcp`), return the
 episode, or raise LookupError if it no longer exists."""
 
@@ -132,6 +136,10 @@ def _mcp_tool(spec: ToolSpec, resolve: EpisodeResolver) -> Callable[..., Any]:
     """An async function with the world tool's signature, minus its ToolContext plus the MCP
     Context, so the SDK derives the same schemas the world declared."""
 
+    import structlog
+
+    from mcpsim.engine.episode import EpisodeClosed
+
     async def call(mcp_context: Context, **arguments: Any) -> Any:
         if (reached := _reached.get()) is not None:
             reached.append(True)
@@ -159,23 +167,76 @@ def _mcp_tool(spec: ToolSpec, resolve: EpisodeResolver) -> Callable[..., Any]:
     return call
 
 
+# Keywords that apply to one JSON type only: a schema made of them and a `type` accepts null too
+# once "null" joins its type list. (`enum`, `const` and the combinators would not.)
+_TYPED_KEYWORDS = frozenset(
+    {
+        "type", "title", "description", "default", "format", "minLength", "maxLength", "pattern",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "items", "prefixItems",
+        "minItems", "maxItems", "uniqueItems", "properties", "required", "additionalProperties",
+    }
+)  # fmt: skip
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The same JSON schema, cheaper to validate against: every `$ref` to its `$defs` inlined (a
+    validator resolves no reference per value) and `anyOf: [S, {"type": "null"}]` written as S
+    with "null" in its type list. A schema whose definitions refer to themselves is returned
+    unchanged; so is any part the rewrite cannot prove equivalent."""
+    defs = schema.get("$defs", {})
+
+    def inline(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [inline(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        node = {k: v for k, v in node.items() if k != "$defs"}
+        if "$ref" in node:
+            ref = node["$ref"]
+            if len(node) > 1 or not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+                raise _Unleanable  # a reference beside other keywords, or outside $defs
+            name = ref.removeprefix("#/$defs/")
+            if name in seen or name not in defs:
+                raise _Unleanable
+            return inline(defs[name], (*seen, name))
+        out = {k: inline(v, seen) for k, v in node.items()}
+        branches = out.get("anyOf")
+        if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
+            other = branches[0] if branches[1] == {"type": "null"} else branches[1]
+            if isinstance(other, dict) and isinstance(other.get("type"), str) and other.keys() <= _TYPED_KEYWORDS:
+                rest = {k: v for k, v in out.items() if k != "anyOf"}
+                if rest.keys() <= _TYPED_KEYWORDS and "type" not in rest:
+                    out = {**other, **rest, "type": [other["type"], "null"]}
+        return out
+
+    try:
+        lean: dict[str, Any] = inline(schema, ())
+    except _Unleanable:
+        return schema
+    return lean
+
+
+class _Unleanable(Exception):
+    """A schema `lean_schema` leaves as it is (a recursive or unresolvable reference)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _lean_cached(schema_json: str) -> dict[str, Any]:
+    """The published output schema (`lean_schema`), made once per schema in the process (every
+    server of a world, every world host). The server itself checks results with the pydantic
+    model, not with the schema."""
+    return lean_schema(json.loads(schema_json))
+
+
 TOOLS_TTL_MS = 3_600_000
 """How long a client may reuse a tools/list (a world's tools are fixed for its version, which is
 fixed while a server runs): a client opened per episode, such as the runner's, lists once per world."""
 
 
 def build_server(world: World, resolve: EpisodeResolver) -> MCPServer:
-    server = MCPServer(
-        name=f"mcpsim-{world.name}",
-        title=world.title,
-        description=world.description,
-        instructions=world.policy,
-        version=__version__,
-        middleware=[_RecordRejectedCalls(resolve, world)],
-        cache_hints={"tools/list": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public")},
-    )
+    tools = []
     for spec in world.tools.values():
-        server.add_tool(
+        tool = Tool.from_function(
             _mcp_tool(spec, resolve),
             name=spec.name,
             title=spec.title,
@@ -188,6 +249,19 @@ def build_server(world: World, resolve: EpisodeResolver) -> MCPServer:
                 open_world_hint=False,
             ),
         )
+        if tool.fn_metadata.output_schema is not None:  # what every client validates each result against
+            tool.fn_metadata.output_schema = _lean_cached(json.dumps(tool.fn_metadata.output_schema))
+        tools.append(tool)
+    server = MCPServer(
+        name=f"mcpsim-{world.name}",
+        title=world.title,
+        description=world.description,
+        instructions=world.policy,
+        version=__version__,
+        middleware=[_RecordRejectedCalls(resolve, world)],
+        cache_hints={"tools/list": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public")},
+        tools=tools,
+    )
 
     @server.resource(
         policy_uri(world),

@@ -3,13 +3,19 @@ runner, or any MCP client recorded server-side). Messages are in OpenAI chat for
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, model_validator
 
 from mcpsim.engine.textsafe import scrub
 
 SCHEMA_VERSION = 1
+
+
+# Set while a whole trajectory is validated: its data was scrubbed once, at the top, so the
+# models inside it do not scan their part again.
+_scrubbed: ContextVar[bool] = ContextVar("mcpsim_trajectory_scrubbed", default=False)
 
 
 class _ValidText(BaseModel):
@@ -19,7 +25,7 @@ class _ValidText(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _scrub(cls, data: Any) -> Any:
-        return scrub(data)
+        return data if _scrubbed.get() else scrub(data)
 
 
 class FunctionCall(_ValidText):
@@ -148,6 +154,18 @@ class Trajectory(_ValidText):
     duration_s: float | None = None
     error: str | None = None
     snapshot: str | None = None  # cancelled episodes: where their resumable snapshot lies
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _scrub_once(cls, data: Any, handler: ModelWrapValidatorHandler[Trajectory]) -> Trajectory:
+        """Scrub the whole record in one pass, not once more per message and call inside it."""
+        if _scrubbed.get():
+            return handler(data)
+        token = _scrubbed.set(True)
+        try:
+            return handler(scrub(data))
+        finally:
+            _scrubbed.reset(token)
 
     @property
     def key(self) -> str:

@@ -9,13 +9,13 @@ balance covers it; gift cards are debited and credited at once.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlmodel import Session
 
-from mcpsim.world import ToolContext, WorldError, toolkit
+from mcpsim.world import ToolContext, WorldError, sql, toolkit
 from mcpsim.world.toolkit import iso, money
 
-from .rules import rows_in_creation_order
 from .tables import Order, Payment, PaymentMethod
 
 
@@ -34,8 +34,9 @@ def card_expired(method: PaymentMethod, now: datetime) -> bool:
     return (method.exp_year, method.exp_month) < (now.year, now.month)
 
 
-def order_payments(session: Session, order_id: str) -> list[Payment]:
-    return rows_in_creation_order(session, Payment, Payment.order_id == order_id)
+def order_payments(session: Session, order_id: str) -> list[Any]:
+    """The order's payments (plain rows, read only), in the order they were made."""
+    return sql.select(session, Payment, "order_id = ?", (order_id,))
 
 
 def net_by_method(session: Session, order_id: str) -> dict[str, int]:

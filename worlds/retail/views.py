@@ -5,23 +5,29 @@ fields from the row (`RowView.from_row`); only what a row does not hold is compu
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel
-from sqlalchemy import func
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
-from mcpsim.world import RowView
+from mcpsim.world import RowView, sql
 from mcpsim.world.toolkit import dollars
 
 from .ledger import card_expired, method_label, order_payments
-from .rules import order_items, rows_in_creation_order
-from .tables import Address, Customer, Exchange, Order, OrderItem, PaymentMethod, Product, Return, Shipment, Variant
+from .tables import Address, Exchange, Order, OrderItem, PaymentMethod, Return, Shipment, Variant
 
 RECENT_ORDERS = 20
 
 
-class CustomerRef(RowView):
+class RetailView(RowView):
+    """A view of a row: `from_row` with its field plan made once per view (`sql.view`)."""
+
+    @classmethod
+    def from_row(cls, row: Any, /, **values: Any) -> Self:
+        return sql.view(cls, row, **values)
+
+
+class CustomerRef(RetailView):
     id_field = "customer_id"
     customer_id: str
     first_name: str
@@ -29,7 +35,7 @@ class CustomerRef(RowView):
     email: str
 
 
-class AddressView(RowView):
+class AddressView(RetailView):
     id_field = "address_id"
     address_id: str
     line1: str
@@ -41,7 +47,7 @@ class AddressView(RowView):
     is_default: bool
 
 
-class PaymentMethodView(RowView):
+class PaymentMethodView(RetailView):
     id_field = "payment_method_id"
     payment_method_id: str
     kind: str  # credit_card | paypal | gift_card
@@ -74,7 +80,7 @@ class ShippingAddressView(BaseModel):
     country: str
 
 
-class OrderItemView(RowView):
+class OrderItemView(RetailView):
     id_field = "item_id"
     item_id: str
     product_id: str
@@ -91,7 +97,7 @@ class OrderItemView(RowView):
     replaces_item_id: str | None = None
 
 
-class PaymentView(RowView):
+class PaymentView(RetailView):
     id_field = "transaction_id"
     transaction_id: str
     kind: str  # charge | refund
@@ -103,7 +109,7 @@ class PaymentView(RowView):
     created_at: str
 
 
-class ShipmentView(RowView):
+class ShipmentView(RetailView):
     id_field = "shipment_id"
     shipment_id: str
     order_id: str
@@ -117,7 +123,7 @@ class ShipmentView(RowView):
     delivered_at: str | None = None
 
 
-class ReturnView(RowView):
+class ReturnView(RetailView):
     id_field = "return_id"
     return_id: str
     reason: str
@@ -128,7 +134,7 @@ class ReturnView(RowView):
     created_at: str
 
 
-class ExchangeView(RowView):
+class ExchangeView(RetailView):
     id_field = "exchange_id"
     exchange_id: str
     reason: str
@@ -141,7 +147,7 @@ class ExchangeView(RowView):
     created_at: str
 
 
-class OrderDetails(RowView):
+class OrderDetails(RetailView):
     id_field = "order_id"
     order_id: str
     customer_id: str
@@ -162,7 +168,7 @@ class OrderDetails(RowView):
     cancel_reason: str | None = None
 
 
-class OrderSummary(RowView):
+class OrderSummary(RetailView):
     id_field = "order_id"
     order_id: str
     status: str
@@ -179,7 +185,7 @@ class OrderList(BaseModel):
     orders: list[OrderSummary]  # newest first
 
 
-class VariantView(RowView):
+class VariantView(RetailView):
     id_field = "variant_id"
     variant_id: str
     sku: str
@@ -190,7 +196,7 @@ class VariantView(RowView):
     in_stock: bool  # available and at least one unit in stock
 
 
-class ProductDetails(RowView):
+class ProductDetails(RetailView):
     id_field = "product_id"
     product_id: str
     name: str
@@ -199,7 +205,7 @@ class ProductDetails(RowView):
     variants: list[VariantView]
 
 
-class ProductSummary(RowView):
+class ProductSummary(RetailView):
     id_field = "product_id"
     product_id: str
     name: str
@@ -230,7 +236,7 @@ class ShipmentTracking(BaseModel):
     item_ids: list[str]  # the order lines travelling in this parcel (empty for return labels)
 
 
-class TicketView(RowView):
+class TicketView(RetailView):
     id_field = "ticket_id"
     ticket_id: str
     status: str
@@ -254,23 +260,23 @@ def payment_method_view(method: PaymentMethod, now: datetime) -> PaymentMethodVi
     )
 
 
-def customer_details(session: Session, customer: Customer, now: datetime) -> CustomerDetails:
-    addresses = rows_in_creation_order(session, Address, Address.customer_id == customer.id)
-    methods = rows_in_creation_order(session, PaymentMethod, PaymentMethod.customer_id == customer.id)
-    order_count = session.exec(select(func.count()).select_from(Order).where(Order.customer_id == customer.id)).one()
-    recent = session.exec(
-        select(Order.id)
-        .where(Order.customer_id == customer.id)
-        .order_by(col(Order.placed_at).desc(), col(Order.id).desc())
-        .limit(RECENT_ORDERS)
-    ).all()
+def customer_details(session: Session, customer: Any, now: datetime) -> CustomerDetails:
+    """A customer's profile; `customer` is its row (ORM or plain)."""
+    addresses = sql.select(session, Address, "customer_id = ?", (customer.id,))
+    methods = sql.select(session, PaymentMethod, "customer_id = ?", (customer.id,))
+    order_count = sql.scalar(session, "SELECT COUNT(*) FROM orders WHERE customer_id = ?", (customer.id,))
+    recent = sql.scalars(
+        session,
+        f"SELECT id FROM orders WHERE customer_id = ? ORDER BY placed_at DESC, id DESC LIMIT {RECENT_ORDERS}",
+        (customer.id,),
+    )
     return CustomerDetails.from_row(
         customer,
         member_since=customer.created_at[:10],
         addresses=[address_view(a, customer.default_address_id) for a in addresses],
         payment_methods=[payment_method_view(m, now) for m in methods],
         order_count=order_count,
-        recent_order_ids=list(recent),
+        recent_order_ids=recent,
     )
 
 
@@ -288,13 +294,21 @@ def items_total_cents(items: list[OrderItem]) -> int:
     return sum(i.unit_price_cents * i.quantity for i in items if i.status == "ordered")
 
 
-def order_details(session: Session, order: Order) -> OrderDetails:
-    items = order_items(session, order.id)
+def order_details(session: Session, order: Any) -> OrderDetails:
+    """Everything about an order; `order` is its row (ORM or plain). Its related rows are read
+    with plain SQL, after the call's pending writes are flushed."""
+    by_order = ("order_id = ?", (order.id,))
+    items = sql.select(session, OrderItem, *by_order)
     payments = order_payments(session, order.id)
-    methods = {p.payment_method_id: session.get(PaymentMethod, p.payment_method_id) for p in payments}
-    shipments = {s.id: s for s in rows_in_creation_order(session, Shipment, Shipment.order_id == order.id)}
-    returns = rows_in_creation_order(session, Return, Return.order_id == order.id)
-    exchanges = rows_in_creation_order(session, Exchange, Exchange.order_id == order.id)
+    methods = {
+        m.id: m
+        for m in sql.select(
+            session, PaymentMethod, "id IN (SELECT payment_method_id FROM payments WHERE order_id = ?)", (order.id,)
+        )
+    }
+    shipments = {s.id: s for s in sql.select(session, Shipment, *by_order)}
+    returns = sql.select(session, Return, *by_order)
+    exchanges = sql.select(session, Exchange, *by_order)
     charged = sum(p.amount_cents for p in payments if p.kind == "charge")
     refunded = sum(p.amount_cents for p in payments if p.kind == "refund")
 
@@ -320,7 +334,7 @@ def order_details(session: Session, order: Order) -> OrderDetails:
         payments=[
             PaymentView.from_row(
                 p,
-                payment_method=method_label(m) if (m := methods[p.payment_method_id]) else "unknown",
+                payment_method=method_label(m) if (m := methods.get(p.payment_method_id)) else "unknown",
                 amount=dollars(p.amount_cents),
             )
             for p in payments
@@ -366,6 +380,7 @@ def variant_view(variant: Variant) -> VariantView:
     )
 
 
-def product_details(session: Session, product: Product) -> ProductDetails:
-    variants = rows_in_creation_order(session, Variant, Variant.product_id == product.id)
+def product_details(session: Session, product: Any) -> ProductDetails:
+    """A product with its variants; `product` is its row (ORM or plain)."""
+    variants = sql.select(session, Variant, "product_id = ?", (product.id,))
     return ProductDetails.from_row(product, variants=[variant_view(v) for v in variants])

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import and_, case, exists, func, or_
-from sqlmodel import col, select
 
-from mcpsim.world import ToolContext, WorldError
-from mcpsim.world.paging import page
+from mcpsim.world import ToolContext, WorldError, sql
 from mcpsim.world.toolkit import dollars
 
 from .. import world
 from ..inputs import ProductId
-from ..tables import Product, Variant
+from ..tables import Product
 from ..views import CategoryCount, CategoryList, ProductDetails, ProductSearchResults, ProductSummary, product_details
 
 
@@ -22,7 +19,7 @@ from ..views import CategoryCount, CategoryList, ProductDetails, ProductSearchRe
 def get_product_details(ctx: ToolContext, product_id: ProductId) -> ProductDetails:
     """A product with all its variants: each variant's id, options (color, size...), price, units
     in stock and whether it is still available (a discontinued variant cannot be ordered)."""
-    return product_details(ctx.session, ctx.get(Product, product_id.strip()))
+    return product_details(ctx.session, sql.get(ctx.session, Product, product_id.strip()))
 
 
 def _like(word: str) -> str:
@@ -47,39 +44,36 @@ def search_products(
     in the product's name, category or description (case does not matter). Each result gives its
     price range and how many of its variants are in stock; get_product_details lists the variants."""
     session = ctx.session
-    where = []
+    where: list[str] = []
+    params: list[Any] = []
     for word in query.split()[:10]:
-        pattern = _like(word)
-        where.append(
-            or_(
-                col(Product.name).like(pattern, escape="\\"),
-                col(Product.category).like(pattern, escape="\\"),
-                col(Product.description).like(pattern, escape="\\"),
-            )
-        )
+        where.append("(name LIKE ? ESCAPE '\\' OR category LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')")
+        params += [_like(word)] * 3
     if category is not None:
-        known = session.exec(select(Product.category).distinct()).all()
+        known = sql.scalars(session, "SELECT DISTINCT products.category FROM products")
         match = next((c for c in known if c.lower() == category.strip().lower()), None)
         if match is None:
             raise WorldError(f"Unknown category '{category}'; the categories are: {', '.join(sorted(known))}")
-        where.append(col(Product.category) == match)
+        where.append("category = ?")
+        params.append(match)
     if in_stock_only:
-        in_stock = and_(col(Variant.product_id) == Product.id, col(Variant.available), col(Variant.stock) > 0)
-        where.append(exists().where(in_stock))
-    total, products = page(session, Product, where, [Product.name, Product.id], offset=offset, limit=limit)
+        where.append(
+            "EXISTS (SELECT 1 FROM variants WHERE variants.product_id = products.id"
+            " AND variants.available AND variants.stock > 0)"
+        )
+    condition = " AND ".join(where)
+    total = sql.scalar(session, "SELECT COUNT(*) FROM products" + (f" WHERE {condition}" if where else ""), params)
+    products = sql.select(session, Product, condition, params, order="name, id", limit=limit, offset=offset)
+    marks = ", ".join("?" * len(products))
     stats = {
         row[0]: row[1:]
-        for row in session.exec(
-            select(  # type: ignore[call-overload]  # sqlmodel types select() for at most four columns
-                Variant.product_id,
-                func.min(Variant.price_cents),
-                func.max(Variant.price_cents),
-                func.count(),
-                func.sum(case((and_(col(Variant.available), col(Variant.stock) > 0), 1), else_=0)),
-            )
-            .where(col(Variant.product_id).in_([p.id for p in products]))
-            .group_by(Variant.product_id)
-        ).all()
+        for row in sql.tuples(
+            session,
+            "SELECT product_id, MIN(price_cents), MAX(price_cents), COUNT(*),"
+            " SUM(CASE WHEN available AND stock > 0 THEN 1 ELSE 0 END)"
+            f" FROM variants WHERE product_id IN ({marks}) GROUP BY product_id",
+            [p.id for p in products],
+        )
     }
     results = []
     for product in products:
@@ -99,7 +93,5 @@ def search_products(
 @world.tool(read_only=True, idempotent=True)
 def list_product_categories(ctx: ToolContext) -> CategoryList:
     """The catalog's categories and how many products each has."""
-    rows = ctx.session.exec(
-        select(Product.category, func.count()).group_by(Product.category).order_by(Product.category)
-    ).all()
+    rows = sql.tuples(ctx.session, "SELECT category, COUNT(*) FROM products GROUP BY category ORDER BY category")
     return CategoryList(categories=[CategoryCount(category=c, product_count=n) for c, n in rows])

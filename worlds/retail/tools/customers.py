@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
-from sqlmodel import col, select
+from sqlmodel import select
 
-from mcpsim.world import ToolContext, WorldError
+from mcpsim.world import ToolContext, WorldError, sql
 from mcpsim.world.standard import attach_gift_card
 
 from .. import world
@@ -34,7 +34,7 @@ def find_customer_by_email(
 ) -> CustomerRef:
     """Find a customer by email address (case does not matter). Use it to authenticate the customer
     before looking at or changing anything of theirs."""
-    customer = ctx.session.exec(select(Customer).where(Customer.email == email.strip().lower())).first()
+    customer = sql.first(ctx.session, Customer, "email = ?", (email.strip().lower(),))
     if customer is None:
         raise WorldError(f"No customer has the email address {email}")
     return CustomerRef.from_row(customer)
@@ -49,9 +49,7 @@ def find_customer_by_name_zip(
 ) -> CustomerRef:
     """Find a customer by first name, last name and the ZIP code of one of their addresses (case
     does not matter). Use it to authenticate a customer who cannot give their email address."""
-    rows = ctx.session.exec(
-        select(Customer).join(Address, col(Address.customer_id) == Customer.id).where(Address.zip == zip)
-    ).all()
+    rows = sql.select(ctx.session, Customer, "id IN (SELECT customer_id FROM addresses WHERE zip = ?)", (zip,))
     first, last = first_name.strip().lower(), last_name.strip().lower()
     matches = {c.id: c for c in rows if c.first_name.lower() == first and c.last_name.lower() == last}
     if not matches:
@@ -69,7 +67,7 @@ def get_customer_details(ctx: ToolContext, customer_id: CustomerId) -> CustomerD
     """A customer's profile: contact details, address book (with the default address), payment
     methods (with gift card balances and whether a card has expired), how many orders they have
     and the ids of the 20 most recent ones (newest first; list_customer_orders pages through all)."""
-    return customer_details(ctx.session, ctx.get(Customer, customer_id.strip()), ctx.now)
+    return customer_details(ctx.session, sql.get(ctx.session, Customer, customer_id.strip()), ctx.now)
 
 
 @world.tool()

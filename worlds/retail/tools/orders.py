@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlmodel import col, select
+from sqlmodel import select
 
-from mcpsim.world import PartialFailure, ToolContext, WorldError
-from mcpsim.world.paging import page
+from mcpsim.world import PartialFailure, ToolContext, WorldError, sql
 from mcpsim.world.toolkit import iso
 
 from .. import world
@@ -21,6 +20,7 @@ from ..rules import (
     get_order,
     get_payment_method_of,
     new_order_line,
+    normalize_order_id,
     refuse_duplicates,
 )
 from ..tables import Address, Customer, Order, OrderItem, Product, Shipment, Variant
@@ -44,7 +44,10 @@ def get_order_details(ctx: ToolContext, order_id: OrderId) -> OrderDetails:
     """Everything about one order: status, shipping address, items (each with its item id, variant,
     options, unit price and status), payments and refunds, shipments with tracking numbers,
     returns and exchanges."""
-    return order_details(ctx.session, get_order(ctx, order_id))
+    order = sql.find(ctx.session, Order, normalize_order_id(order_id))
+    if order is None:
+        raise WorldError(f"Order {order_id} not found")
+    return order_details(ctx.session, order)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -56,15 +59,17 @@ def list_customer_orders(
     offset: Annotated[int, Field(ge=0, le=100_000, description="Skip this many orders (for paging).")] = 0,
 ) -> OrderList:
     """A customer's orders, newest first, one page at a time, optionally only those with one status."""
-    customer = ctx.get(Customer, customer_id.strip())
-    where = [Order.customer_id == customer.id]
+    session = ctx.session
+    customer = sql.get(session, Customer, customer_id.strip())
+    where, params = "customer_id = ?", [customer.id]
     if status is not None:
-        where.append(Order.status == status)
-    newest_first = [col(Order.placed_at).desc(), col(Order.id).desc()]
-    total, orders = page(ctx.session, Order, where, newest_first, offset=offset, limit=limit)
-    items: dict[str, list[OrderItem]] = {o.id: [] for o in orders}
-    if orders:
-        for item in ctx.session.exec(select(OrderItem).where(col(OrderItem.order_id).in_(list(items)))):
+        where, params = f"{where} AND status = ?", [*params, status]
+    total = sql.scalar(session, f"SELECT COUNT(*) FROM orders WHERE {where}", params)
+    orders = sql.select(session, Order, where, params, order="placed_at DESC, id DESC", limit=limit, offset=offset)
+    items: dict[str, list[Any]] = {o.id: [] for o in orders}
+    if orders:  # every page's lines in one query
+        marks = ", ".join("?" * len(items))
+        for item in sql.select(session, OrderItem, f"order_id IN ({marks})", list(items)):
             items[item.order_id].append(item)
     return OrderList(
         customer_id=customer.id,
@@ -82,11 +87,13 @@ def track_shipment(
 ) -> ShipmentTracking:
     """Where a parcel is: carrier, status (label_created, in_transit, out_for_delivery, delivered),
     ship date, estimated delivery date, delivery time, and which order lines it carries."""
-    shipment = ctx.session.exec(select(Shipment).where(Shipment.tracking_number == tracking_number.strip())).first()
+    shipment = sql.first(ctx.session, Shipment, "tracking_number = ?", (tracking_number.strip(),))
     if shipment is None:
         raise WorldError(f"No shipment has tracking number {tracking_number}")
-    item_ids = ctx.session.exec(select(OrderItem.id).where(OrderItem.shipment_id == shipment.id)).all()
-    return ShipmentTracking(shipment=ShipmentView.from_row(shipment), item_ids=list(item_ids))
+    item_ids = sql.scalars(
+        ctx.session, "SELECT order_items.id FROM order_items WHERE order_items.shipment_id = ?", (shipment.id,)
+    )
+    return ShipmentTracking(shipment=ShipmentView.from_row(shipment), item_ids=item_ids)
 
 
 @world.tool(partial_failures=True, irreversible=True)
