@@ -19,11 +19,13 @@ from mcpsim.runner.agents import Turn
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.loop import final_answer
 from mcpsim.runner.run import RunConfig, run_episodes
-from mcpsim.runner.users import MAX_CONFIRMATIONS_IN_A_ROW, ScriptedUser
+from mcpsim.runner.users import ScriptedUser
 from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import Action, ConfirmationReply, Confirmed, Say, Task, UserSpec, load_tasks
 from mcpsim.tasks.dialogue import (
     CONFIRM_QUESTION,
+    MAX_CONFIRMATIONS_IN_A_ROW,
+    MAX_REFUSALS,
     NO_REPLY,
     YES_REPLY,
     confirmation_reply,
@@ -189,7 +191,16 @@ def test_refusal_and_anything_else_are_not_agreement(text):
     ],
 )
 def test_the_user_says_yes_to_what_it_asked_for(retail, question):
-    assert confirmation_reply(question, retail.get(CANCEL)) == YES_REPLY
+    # the refund ($39.98, an answer fact) is recognised once the agent has read it, by any tool
+    read = [{"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": "#W0006911", "total": 39.98})}]
+    assert confirmation_reply(question, retail.get(CANCEL), read) == YES_REPLY
+
+
+def test_an_answer_fact_is_not_confirmed_before_the_agent_has_read_it(retail):
+    question = "I will cancel order #W0006911; $39.98 goes back to you. Shall I go ahead?"
+    assert confirmation_reply(question, retail.get(CANCEL)) == NO_REPLY
+    other = [{"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": "#W0006911", "total": 41.0})}]
+    assert confirmation_reply(question, retail.get(CANCEL), other) == NO_REPLY
 
 
 @pytest.mark.parametrize(
@@ -256,6 +267,33 @@ def test_an_agent_that_only_ever_asks_stops_getting_answers(retail):
         assert said == YES_REPLY
         conversation.append(user(said))
     conversation.append(say("Shall I go ahead?"))
+    assert anyio.run(scripted.reply, conversation, Usage()) is None
+
+
+def test_the_user_is_no_oracle_for_the_answer(retail):
+    """A lookup's answer facts are what the agent must read: asking the user to confirm a guess
+    gets the same no for the right value as for a wrong one, until the agent has read it."""
+    task = retail.get("gift-card-balance")
+    assert [f.model_dump() for f in task.answer] == [{"money": 329.73, "tolerance": 0.005}]  # to be read
+    guesses = ["Your balance is $329.73. Shall I go ahead?", "Your balance is $300.00. Shall I go ahead?"]
+    replies = {confirmation_reply(g, task) for g in guesses}
+    assert replies == {NO_REPLY}
+    balance = [{"role": "tool", "tool_call_id": "c1", "content": json.dumps({"gift_card_balance": 329.73})}]
+    assert confirmation_reply(guesses[0], task, balance) == YES_REPLY  # read, so no longer a guess
+
+
+def test_the_user_stops_after_so_many_noes(retail):
+    """Guess-and-check through confirmation requests ends: after MAX_REFUSALS no's the user says
+    nothing more, even with tool calls in between (which reset the yes cap, not this one)."""
+    task = retail.get(CANCEL)
+    scripted = ScriptedUser(task)
+    conversation = [user(task.instruction)]
+    for n in range(MAX_REFUSALS):
+        conversation.append(say(f"Shall I refund ${100 + n}.00 to card 4242?"))
+        said = anyio.run(scripted.reply, conversation, Usage())
+        assert said == NO_REPLY
+        conversation += [user(said), Message(role="tool", tool_call_id=f"t{n}", content="{}")]
+    conversation.append(say("Shall I cancel order #W0006911? (yes/no)"))  # the right question, too late
     assert anyio.run(scripted.reply, conversation, Usage()) is None
 
 

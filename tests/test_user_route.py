@@ -11,9 +11,8 @@ import anyio
 import pytest
 
 from mcpsim.runner.users import ScriptedUser
-from mcpsim.serve.control import scripted_reply
 from mcpsim.tasks import load_tasks
-from mcpsim.tasks.dialogue import YES_REPLY
+from mcpsim.tasks.dialogue import YES_REPLY, scripted_reply
 from mcpsim.trajectories.schema import Message, Usage
 from tests.venvs import CLIENT
 

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from mcpsim.runner.llm import ChatClient
 from mcpsim.tasks import Task
-from mcpsim.tasks.dialogue import confirmation_reply, is_confirmation_request
+from mcpsim.tasks.dialogue import scripted_reply
 from mcpsim.trajectories.schema import Message, Usage
 
 STOP = "###STOP###"
@@ -26,64 +26,17 @@ def user_turns(messages: list[Message]) -> int:
     return sum(1 for m in messages if m.role == "user")
 
 
-# An agent that keeps asking for the go-ahead without acting gets no more yeses after this many.
-MAX_CONFIRMATIONS_IN_A_ROW = 3
-
-
-def _last_text(messages: list[Message]) -> str | None:
-    """The agent's latest words, if the agent's latest message has any."""
-    for m in reversed(messages):
-        if m.role == "assistant":
-            return m.content or None
-        if m.role in ("user", "tool"):
-            return None
-    return None
-
-
-def _answers_confirmation(question: str | None, confirmed_in_a_row: int) -> bool:
-    return (
-        question is not None and is_confirmation_request(question) and confirmed_in_a_row < MAX_CONFIRMATIONS_IN_A_ROW
-    )
-
-
-def _replay(messages: list[Message]) -> tuple[int, int]:
-    """How many scripted turns the user has said, and how many confirmation requests it has
-    answered since the agent last called a tool. Worked out from the conversation alone (the
-    same rule as `reply`), so a resumed rollout's user picks up where the first one stopped."""
-    scripted = confirmed = 0
-    seen_instruction = False
-    previous: list[Message] = []
-    for m in messages:
-        if m.role == "user":
-            if not seen_instruction:
-                seen_instruction = True
-            elif _answers_confirmation(_last_text(previous), confirmed):
-                confirmed += 1
-            else:
-                scripted += 1
-        elif m.role == "tool":
-            confirmed = 0
-        previous.append(m)
-    return scripted, confirmed
-
-
 @dataclass
 class ScriptedUser:
-    """Answers the agent's confirmation requests (`mcpsim.tasks.dialogue.confirmation_reply`: yes to
-    what it asked for, no to anything else, or the task's scripted answer); otherwise says the
-    task's scripted `user.turns` one by one, then ends. Answering a confirmation does not use up
-    a scripted turn."""
+    """The task's scripted user (`mcpsim.tasks.dialogue.scripted_reply`, the rule the control
+    plane's user route serves too): answers the agent's confirmation requests (yes to what it
+    asked for, no to anything else, or the task's scripted answer); otherwise says the task's
+    scripted `user.turns` one by one, then ends."""
 
     task: Task
 
     async def reply(self, messages: list[Message], usage: Usage) -> str | None:
-        scripted, confirmed = _replay(messages)
-        question = _last_text(messages)
-        if _answers_confirmation(question, confirmed):
-            assert question is not None
-            return confirmation_reply(question, self.task, [m.model_dump(exclude_none=True) for m in messages])
-        turns = self.task.user.turns
-        return turns[scripted] if scripted < len(turns) else None
+        return scripted_reply(self.task, [m.model_dump(exclude_none=True) for m in messages])
 
     async def aclose(self) -> None:
         pass

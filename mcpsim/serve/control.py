@@ -9,7 +9,7 @@ import hmac
 import json
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -29,14 +29,13 @@ from mcpsim.grading.verdict import VerdictSummary, load_verdict, shown
 from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url
 from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
 from mcpsim.tasks import Confirmed, Task, TaskFileError
-from mcpsim.tasks.dialogue import confirmation_reply, is_confirmation_request
+from mcpsim.tasks.dialogue import scripted_reply
 from mcpsim.tasks.scenario import GoldActionError, TaskSetupError
 from mcpsim.trajectories.recording import episode_trajectory
 from mcpsim.trajectories.schema import Trajectory
 from mcpsim.world import World
 
 MAX_BODY_BYTES = 64 * 1024
-MAX_CONFIRMATIONS_IN_A_ROW = 3  # the scripted user's yeses to an agent that asks without acting
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024  # restore uploads (ControlPlane.max_snapshot_bytes)
 
 
@@ -72,41 +71,6 @@ class UserTurn(BaseModel):
         max_length=10_000,
         description="The conversation so far (OpenAI-style messages), ending with the agent's latest answer",
     )
-
-
-def scripted_reply(task: Task, messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """The task's scripted user's next message after the agent's latest answer, or None when it
-    has nothing more to say (the conversation is over). Worked out from the conversation alone,
-    so it is deterministic and any harness gets the same reply: a confirmation request of the
-    agent's (the latest message, asking for the go-ahead) gets `confirmation_reply` (at most
-    MAX_CONFIRMATIONS_IN_A_ROW in a row without a tool call between), anything else the next of
-    the task's scripted `user.turns`. Answering a confirmation uses up no scripted turn."""
-    scripted = confirmed = 0
-    seen_instruction = False
-    question: str | None = None  # the agent's latest words, while nothing came after them
-
-    def asks(text: str | None) -> bool:
-        return text is not None and is_confirmation_request(text) and confirmed < MAX_CONFIRMATIONS_IN_A_ROW
-
-    for message in messages:
-        role, content = message.get("role"), message.get("content")
-        if role == "user":
-            if not seen_instruction:
-                seen_instruction = True
-            elif asks(question):
-                confirmed += 1
-            else:
-                scripted += 1
-            question = None
-        elif role == "tool":
-            confirmed, question = 0, None
-        elif role == "assistant":
-            question = content if isinstance(content, str) and content else None
-    if asks(question):
-        assert question is not None
-        return confirmation_reply(question, task, [dict(m) for m in messages])
-    turns = task.user.turns
-    return turns[scripted] if scripted < len(turns) else None
 
 
 class EpisodeInfo(BaseModel):

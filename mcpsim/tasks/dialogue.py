@@ -5,16 +5,22 @@ The policies of the retail, airline and bank worlds require an explicit "yes" be
 The scripted user says yes to a question about what it asked for, and no to one that mentions
 something it did not ask for: an id, an amount of money or a name that appears nowhere in what
 the task says the user wants (instruction, `user.wants`, `user.knows`, scripted turns, the gold
-actions' arguments, the answer facts, the rubric's values) nor in what the agent read with the
-gold solution's own calls (the user's order, as the agent looked it up). A task can script other
+actions' arguments, the rubric's values about rows) nor in what the agent read with the gold
+solution's own calls (the user's order, as the agent looked it up). A task can script other
 answers (`user.confirmations`).
+
+The user is no oracle for the answer: it does not know the task's answer facts (the agent must
+read them), and it says no at most MAX_REFUSALS times in an episode before it ends the
+conversation, so an agent cannot guess-and-check hidden values through confirmation requests.
+`scripted_reply` is the whole rule, worked out from the conversation alone: the runner's
+scripted user and the control plane's `POST /episodes/{id}/user` both call it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mcpsim.tasks import Task
@@ -22,6 +28,10 @@ from mcpsim.tasks import Task
 CONFIRM_QUESTION = "I have everything I need to make this change for you. Shall I go ahead? (yes/no)"
 YES_REPLY = "Yes, please go ahead."
 NO_REPLY = "No, I did not ask for that."
+# An agent that keeps asking for the go-ahead without acting gets no more yeses after this many.
+MAX_CONFIRMATIONS_IN_A_ROW = 3
+# After this many no's the user stops talking: confirmation requests are not a way to probe hidden values.
+MAX_REFUSALS = 3
 
 # A sentence asks for the go-ahead when it asks permission to act, or asks the user to confirm.
 _PERMISSION = re.compile(
@@ -158,9 +168,9 @@ def _task_known(task: Task) -> Known:
     for action in task.gold:
         known.add(action.tool.replace("_", " "))
         known.add(action.args)
-    known.add(list(task.answer))
     for check in task.rubric:
-        known.add(check.model_dump(exclude={"requirement", "weight", "noop_passes", "type"}))
+        if check.type != "answer_facts":  # what the agent must find out, never what the user confirms
+            known.add(check.model_dump(exclude={"requirement", "weight", "noop_passes", "type"}))
     return known
 
 
@@ -187,6 +197,29 @@ def _gold_results(task: Task, messages: Iterable[Mapping[str, Any]]) -> list[Any
             except ValueError:
                 results.append(content)
     return results
+
+
+def _answer_facts_read(task: Task, messages: list[Mapping[str, Any]]) -> list[Any]:
+    """The task's answer facts that the conversation's tool results already show (by any tool):
+    the user recognises a refund of $39.98 once the agent has read the order, but does not confirm
+    a balance the agent has only guessed."""
+    seen = Known()
+    for m in messages:
+        if m.get("role") == "tool":
+            content = m.get("content") or ""
+            try:
+                seen.add(json.loads(content) if isinstance(content, str) else content)
+            except ValueError:
+                seen.add(content)
+    blob, _ = seen.freeze()
+    read = []
+    for fact in task.answer:
+        values = [v for k, v in _walk(fact) if not (isinstance(v, str) and v == k) and not isinstance(v, bool)]
+        if values and all(
+            round(float(v), 2) in seen.amounts if isinstance(v, int | float) else str(v).lower() in blob for v in values
+        ):
+            read.append(fact)
+    return read
 
 
 # Capitalised words that are never names (the answer checks skip them too).
@@ -247,6 +280,8 @@ def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = (
     known = _task_known(task)
     for result in _gold_results(task, messages):
         known.add(result)
+    for fact in _answer_facts_read(task, messages):
+        known.add(fact)
     blob, words = known.freeze()
     policy = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system").lower()
     vocabulary = words | set(_WORD.findall(policy))
@@ -272,12 +307,55 @@ def confirmation_reply(question: str, task: Task, messages: Iterable[Mapping[str
     return NO_REPLY if unasked(question, task, messages) else YES_REPLY
 
 
+def scripted_reply(task: Task, messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The task's scripted user's next message after the agent's latest answer, or None when it
+    has nothing more to say (the conversation is over). Worked out from the conversation alone
+    (OpenAI-style dicts), so it is deterministic, a resumed rollout's user picks up where the first
+    stopped, and any harness gets the same reply: a confirmation request of the agent's (its latest
+    message, asking for the go-ahead) gets `confirmation_reply` (at most MAX_CONFIRMATIONS_IN_A_ROW
+    in a row without a tool call between; after MAX_REFUSALS no's, the conversation ends), anything
+    else the next of the task's scripted `user.turns`. Answering a confirmation uses up no
+    scripted turn."""
+    scripted = confirmed = refused = 0
+    seen_instruction = False
+    question: str | None = None  # the agent's latest words, while nothing came after them
+
+    def asks(text: str | None) -> bool:
+        return text is not None and is_confirmation_request(text) and confirmed < MAX_CONFIRMATIONS_IN_A_ROW
+
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "user":
+            if not seen_instruction:
+                seen_instruction = True
+            elif asks(question):
+                confirmed += 1
+                refused += content == NO_REPLY
+            else:
+                scripted += 1
+            question = None
+        elif role == "tool":
+            confirmed, question = 0, None
+        elif role == "assistant":
+            question = content if isinstance(content, str) and content else None
+    if asks(question):
+        assert question is not None
+        if refused >= MAX_REFUSALS:
+            return None
+        return confirmation_reply(question, task, [dict(m) for m in messages])
+    turns = task.user.turns
+    return turns[scripted] if scripted < len(turns) else None
+
+
 __all__ = [
     "CONFIRM_QUESTION",
+    "MAX_CONFIRMATIONS_IN_A_ROW",
+    "MAX_REFUSALS",
     "NO_REPLY",
     "YES_REPLY",
     "confirmation_reply",
     "is_affirmative",
     "is_confirmation_request",
+    "scripted_reply",
     "unasked",
 ]
