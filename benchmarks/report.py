@@ -119,6 +119,19 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     out += issue_targets(results.get("targets", {}))
+    startup = results.get("startup", {})
+    if startup.get("ratio_median") is not None:
+        out.append(
+            {
+                "target": f"stdio start-up to the answer to initialize <= {startup['target_ratio']:g}x "
+                "a bare SDK server",
+                "where": f"template cached, {startup['rounds']} interleaved rounds",
+                "value": f"{_f(startup['ratio_median'], 2)}x median (paired {_f(startup['ratio_paired'], 2)}x, "
+                f"CPU {_f(startup['cpu_ratio_median'], 2)}x); "
+                f"first tools/list {_f(startup['tools_list_ratio_median'], 2)}x",
+                "met": bool(startup["met"]),
+            }
+        )
     for probe in results.get("memory", {}).get("probes", []):
         if probe["scale"] != "default":
             continue

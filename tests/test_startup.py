@@ -171,7 +171,7 @@ def test_a_card_holds_while_the_world_package_is_unchanged(tmp_path: Path, monke
 
 def test_serving_stdio_imports_no_database_or_logging_library_before_the_handshake() -> None:
     probe = (
-        "import sys, mcpsim, mcpsim.cli, mcpsim.serve.startup; "
+        "import sys, mcpsim, mcpsim.cli, mcpsim.cli.serving, mcpsim.serve.startup; "
         "print(sorted(m for m in ('sqlalchemy', 'sqlmodel', 'structlog', 'faker', 'mcpsim.engine.episode') "
         "if m in sys.modules))"
     )

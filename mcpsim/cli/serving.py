@@ -181,7 +181,7 @@ def _finish(episode: Episode, exit_snapshot: str | None, record_dir: str | None)
 
 def _size_default(size: int | None) -> str:
     """A byte budget as the option shows and reads it (`4GiB`; `0`: none)."""
-    from mcpsim.engine.templates import format_size
+    from mcpsim.engine.sizes import format_size
 
     return format_size(size).replace(".0 ", "").replace(" ", "") if size else "0"
 

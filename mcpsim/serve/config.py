@@ -7,12 +7,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any
 
-from mcpsim.engine.templates import DEFAULT_TEMPLATE_BYTES, parse_size
-from mcpsim.grading.verdict import VerdictDetail
+from mcpsim.engine.sizes import DEFAULT_TEMPLATE_BYTES, parse_size
 
-VERDICT_DETAILS: tuple[str, ...] = get_args(VerdictDetail)
+if TYPE_CHECKING:  # grading imports SQLAlchemy: not before a stdio server answers initialize
+    from mcpsim.grading.verdict import VerdictDetail
+
+VERDICT_DETAILS: tuple[str, ...] = ("full", "summary")  # get_args(VerdictDetail): tests/test_config.py
+
+
+def __getattr__(name: str) -> object:
+    """`VerdictDetail`, from grading (which imports SQLAlchemy), on first use: `mcpsim serve`
+    declares its options from this module before a stdio server answers `initialize`."""
+    if name == "VerdictDetail":
+        from mcpsim.grading.verdict import VerdictDetail
+
+        return VerdictDetail
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 DEFAULT_MAX_EPISODES = 1000
 DEFAULT_MAX_EPISODE_BYTES = 4 * 1024**3  # 4 GiB of live episode databases
