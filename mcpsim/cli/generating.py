@@ -14,6 +14,7 @@ import click
 from mcpsim.cli._app import DEFAULT_CACHE, main
 
 DEFAULT_REPLIES = DEFAULT_CACHE.parent / "replies"  # --describe: the model's replies, by request hash
+TASKS = 10  # --tasks, but with --from-mcp
 
 
 @main.command("gen", context_settings={"ignore_unknown_options": True})
@@ -84,9 +85,9 @@ DEFAULT_REPLIES = DEFAULT_CACHE.parent / "replies"  # --describe: the model's re
     "--tasks",
     "task_count",
     type=click.IntRange(min=0),
-    default=10,
-    show_default=True,
-    help="Tasks generated and validated per world (a SPEC's own tasks are validated too).",
+    default=None,
+    help="Tasks generated and validated per world (a SPEC's own tasks are validated too) [default: 10]; "
+    "with --from-mcp: tasks written beside the twin (OUT's name with .tasks.yaml) [default: none].",
 )
 def gen(
     args: tuple[str, ...],
@@ -99,7 +100,7 @@ def gen(
     catalog: bool,
     count: int,
     workers: int | None,
-    task_count: int,
+    task_count: int | None,
     describe: str | None,
     model: str | None,
     base_url: str,
@@ -112,7 +113,8 @@ def gen(
 
     With --from-mcp, connect to a real MCP server (a URL, or a stdio command after --), infer its
     entities and operations, and write a twin spec whose tools have the same names and input
-    schemas; the report (tools mirrored, schemas equal, answers valid) goes to stdout.
+    schemas; the report (tools mirrored, schemas equal, answers valid) goes to stdout. With
+    --tasks N, also write N audited tasks over the twin beside it (exit 1 if none could be made).
 
     With --describe TEXT --model openai:MODEL, a model writes the spec, repaired with the
     validator's errors until it passes every check (exit 1 if it never does); the spec goes to
@@ -120,8 +122,9 @@ def gen(
     from mcpsim.factory.__main__ import main as factory
 
     if from_mcp is not None:
-        _twin(from_mcp, list(args), recordings, out, seed, model, base_url, Path(reply_cache))
+        _twin(from_mcp, list(args), recordings, out, seed, model, base_url, Path(reply_cache), task_count)
         return
+    task_count = TASKS if task_count is None else task_count
     if describe is not None:
         _describe(describe, model, base_url, rounds, Path(reply_cache), out, seed, scale, task_count)
         return
@@ -166,6 +169,7 @@ def _twin(
     model: str | None,
     base_url: str,
     cache: Path,
+    task_count: int | None = None,
 ) -> None:
     import anyio
 
@@ -193,7 +197,36 @@ def _twin(
     Path(out).write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
     report = anyio.run(lambda: check_twin(spec, surface.tools, seed=seed))
     head = {"twin": out, "server": spec.server.get("name")} | ({"model": reviewed} if reviewed else {})
-    click.echo(json.dumps(head | report, indent=2, default=str))
+    tasks = _twin_tasks(spec, Path(out), task_count, seed) if task_count else {}
+    click.echo(json.dumps(head | report | tasks, indent=2, default=str))
+    if tasks and not tasks["tasks"]["kept"]:
+        why = "; ".join(tasks["tasks"]["failures"].get("tasks_generated", [])) or "no sound candidate"
+        raise click.ClickException(f"no task could be made for the twin ({why})")
+
+
+def _twin_tasks(spec: Any, out: Path, count: int, seed: int) -> dict[str, Any]:
+    """`count` audited tasks over the twin (`validate_twin_tasks`), written beside it as
+    OUT.tasks.yaml, where `--world-spec OUT` finds them; what was generated and kept."""
+    import yaml
+
+    from mcpsim.factory.twin_tasks import twin_task_set, validate_twin_tasks
+
+    report = validate_twin_tasks(spec, count=count, seed=seed)
+    summary: dict[str, Any] = {
+        "asked": count,
+        "kept": len(report.tasks),
+        "candidates_dropped": report.dropped,
+        "failures": {k: v for k, v in report.failures.items() if v},
+    }
+    path = out.with_name(f"{out.stem}.tasks.yaml")
+    if report.tasks:
+        data = twin_task_set(spec, report.tasks).files[0].model_dump(mode="json", exclude_defaults=True)
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        summary["file"] = str(path)
+        click.echo(f"{len(report.tasks)} of {count} tasks generated and kept, written to {path}", err=True)
+    else:
+        path.unlink(missing_ok=True)  # an earlier twin's tasks would be loaded with this one
+    return {"tasks": summary}
 
 
 def _chat(model: str | None, base_url: str) -> Any:

@@ -5,26 +5,36 @@ Nothing is written to disk: each process compiles the spec again.
 A spec world's tasks are those of its task file, if it has one (`NAME.tasks.yaml` beside
 `NAME.yaml`, or `tasks/NAME.yaml` beside a `worlds/` folder, as `mcpsim gen --catalog` writes
 them), else the spec's `generated_tasks` generated at seed 0 (the same in every process); then
-the tasks the spec declares."""
+the tasks the spec declares. A twin spec (`mcpsim gen --from-mcp`) is loaded the same way: its
+world is `compile_twin`'s, its tasks those of its task file (`NAME.tasks.yaml` beside
+`NAME.json`, as `mcpsim gen --from-mcp --tasks N` writes it), else `TWIN_TASKS` generated ones."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
+
+from pydantic import ValidationError
 
 from mcpsim.factory.compiler import CompiledWorld, compile_spec
 from mcpsim.factory.spec import SpecError, load_spec
 from mcpsim.factory.taskgen import generate_tasks, task_set
-from mcpsim.tasks import TaskFileError, TaskSet, load_task_file
+from mcpsim.factory.twin import TwinSpec, is_twin_file, load_twin
+from mcpsim.factory.twin_tasks import generate_twin_tasks, twin_task_set
+from mcpsim.factory.twin_world import compile_twin
+from mcpsim.tasks import TaskFile, TaskFileError, TaskSet, load_task_file
 from mcpsim.tasks.schema import register_tasks
+from mcpsim.world import World
 from mcpsim.world.registry import register_world
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 T = TypeVar("T")
 TASK_SEED = 0
+TWIN_TASKS = 10  # tasks generated for a twin without a task file
 
 _sources: list[tuple[str, str]] = []  # (option, absolute path) of what this process loaded
 _names: list[str] = []  # the worlds it loaded, in order
@@ -57,9 +67,7 @@ def spec_tasks(compiled: CompiledWorld, task_file: Path | None = None) -> TaskSe
     runs in a worker thread: the audit it runs starts an event loop of its own)."""
     spec = compiled.spec
     if task_file is not None:
-        written = load_task_file(task_file)
-        if written.world != spec.name:
-            raise TaskFileError(f"{task_file}: its tasks are for world {written.world!r}, not {spec.name!r}")
+        written = _task_file(task_file, spec.name)
         tasks = task_set(compiled, spec.tasks)
         return TaskSet(world=spec.name, files=[written, *(tasks.files if spec.tasks else [])])
     count = spec.generated_tasks
@@ -67,19 +75,49 @@ def spec_tasks(compiled: CompiledWorld, task_file: Path | None = None) -> TaskSe
     return task_set(compiled, [*generated, *spec.tasks])
 
 
-def register_spec(path: str | Path) -> CompiledWorld:
-    """Compile a spec file and register its world and (lazily generated) tasks in this process."""
-    compiled = compile_spec(load_spec(path))
+def twin_tasks(spec: TwinSpec, task_file: Path | None = None) -> TaskSet:
+    """A twin's tasks: its task file's (as `mcpsim gen --from-mcp --tasks N` writes it), else
+    `TWIN_TASKS` generated at seed 0 (the same in every process). Safe to call from a thread that
+    runs an event loop, like `spec_tasks`."""
+    if task_file is not None:
+        written = _task_file(task_file, spec.name)
+        return TaskSet(world=spec.name, files=[written])
+    generated = _off_the_loop(lambda: generate_twin_tasks(spec, count=TWIN_TASKS, seed=TASK_SEED))
+    return twin_task_set(spec, generated)
+
+
+def _task_file(path: Path, world: str) -> TaskFile:
+    written = load_task_file(path)
+    if written.world != world:
+        raise TaskFileError(f"{path}: its tasks are for world {written.world!r}, not {world!r}")
+    return written
+
+
+def register_spec(path: str | Path) -> World:
+    """Compile a spec file (a world spec, or a twin spec as `mcpsim gen --from-mcp` writes it) and
+    register its world and (lazily loaded or generated) tasks in this process."""
+    task_file = task_file_of(path)
+    tasks: Callable[[], TaskSet]
+    if is_twin_file(path):
+        try:
+            twin = load_twin(path)
+        except ValidationError as exc:
+            raise SpecError(f"{path}: not a valid twin spec: {exc}") from None
+        world = compile_twin(twin)
+        tasks = partial(twin_tasks, twin, task_file)
+    else:
+        compiled = compile_spec(load_spec(path))
+        world = compiled.world
+        tasks = partial(spec_tasks, compiled, task_file)
     try:
-        register_world(compiled.world)
+        register_world(world)
     except ValueError as exc:
         raise SpecError(f"{path}: {exc}") from None
-    task_file = task_file_of(path)
-    register_tasks(compiled.world.name, lambda: spec_tasks(compiled, task_file))
+    register_tasks(world.name, tasks)
     _sources.append(("--world-spec", str(Path(path).resolve())))
-    if compiled.world.name not in _names:
-        _names.append(compiled.world.name)
-    return compiled
+    if world.name not in _names:
+        _names.append(world.name)
+    return world
 
 
 def _off_the_loop(build: Callable[[], T]) -> T:
@@ -93,7 +131,7 @@ def _off_the_loop(build: Callable[[], T]) -> T:
         return pool.submit(build).result()
 
 
-def register_folder(folder: str | Path) -> list[CompiledWorld]:
+def register_folder(folder: str | Path) -> list[World]:
     return [register_spec(p) for p in spec_files(folder)]
 
 

@@ -30,7 +30,7 @@ import hashlib
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal, Protocol, TypeVar
@@ -824,18 +824,7 @@ class TaskGenerator:
     def generate(self, count: int) -> list[Task]:
         """Up to `count` tasks, from at most `count * MAX_CANDIDATES_PER_TASK` candidates; a
         candidate that `mcpsim check` would refuse (see `sound`) is dropped and counted in `dropped`."""
-        tasks: list[Task] = []
-        if count <= 0:
-            return tasks
-        for task in self.candidates():
-            problems = self.sound(task)
-            if problems:
-                self.dropped[task_check(problems[0])] += 1
-            else:
-                tasks.append(task)
-            if len(tasks) == count or self.drawn >= count * MAX_CANDIDATES_PER_TASK:
-                break
-        return tasks
+        return keep_sound(self.candidates(), count, self.sound, self.dropped)
 
     def sound(self, task: Task) -> list[str]:
         """What `mcpsim check` finds wrong with a task: gold twice, do-nothing, the cheating
@@ -880,6 +869,26 @@ def plans_in_turn(sources: Mapping[str, Iterator[P]]) -> Iterator[P]:
             elif plan.key() not in seen:
                 seen.add(plan.key())
                 yield plan
+
+
+def keep_sound(
+    candidates: Iterable[Task], count: int, sound: Callable[[Task], list[str]], dropped: Counter[str]
+) -> list[Task]:
+    """Up to `count` of `candidates` in which `sound` finds no problem, from at most
+    `count * MAX_CANDIDATES_PER_TASK` of them; a refused one is counted in `dropped` under the
+    check its first problem fails (`task_check`)."""
+    tasks: list[Task] = []
+    if count <= 0:
+        return tasks
+    for drawn, task in enumerate(candidates, 1):
+        problems = sound(task)
+        if problems:
+            dropped[task_check(problems[0])] += 1
+        else:
+            tasks.append(task)
+        if len(tasks) == count or drawn >= count * MAX_CANDIDATES_PER_TASK:
+            break
+    return tasks
 
 
 def candidates_digest(compiled: CompiledWorld, *, count: int, seed: int = 0, scale: str = "small") -> str:
@@ -1010,6 +1019,7 @@ __all__ = [
     "generate_tasks",
     "plans_in_turn",
     "identity_entity",
+    "keep_sound",
     "task_check",
     "task_set",
     "volatile_columns",

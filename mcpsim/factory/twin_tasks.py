@@ -36,7 +36,7 @@ from typing import Any, Literal
 from mcpsim.audit import check_task
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.templates import TemplateCache
-from mcpsim.factory.taskgen import GREETINGS, PERSONAS, plural, reworded, task_check
+from mcpsim.factory.taskgen import GREETINGS, PERSONAS, keep_sound, plans_in_turn, plural, reworded
 from mcpsim.factory.twin import WRITES, TwinSpec, TwinTool, inline_refs, is_text, load_twin, properties_of, words
 from mcpsim.factory.twin_world import compile_twin, first_option, key_of, sample_arguments
 from mcpsim.factory.validate import ValidationReport
@@ -69,7 +69,6 @@ DIFFICULTY: dict[Kind, Literal["easy", "medium", "hard"]] = {
     "workflow": "hard",
 }
 SCALE = "default"
-CANDIDATES_PER_TASK = 4  # candidates tried per task asked for, before giving up
 VOCABULARY = (  # values of new records: plain words, none of them a number
     "amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper",
     "kestrel", "lagoon", "maple", "nectar", "orchid", "pebble", "quartz", "raven", "saffron", "tundra",
@@ -486,37 +485,21 @@ class TwinTaskGenerator:
         verifier = Verifier(self.world, tasks, templates=self.templates)
         return check_task(self.world, verifier, task, tasks.canaries).problems
 
-    def generate(self, count: int) -> list[Task]:
-        """Up to `count` sound tasks, the kinds taken in turn; a candidate the audit refuses is
-        dropped and counted (by the check it fails) in `dropped`."""
-        sources: dict[Kind, Iterator[Plan]] = {
+    def candidates(self) -> Iterator[Task]:
+        """Every candidate task, in the order `generate` tries them: the kinds in turn, each plan once."""
+        sources: dict[str, Iterator[Plan]] = {
             "write": self.write_plans(),
             "change": self.change_plans(),
             "lookup": self.lookup_plans(),
             "workflow": self.workflow_plans(),
         }
-        seen: set[str] = set()
-        tasks: list[Task] = []
-        candidates = 0
-        while len(tasks) < count and sources and candidates < count * CANDIDATES_PER_TASK:
-            for kind in list(sources):
-                plan = next(sources[kind], None)
-                if plan is None:
-                    del sources[kind]
-                    continue
-                if plan.key() in seen:
-                    continue
-                seen.add(plan.key())
-                candidates += 1
-                task = self.task(plan, candidates)
-                problems = self.sound(task)
-                if problems:
-                    self.dropped[task_check(problems[0])] += 1
-                    continue
-                tasks.append(task)
-                if len(tasks) == count:
-                    break
-        return tasks
+        for number, plan in enumerate(plans_in_turn(sources), 1):
+            yield self.task(plan, number)
+
+    def generate(self, count: int) -> list[Task]:
+        """Up to `count` sound tasks (taskgen's loop: `keep_sound`); a candidate the audit refuses
+        is dropped and counted (by the check it fails) in `dropped`."""
+        return keep_sound(self.candidates(), count, self.sound, self.dropped)
 
 
 def _texts(row: dict[str, Any]) -> list[str]:
