@@ -227,8 +227,7 @@ def test_a_twin_without_a_task_file_gets_generated_tasks(written, tmp_path):
     on_disk = TaskFile.model_validate(yaml.safe_load(out.with_name("notes.twin.tasks.yaml").read_text()))
     listed = mcpsim("tasks", "notes_server", "--world-spec", str(alone), "--json")
     assert listed.returncode == 0, listed.stderr
-    # `mcpsim tasks` configures no logging: the template build's log line may come first on stdout
-    ids = [t["id"] for t in json.loads(listed.stdout[listed.stdout.index("[\n") :])]
+    ids = [t["id"] for t in json.loads(listed.stdout)]  # stdout is the JSON alone: build logs go to stderr
     assert len(ids) > 4 and ids[:4] == [t.id for t in on_disk.tasks]  # the same candidates, at seed 0
 
 
@@ -245,3 +244,37 @@ def test_a_broken_twin_spec_is_a_usage_error(tmp_path):
     assert done.exit_code == 2 and "not a valid twin spec" in done.output
     helped = CliRunner().invoke(main, ["gen", "--help"])
     assert "tasks written beside the twin (OUT's name with .tasks.yaml)" in " ".join(helped.output.split())
+
+
+def test_braces_in_the_data_stay_text() -> None:
+    """A record's text with braces (`{"x": 1}`, `{greeting}`) is worded as it is: the greeting is
+    filled in by replacement, never by formatting the instruction a second time."""
+    from mcpsim.factory.twin_tasks import Plan, TwinTaskGenerator
+
+    generator = TwinTaskGenerator(SPEC, seed=0)
+    try:
+        plan = next(generator.write_plans())
+        odd = Plan(plan.kind, plan.gold, 'keep the note {"x": 1} about {greeting}', plan.tags)
+        task = generator.task(odd, 1)
+    finally:
+        generator.close()
+    assert '{"x": 1} about {greeting}' in task.instruction
+    assert "\x00" not in task.instruction
+
+
+def test_sample_arguments_follow_references_in_the_input_schema() -> None:
+    """A pydantic parameter (`notes: list[Note]`) reaches the twin as `$defs` and `$ref`: its
+    sample is an object with the referenced fields, not a bare string."""
+    from mcpsim.factory.twin_world import sample_arguments
+
+    tool = next(t for t in SPEC.tools if t.operation.kind != "call")
+    note = {"type": "object", "properties": {"title": {"type": "string"}, "stars": {"type": "integer"}}}
+    schema = {
+        "type": "object",
+        "$defs": {"Note": note},
+        "properties": {"notes": {"type": "array", "items": {"$ref": "#/$defs/Note"}}},
+        "required": ["notes"],
+    }
+    args = sample_arguments(SPEC, tool.model_copy(update={"input_schema": schema}), {})
+    [sample] = args["notes"]
+    assert set(sample) == {"title", "stars"} and isinstance(sample["title"], str) and sample["stars"] == 1

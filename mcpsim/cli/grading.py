@@ -45,6 +45,7 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
     This is a harness's and an author's view: it shows the answers, so it is never the agent's
     channel (agents only see MCP).
     """
+    logs.configure("WARNING")  # generated tasks build templates: their log lines go to stderr, never into --json
     selected = [
         t for t in _tasks(world).tasks if (split is None or t.split == split) and (not tags or set(tags) & set(t.tags))
     ]

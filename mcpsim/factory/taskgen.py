@@ -110,6 +110,9 @@ PERSONAS = (
     "A retired teacher who writes in full sentences.",
 )
 GREETINGS = ("Hi", "Hello", "Good morning", "Hey there", "Hi there")
+# Slots a lookup's question keeps for the greeting and the speaker, filled by replacement, never by a
+# second format(): braces in the data ("{x}") stay text.
+GREETING_SLOT, ME_SLOT = "\x00greeting\x00", "\x00me\x00"
 WRITE_TEMPLATES = (
     "{greeting}{me}. Could you {request}? The details: {details}.",
     "{greeting}{me}. I need you to {request} ({details}).",
@@ -161,7 +164,7 @@ class Plan:
     person: str | None = None  # the identity row the user is, if any
     facts: list[Fact] = field(default_factory=list)
     asks: list[Ask] = field(default_factory=list)  # the changes asked for, in order (writes, refusals, recovery)
-    question: str = ""  # a lookup's question (placeholders {greeting} and {me})
+    question: str = ""  # a lookup's question (slots GREETING_SLOT and ME_SLOT)
     tail: str = ""  # a last sentence of the instruction
     faults: FaultProfile | None = None
     near_miss: tuple[str, list[Action], str | None] | None = None  # name, actions, answer
@@ -467,8 +470,8 @@ class TaskGenerator:
                 [Action(tool=get.name, args={id_arg(entity): row["id"]})],
                 facts=[fact],
                 question=self.rng.choice(LOOKUP_TEMPLATES).format(
-                    greeting="{greeting}",
-                    me="{me}",
+                    greeting=GREETING_SLOT,
+                    me=ME_SLOT,
                     what=name.replace("_", " "),
                     label=model.label.lower(),
                     key=row["id"],
@@ -515,7 +518,7 @@ class TaskGenerator:
                     [Action(tool=action.name, args={name: value, "limit": action.max_limit})],
                     facts=[CountFact(count=n, noun=singular(label))],
                     question=self.rng.choice(COUNT_TEMPLATES).format(
-                        greeting="{greeting}", me="{me}", plural=plural(label), condition=condition
+                        greeting=GREETING_SLOT, me=ME_SLOT, plural=plural(label), condition=condition
                     ),
                     wrong_answer=f"There are {counts[1]['n'] if counts[1]['n'] != n else n + 1} {plural(label)}.",
                     tags=[action.name, "count"],
@@ -595,7 +598,7 @@ class TaskGenerator:
         greeting = self.rng.choice(GREETINGS)
         me = self._me(plan.person)
         if plan.kind == "lookup":
-            return plan.question.format(greeting=greeting, me=me)
+            return plan.question.replace(GREETING_SLOT, greeting).replace(ME_SLOT, me)
         if plan.kind == "workflow":
             first, second = plan.asks
             return self.rng.choice(WORKFLOW_TEMPLATES).format(

@@ -36,7 +36,7 @@ from typing import Any, Literal
 from mcpsim.audit import check_task
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.templates import TemplateCache
-from mcpsim.factory.taskgen import GREETINGS, PERSONAS, keep_sound, plans_in_turn, plural, reworded
+from mcpsim.factory.taskgen import GREETING_SLOT, GREETINGS, PERSONAS, keep_sound, plans_in_turn, plural, reworded
 from mcpsim.factory.twin import WRITES, TwinSpec, TwinTool, inline_refs, is_text, load_twin, properties_of, words
 from mcpsim.factory.twin_world import compile_twin, first_option, key_of, sample_arguments
 from mcpsim.factory.validate import ValidationReport
@@ -331,7 +331,7 @@ class TwinTaskGenerator:
             noun = _label(entity)
             fact = CountFact(count=found, noun=noun)
             templates = COUNTS if query is not None else COUNT_ALL
-            request = self.rng.choice(templates).format(greeting="{greeting}", plural=plural(noun), query=query)
+            request = self.rng.choice(templates).format(greeting=GREETING_SLOT, plural=plural(noun), query=query)
             yield Plan(
                 "lookup",
                 [Action(tool=tool.name, args=args)],
@@ -420,12 +420,12 @@ class TwinTaskGenerator:
         instruction = (
             plan.request
             if plan.kind == "lookup"
-            else self.rng.choice(REQUESTS).format(greeting="{greeting}", request=plan.request)
+            else self.rng.choice(REQUESTS).format(greeting=GREETING_SLOT, request=plan.request)
         )
         tag = re.sub(r"[^a-z0-9_.-]", "-", plan.tags[-1].lower())[:60]
         return Task(
             id=f"{plan.kind}-{number:03d}-{tag}",
-            instruction=instruction.format(greeting=self.rng.choice(GREETINGS)),
+            instruction=instruction.replace(GREETING_SLOT, self.rng.choice(GREETINGS)),
             user=UserSpec(persona=self.rng.choice(PERSONAS), wants=plan.request),
             seed=self.seed,
             scale=SCALE,

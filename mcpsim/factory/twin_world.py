@@ -699,7 +699,10 @@ def sample_arguments(spec: TwinSpec, tool: TwinTool, existing: dict[str, list[di
             return False
         return text(name)
 
-    return value("", {"type": "object", **{k: v for k, v in tool.input_schema.items() if k != "$schema"}})
+    schema = inline_refs(tool.input_schema)  # pydantic parameters (`notes: list[Note]`) arrive as $defs and $ref
+    return value(
+        "", {"type": "object", **{k: v for k, v in schema.items() if k not in ("$schema", "$defs", "definitions")}}
+    )
 
 
 async def check_twin(spec: TwinSpec, real_tools: list[dict[str, Any]], *, seed: int = 0) -> dict[str, Any]:
