@@ -103,7 +103,7 @@ def test_verify(tmp_path: Path) -> None:
         assert check["requirement"] in report
 
 
-@pytest.mark.parametrize("command", ["worlds", "tools", "build", "tasks", "check", "verify"])
+@pytest.mark.parametrize("command", ["worlds", "tools", "build", "tasks", "check", "verify", "run", "demo"])
 def test_every_table_command_documents_json(command: str) -> None:
     help_text = _invoke(command, "--help")
     assert "--json" in help_text

@@ -233,6 +233,17 @@ def test_the_demo_runs_oracle_and_noop_over_http_and_writes_trajectories(tmp_pat
     assert all(t.episode_id and len(t.episode_id) >= 22 for t in oracle)  # HTTP episodes, not in-process
 
 
+def test_the_demo_prints_json_for_pipes_and_progress_on_stderr_when_asked(tmp_path):
+    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path), "--tasks", "2", "--json", "--progress"])
+    assert result.exit_code == 0, result.output
+    summaries = json.loads(result.stdout)  # stdout is the JSON alone: no tables, no progress
+    assert set(summaries) == {"oracle", "noop"}
+    assert summaries["oracle"]["pass_at_1"] == 1.0 and summaries["noop"]["pass_at_1"] == 0.0
+    assert summaries["oracle"] == json.loads((tmp_path / "oracle" / "summary.json").read_text())
+    assert "mcpsim: serving retail on 127.0.0.1 for the oracle agent" in result.stderr
+    assert "mcpsim: noop: 2 episodes graded, pass@1 0.000" in result.stderr
+
+
 class SleepyAgent(OracleAgent):
     """Makes one call, then thinks for far longer than the episode may last."""
 

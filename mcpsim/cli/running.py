@@ -18,6 +18,7 @@ from mcpsim import logs
 from mcpsim.cli._app import (
     _apply,
     _lookup_message,
+    _print_json,
     _profile,
     _tasks,
     _templates,
@@ -25,6 +26,7 @@ from mcpsim.cli._app import (
     cache_options,
     log_options,
     main,
+    progress_option,
     spec_options,
 )
 from mcpsim.runner.config import Executor, RunConfig, Transport
@@ -447,8 +449,23 @@ DEMO_TASKS = 8
     help="How many tasks (one of each tag first).",
 )
 @_out_option("runs/demo", "Where the oracle's and the do-nothing agent's trajectories go.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"oracle": SUMMARY, "noop": SUMMARY} (each as in summary.json) instead of tables.',
+)
+@progress_option
 @_apply(cache_options)
-def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_cache: bool) -> None:
+def demo(
+    world: str,
+    task_count: int,
+    out_dir: str,
+    as_json: bool,
+    progress: bool | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """Serve a world on 127.0.0.1, run the oracle and a do-nothing agent over real MCP (HTTP),
     grade every episode, print the results and write the trajectories. No configuration."""
     import shlex
@@ -469,10 +486,17 @@ def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_ca
     templates = _templates(cache_dir, no_cache)
     out = Path(out_dir)
     console = Console()
-    console.print(f"[bold]mcpsim demo[/bold]: {len(picked)} {world} tasks over MCP (streamable HTTP on 127.0.0.1)")
+    steps = logs.Progress(progress)
+    if not as_json:
+        console.print(f"[bold]mcpsim demo[/bold]: {len(picked)} {world} tasks over MCP (streamable HTTP on 127.0.0.1)")
+    summaries: dict[str, Any] = {}
     for agent in ("oracle", "noop"):
         shutil.rmtree(out / agent, ignore_errors=True)
         make_agent(agent)
+        steps.step(
+            f"serving {world} on 127.0.0.1 for the {agent} agent"
+            + (" (its template is built once, then cached)" if agent == "oracle" else "")
+        )
         result = anyio.run(
             _execute,
             RunConfig(
@@ -486,7 +510,13 @@ def demo(world: str, task_count: int, out_dir: str, cache_dir: str | None, no_ca
                 timeout=60.0,
             ),
         )
-        _print_summary(result, out / agent)
+        steps.step(f"{agent}: {result.summary.episodes} episodes graded, pass@1 {result.summary.pass_at_1:.3f}")
+        summaries[agent] = result.summary.model_dump(mode="json")
+        if not as_json:
+            _print_summary(result, out / agent)
+    if as_json:
+        _print_json(summaries)
+        return
     console.print(
         "The oracle replays each task's gold actions and passes; the do-nothing agent fails every task "
         "(its partial reward is the share of checks a do-nothing agent should pass). Next: "
