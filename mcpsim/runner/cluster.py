@@ -10,7 +10,8 @@
 - `serve_on_ray`: an mcpsim HTTP server for trainers, as a pool of `ServerHost` actors (each a
   whole `mcpsim serve --http` on its node) behind one endpoint, a router in this process that
   sends each new episode to the least loaded host and every later request on it (control plane
-  and MCP) to the host that holds it.
+  and MCP) to the host that holds it; a host that cannot be reached is dropped, and new episodes
+  go to the others.
 
 Ray is imported here only, when one of these starts: `mcpsim` itself never imports it.
 """
@@ -22,7 +23,7 @@ import itertools
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,13 +34,16 @@ import httpx
 import structlog
 
 from mcpsim.runner.config import RunConfig
-from mcpsim.runner.run import Job, RunError, RunResult, run_episode, schedule
+from mcpsim.runner.run import Job, RunError, RunResult, _failed, run_episode, schedule
 from mcpsim.trajectories.schema import Trajectory
 
 log = structlog.get_logger("mcpsim.runner")
 
 # What a call on an actor raises when the actor, its worker process or its node died.
-_LOST = ("RayActorError", "ActorUnavailableError", "WorkerCrashedError", "NodeDiedError", "ObjectLostError")
+_LOST = ("RayActorError", "WorkerCrashedError", "NodeDiedError", "ObjectLostError")
+# What it raises when the actor is only unreachable for now (its node is busy or reconnecting):
+# a subclass of RayActorError, not a death.
+_UNAVAILABLE = "ActorUnavailableError"
 
 
 def _ray() -> Any:
@@ -60,8 +64,35 @@ def connect(address: str | None) -> bool:
     return True
 
 
+def _kinds(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
 def _lost(exc: BaseException) -> bool:
-    return any(type(exc).__name__ == name or name in (c.__name__ for c in type(exc).__mro__) for name in _LOST)
+    return bool(_kinds(exc) & set(_LOST)) and not _unavailable(exc)
+
+
+def _unavailable(exc: BaseException) -> bool:
+    return _UNAVAILABLE in _kinds(exc)
+
+
+def _kill_all(actors: Sequence[Any]) -> None:
+    """`ray.kill` every actor, whatever becomes of the others (one may be gone with its node)."""
+    ray = _ray()
+    for actor in actors:
+        try:
+            ray.kill(actor)
+        except Exception:  # already gone with its node
+            pass
+
+
+def worker_env(config: RunConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables the run's agent and user read their API keys from (`api_key_env`,
+    `user_api_key_env`), with their values in this process (`environ`: os.environ): the workers
+    make the agents, and a worker's environment is its node's, not the driver's. Only these."""
+    environ = os.environ if environ is None else environ
+    names = {config.api_key_env, config.user_api_key_env or config.api_key_env}
+    return {name: environ[name] for name in sorted(names) if name in environ}
 
 
 class EpisodeHost:
@@ -82,6 +113,10 @@ class EpisodeHost:
         """The Ray node this host runs on, and its process id."""
         return str(_ray().get_runtime_context().get_node_id()), os.getpid()
 
+    def has(self, name: str) -> bool:
+        """Whether the environment variable `name` is set in this worker (never its value)."""
+        return name in os.environ
+
     async def run(self, job: Job) -> str:
         """The job's episode to its end, as its trajectory's JSON."""
         config = self.config
@@ -93,7 +128,11 @@ class EpisodeHost:
 @dataclass
 class HostPool:
     """The run's episode hosts, one per core of the cluster (or `hosts`), each running up to
-    its share of `config.concurrency` episodes at once."""
+    its share of `config.concurrency` episodes at once. A job is run again on another host when
+    its host dies, at most `max_reruns` times (then it is recorded as failed: its episode may be
+    what kills them). A host Ray finds only unreachable for now gets no episodes while it is
+    probed, `max_unavailable` times at most after pauses of `pause` seconds growing each time:
+    it is back if it answers, given up if not; its episodes run again elsewhere meanwhile."""
 
     config: RunConfig
     hosts: int | None = None
@@ -103,6 +142,10 @@ class HostPool:
     pids: list[int] = field(default_factory=list)  # each host's process on its node
     alive: set[int] = field(default_factory=set)
     load: dict[int, int] = field(default_factory=dict)
+    max_reruns: int = 2
+    pause: float = 1.0
+    max_unavailable: int = 5
+    resting: set[int] = field(default_factory=set)  # hosts found unreachable, being probed
 
     def start(self) -> HostPool:
         ray = _ray()
@@ -110,9 +153,10 @@ class HostPool:
         if count < 1:
             raise RunError("the Ray cluster has no CPU to host episodes on")
         share = -(-self.config.concurrency // count)
-        actor = ray.remote(EpisodeHost).options(
-            num_cpus=1, max_restarts=0, max_concurrency=share, scheduling_strategy="SPREAD"
-        )
+        options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0, "max_concurrency": share}
+        if env := worker_env(self.config):  # the agents are made on the workers
+            options["runtime_env"] = {"env_vars": env}
+        actor = ray.remote(EpisodeHost).options(scheduling_strategy="SPREAD", **options)
         spec = dataclasses.replace(self.config, templates=None)  # each worker builds its own
         self.actors = [actor.remote(spec) for _ in range(count)]
         try:
@@ -126,37 +170,76 @@ class HostPool:
         return self
 
     async def run(self, job: Job, stop: anyio.Event) -> tuple[Trajectory, bytes | None]:
-        """The job's episode on the least loaded live host; again on another one if its host dies."""
+        """The job's episode on the least loaded live host; again on another one if its host dies
+        or cannot be reached."""
+        lost = waits = 0
         while True:
             if not self.alive:
                 raise RunError("every Ray episode host died; finish the run with --resume")
-            index = min(self.alive, key=lambda i: (self.load[i], i))
+            ready = self.alive - self.resting
+            if not ready:  # every host left is being probed: wait for the probes
+                await anyio.sleep(self.pause)
+                continue
+            index = min(ready, key=lambda i: (self.load[i], i))
             self.load[index] += 1
             try:
                 text = await self.actors[index].run.remote(job)
             except Exception as exc:
-                if not _lost(exc):
+                if not _lost(exc) and not _unavailable(exc):
                     raise
-                if index in self.alive:
-                    self.alive.discard(index)
-                    log.warning("episode host lost; its episodes run again elsewhere", host=index, error=str(exc)[:200])
-                self.reruns += 1
-                continue
+                error = exc
+            else:
+                return Trajectory.model_validate_json(text), None
             finally:
                 self.load[index] -= 1
-            return Trajectory.model_validate_json(text), None
+            if _unavailable(error):  # maybe only for now: the host rests until a probe tells
+                waits += 1
+                if index not in self.resting:
+                    await self._probe(index, error)
+            else:
+                lost += 1
+                self._lose(index, error)
+            if lost > self.max_reruns or waits > self.max_unavailable:
+                log.warning("episode lost its host too often; recorded as failed", task=job.task.id, trial=job.trial)
+                failure = RunError(f"its Ray episode host was lost {lost + waits} times running it (last: {error})")
+                return _failed(
+                    self.config.world, job.task, job.trial, self.config.agent, job.settings.run_id, failure
+                ), None
+            self.reruns += 1
+
+    async def _probe(self, index: int, error: BaseException) -> None:
+        """Rest the host `index`, which Ray said is unreachable for now, while asking it where it
+        runs, after a pause growing each time, at most `max_unavailable` times: it is back when
+        it answers, lost when Ray says it died or it never answers."""
+        log.warning("episode host unreachable; probing it", host=index, error=str(error)[:200])
+        self.resting.add(index)
+        try:
+            for attempt in range(1, self.max_unavailable + 1):
+                await anyio.sleep(self.pause * attempt)
+                try:
+                    await self.actors[index].where.remote()
+                    return
+                except Exception as exc:
+                    if not _lost(exc) and not _unavailable(exc):
+                        raise
+                    error = exc
+                    if _lost(exc):
+                        break
+            self._lose(index, error)
+        finally:
+            self.resting.discard(index)
+
+    def _lose(self, index: int, error: BaseException) -> None:
+        if index in self.alive:
+            self.alive.discard(index)
+            log.warning("episode host lost; its episodes run again elsewhere", host=index, error=str(error)[:200])
 
     def on_node(self, node: str) -> list[int]:
         """The hosts on the Ray node `node`."""
         return [i for i, n in enumerate(self.nodes) if n == node]
 
     def stop(self) -> None:
-        ray = _ray()
-        for actor in self.actors:
-            try:
-                ray.kill(actor)
-            except Exception:  # already gone with its node
-                pass
+        _kill_all(self.actors)
 
 
 async def run_on_ray(
@@ -211,51 +294,116 @@ class ServerHost:
 @dataclass
 class RayEndpoint:
     """Where trainers reach a server on Ray: `url` (the router) and the control-plane `token`;
-    `hosts` the servers' own URLs, `nodes` their Ray node ids, `owners` episode id -> host."""
+    `hosts` the servers' own URLs, `nodes` their Ray node ids, `owners` episode id -> host, `dead`
+    the hosts the router could not reach (it sends them nothing more)."""
 
     url: str
     token: str | None
     hosts: list[str]
     nodes: list[str]
     owners: dict[str, int]
+    dead: set[int] = field(default_factory=set)
 
 
 _HOP = {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade"}
+# What a request to a host raises when the host is gone (refused, reset, or no answer to connect):
+# a slow answer (a read timeout) is not a death.
+_GONE = (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeout)
 
 
 def _router(endpoint: RayEndpoint) -> Any:
-    """The one endpoint: new episodes go to the host with the fewest, every later request on an
-    episode to its host, the rest (health, worlds, tasks) to the first host."""
+    """The one endpoint: new episodes go to the live host with the fewest (ties in turn), every
+    later request on an episode to its host, the rest (health, worlds, tasks, /ui) to the first
+    live host. A host that cannot be reached is marked dead with its episodes (502 from then on)
+    and a new episode it failed to create is created on another. Answers are streamed through,
+    so the MCP endpoints' event streams (GET in session mode) flow as they come."""
     from contextlib import asynccontextmanager
 
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
 
     turns = itertools.count()
     clients: list[httpx.AsyncClient] = []  # the router's one client, opened and closed on its event loop
+    gone: dict[str, int] = {}  # episode id -> its dead host
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=10.0)) as http:
+        # no cap on connections: every open MCP event stream holds one for as long as its client does
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+        async with httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=10.0), limits=limits) as http:
             clients.append(http)
             yield
 
-    def least_loaded() -> int:
-        counts = [0] * len(endpoint.hosts)
+    def live() -> list[int]:
+        return [i for i in range(len(endpoint.hosts)) if i not in endpoint.dead]
+
+    def least_loaded() -> int | None:
+        hosts = live()
+        if not hosts:
+            return None
+        counts = dict.fromkeys(hosts, 0)
         for owner in endpoint.owners.values():
-            counts[owner] += 1
-        return min(range(len(counts)), key=lambda i: (counts[i], (i - next(turns)) % len(counts)))
+            counts[owner] = counts.get(owner, 0) + 1
+        turn = next(turns)  # once per choice: ties go to each host in turn
+        return min(hosts, key=lambda i: (counts[i], (i - turn) % len(endpoint.hosts)))
+
+    def lose(host: int, exc: Exception) -> None:
+        if host in endpoint.dead:
+            return
+        endpoint.dead.add(host)
+        for eid in [e for e, h in endpoint.owners.items() if h == host]:
+            gone[eid] = endpoint.owners.pop(eid)
+        log.warning("server host unreachable; new episodes go to the others", host=host, error=str(exc)[:200])
 
     async def forward(host: int, request: Request, body: bytes) -> httpx.Response:
+        """The host's answer, its body not read yet; a host found gone is marked dead."""
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
         url = endpoint.hosts[host] + request.url.path
-        return await clients[0].request(request.method, url, params=request.query_params, headers=headers, content=body)
+        http = clients[0]
+        outgoing = http.build_request(request.method, url, params=request.query_params, headers=headers, content=body)
+        try:
+            return await http.send(outgoing, stream=True)
+        except _GONE as exc:
+            lose(host, exc)
+            raise
+
+    async def read(upstream: httpx.Response) -> httpx.Response:
+        try:
+            await upstream.aread()
+        finally:
+            await upstream.aclose()
+        return upstream
 
     def answer(upstream: httpx.Response) -> Response:
-        headers = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP | {"content-encoding"}}
-        return Response(upstream.content, status_code=upstream.status_code, headers=headers)
+        if upstream.is_closed:  # read whole (the router looked inside)
+            headers = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP | {"content-encoding"}}
+            return Response(upstream.content, status_code=upstream.status_code, headers=headers)
+
+        async def relay() -> Any:
+            try:
+                async for chunk in upstream.aiter_raw():
+                    yield chunk
+            finally:
+                await upstream.aclose()
+
+        headers = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
+        return StreamingResponse(relay(), status_code=upstream.status_code, headers=headers)
+
+    def unreachable(what: str) -> JSONResponse:
+        return JSONResponse({"error": f"{what} could not be reached"}, status_code=502)
+
+    async def create(request: Request, body: bytes) -> Response:
+        while (host := least_loaded()) is not None:
+            try:
+                upstream = await read(await forward(host, request, body))
+            except _GONE:
+                continue  # marked dead: the next live host
+            if upstream.status_code == 201:
+                endpoint.owners[upstream.json()["id"]] = host
+            return answer(upstream)
+        return unreachable("none of the episode servers")
 
     async def route(request: Request) -> Response:
         body = await request.body()
@@ -264,30 +412,34 @@ def _router(endpoint: RayEndpoint) -> Any:
             if parts[0] == "episodes" and len(parts) >= 2 and parts[1] != "restore":
                 owner = endpoint.owners.get(parts[1])
                 if owner is None:
+                    if parts[1] in gone:
+                        return unreachable(f"episode {parts[1]!r}'s server (host {gone[parts[1]]})")
                     return JSONResponse({"error": f"unknown episode {parts[1]!r}"}, status_code=404)
                 upstream = await forward(owner, request, body)
                 if request.method == "DELETE" and len(parts) == 2 and upstream.status_code in (204, 404):
                     endpoint.owners.pop(parts[1], None)
                 elif parts[-1] == "fork" and upstream.status_code == 201:
-                    endpoint.owners[upstream.json()["id"]] = owner
+                    endpoint.owners[(await read(upstream)).json()["id"]] = owner
                 return answer(upstream)
             if parts[0] == "episodes" and request.method == "POST":
-                host = least_loaded()
-                upstream = await forward(host, request, body)
-                if upstream.status_code == 201:
-                    endpoint.owners[upstream.json()["id"]] = host
-                return answer(upstream)
-            if parts == ["episodes"]:  # GET: every host's episodes
+                return await create(request, body)
+            if parts == ["episodes"]:  # GET: every live host's episodes
                 listed: list[Any] = []
-                for host in range(len(endpoint.hosts)):
-                    upstream = await forward(host, request, body)
+                for host in live():
+                    try:
+                        upstream = await read(await forward(host, request, body))
+                    except _GONE:
+                        continue  # its episodes are gone with it
                     if upstream.status_code != 200:
                         return answer(upstream)
                     listed += upstream.json()
                 return JSONResponse(listed)
-            return answer(await forward(0, request, body))
+            hosts = live()
+            if not hosts:
+                return unreachable("none of the episode servers")
+            return answer(await forward(hosts[0], request, body))
         except httpx.TransportError as exc:
-            return JSONResponse({"error": f"the episode's server could not be reached: {exc}"}, status_code=502)
+            return unreachable(f"the episode's server ({exc})")
 
     methods = ["GET", "POST", "DELETE"]
     return Starlette(routes=[Route("/{path:path}", route, methods=methods)], lifespan=lifespan)
@@ -327,7 +479,7 @@ def serve_on_ray(
         actor = ray.remote(ServerHost).options(num_cpus=1, max_restarts=0, scheduling_strategy="SPREAD")
         options = {"world": world, "token": token, "public_url": endpoint.url, "ttl_seconds": None, **settings}
         actors = [actor.remote(options, bind) for _ in range(count)]
-        stack.callback(lambda: [ray.kill(a) for a in actors])
+        stack.callback(_kill_all, actors)
         endpoint.hosts = ray.get([a.url.remote() for a in actors])
         endpoint.nodes = ray.get([a.node.remote() for a in actors])
         yield endpoint

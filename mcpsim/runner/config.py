@@ -49,7 +49,7 @@ class RunConfig:
     faults: FaultProfile | None = None  # for every episode; None: each task's own profile
     max_steps: int = 30  # assistant messages per episode
     timeout: float = 300.0  # seconds per episode
-    settings: InitVar[RolloutSettings | None] = None  # instead of max_steps and timeout
+    settings: InitVar[RolloutSettings | None] = None  # instead of max_steps, timeout and seed
     agent: str = "oracle"  # oracle, noop, random, openai:MODEL or package.module:Class
     user: str = "scripted"  # scripted or openai:MODEL
     base_url: str = "https://api.openai.com/v1"  # of openai: agents and users
@@ -70,9 +70,26 @@ class RunConfig:
 
     def __post_init__(self, settings: RolloutSettings | None) -> None:
         if settings is not None:
-            self.max_steps, self.timeout = settings.max_steps, settings.timeout
+            self._take(settings)
         if self.user != "scripted" and not self.user.startswith("openai:"):
             raise ValueError(f"the simulated user is scripted or openai:MODEL, not {self.user!r}")
+
+    def _take(self, settings: RolloutSettings) -> None:
+        """`settings`' max_steps, timeout and seed, which this config's own fields must not
+        contradict; its run_id cannot be taken (every run draws its own)."""
+        if settings.run_id is not None:
+            raise ValueError(
+                f"RunConfig(settings=RolloutSettings(run_id={settings.run_id!r})): a run draws its own run_id, "
+                "so settings must leave run_id None"
+            )
+        defaults = RunConfig.__dataclass_fields__
+        for name in ("max_steps", "timeout", "seed"):
+            mine, theirs = getattr(self, name), getattr(settings, name)
+            if mine != defaults[name].default and mine != theirs:
+                raise ValueError(
+                    f"RunConfig got {name}={mine!r} and settings with {name}={theirs!r}: give {name} in one place"
+                )
+            setattr(self, name, theirs)
 
     def make_agent(self) -> Agent:
         """A new agent of `agent` (one per episode)."""
