@@ -34,7 +34,7 @@ import httpx
 import structlog
 
 from mcpsim.runner.config import RunConfig
-from mcpsim.runner.run import Job, RunError, RunResult, _failed, run_episode, schedule
+from mcpsim.runner.run import Job, RunError, RunResult, failed_trajectory, run_episode, schedule
 from mcpsim.trajectories.schema import Trajectory
 
 log = structlog.get_logger("mcpsim.runner")
@@ -202,7 +202,7 @@ class HostPool:
             if lost > self.max_reruns or waits > self.max_unavailable:
                 log.warning("episode lost its host too often; recorded as failed", task=job.task.id, trial=job.trial)
                 failure = RunError(f"its Ray episode host was lost {lost + waits} times running it (last: {error})")
-                return _failed(
+                return failed_trajectory(
                     self.config.world, job.task, job.trial, self.config.agent, job.settings.run_id, failure
                 ), None
             self.reruns += 1

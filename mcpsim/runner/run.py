@@ -75,12 +75,12 @@ async def run_episode(
                 agent, live, task, user, world=world, trial=trial, settings=job.settings, stop=stop, resume=job.resume
             )
     except (BackendError, OSError) as exc:
-        return _failed(world, task, trial, agent.name, job.settings.run_id, exc), None
+        return failed_trajectory(world, task, trial, agent.name, job.settings.run_id, exc), None
     except Exception as exc:  # the MCP client or server failed: record it, keep running the rest
         if isinstance(exc, anyio.get_cancelled_exc_class()):
             raise
         log.exception("episode failed", task=task.id, trial=trial)
-        return _failed(world, task, trial, agent.name, job.settings.run_id, exc), None
+        return failed_trajectory(world, task, trial, agent.name, job.settings.run_id, exc), None
     finally:
         await agent.aclose()
         await user.aclose()
@@ -193,7 +193,9 @@ def _read(journal: Journal) -> list[Trajectory]:
         raise RunError(str(exc)) from None
 
 
-def _failed(world: str, task: Task, trial: int, agent: str, run_id: str | None, exc: BaseException) -> Trajectory:
+def failed_trajectory(
+    world: str, task: Task, trial: int, agent: str, run_id: str | None, exc: BaseException
+) -> Trajectory:
     grading = _leaf(exc, GradingFailed)
     cause = exc if grading is None else grading
     # a grading failure has no verdict: the episode has no reward, not a reward of 0
