@@ -62,8 +62,13 @@ def templates(mcpsim_templates: TemplateCache) -> TemplateCache:
     return mcpsim_templates
 
 
-# The graders of the story worlds, as `bank` and `workspace` (a folder or module may define its own:
-# tests/worlds/bank/ means the World by `bank`).
+# The graders of the story worlds, as `retail`, `bank` and `workspace` (a folder or module may define
+# its own: tests/worlds/bank/ means the World by `bank`).
+@pytest.fixture(scope="module")
+def retail(templates: TemplateCache) -> Verifier:
+    return Verifier(load_world("retail"), load_tasks("retail"), templates=templates)
+
+
 @pytest.fixture(scope="module")
 def bank(templates: TemplateCache) -> Verifier:
     return Verifier(load_world("bank"), load_tasks("bank"), templates=templates)

@@ -21,7 +21,7 @@ from mcpsim.runner.loop import final_answer
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
 from mcpsim.serve.host import EpisodeManager
-from mcpsim.tasks import Action, ConfirmationReply, Confirmed, Say, Task, UserSpec, load_tasks
+from mcpsim.tasks import Action, ConfirmationReply, Confirmed, Say, Task, UserSpec
 from mcpsim.tasks.dialogue import (
     CONFIRM_QUESTION,
     MAX_CONFIRMATIONS_IN_A_ROW,
@@ -38,16 +38,6 @@ from mcpsim.world.registry import load_world
 
 CANCEL = "cancel-pending-order"  # retail: cancel #W0006911, refund $39.98
 BANK_TASK = "update-email-and-phone"  # bank: its rubric has a `confirmed` check
-
-
-@pytest.fixture(scope="module")
-def retail():
-    return load_tasks("retail")
-
-
-@pytest.fixture(scope="module")
-def bank():
-    return load_tasks("bank")
 
 
 def lines(out: Path) -> list[Trajectory]:
@@ -109,7 +99,7 @@ class StatesEarlyThenVague:
 
 @pytest.mark.anyio
 async def test_facts_stated_only_before_the_last_message_do_not_make_the_answer(tmp_path, retail):
-    task = retail.get(CANCEL).model_copy(update={"user": UserSpec(turns=["Thanks. And the result?"])})
+    task = retail.tasks.get(CANCEL).model_copy(update={"user": UserSpec(turns=["Thanks. And the result?"])})
     backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
     with anyio.fail_after(120):
         await run_episodes(
@@ -193,14 +183,14 @@ def test_refusal_and_anything_else_are_not_agreement(text):
 def test_the_user_says_yes_to_what_it_asked_for(retail, question):
     # the refund ($39.98, an answer fact) is recognised once the agent has read it, by any tool
     read = [{"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": "#W0006911", "total": 39.98})}]
-    assert confirmation_reply(question, retail.get(CANCEL), read) == YES_REPLY
+    assert confirmation_reply(question, retail.tasks.get(CANCEL), read) == YES_REPLY
 
 
 def test_an_answer_fact_is_not_confirmed_before_the_agent_has_read_it(retail):
     question = "I will cancel order #W0006911; $39.98 goes back to you. Shall I go ahead?"
-    assert confirmation_reply(question, retail.get(CANCEL)) == NO_REPLY
+    assert confirmation_reply(question, retail.tasks.get(CANCEL)) == NO_REPLY
     other = [{"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": "#W0006911", "total": 41.0})}]
-    assert confirmation_reply(question, retail.get(CANCEL), other) == NO_REPLY
+    assert confirmation_reply(question, retail.tasks.get(CANCEL), other) == NO_REPLY
 
 
 @pytest.mark.parametrize(
@@ -212,11 +202,11 @@ def test_an_answer_fact_is_not_confirmed_before_the_agent_has_read_it(retail):
     ],
 )
 def test_the_user_says_no_to_what_it_did_not_ask_for(retail, question):
-    assert confirmation_reply(question, retail.get(CANCEL)) == NO_REPLY
+    assert confirmation_reply(question, retail.tasks.get(CANCEL)) == NO_REPLY
 
 
 def test_the_user_recognises_its_own_records_in_what_the_gold_reads_returned(retail):
-    task = retail.get(CANCEL)
+    task = retail.tasks.get(CANCEL)
     question = "Shall I cancel #W0006911, your 2 Aero Dotted Notebooks, and refund $39.98 to your card?"
     assert confirmation_reply(question, task) == NO_REPLY  # the instruction never names the notebooks
     seen = run_solution(task_episode(load_world("retail"), task), task, list(task.gold[:2]))  # the gold's reads
@@ -224,7 +214,7 @@ def test_the_user_recognises_its_own_records_in_what_the_gold_reads_returned(ret
 
 
 def test_a_task_scripts_its_own_answers_in_order(retail):
-    task = retail.get(CANCEL).model_copy(
+    task = retail.tasks.get(CANCEL).model_copy(
         update={
             "user": UserSpec(
                 confirmations=[
@@ -240,7 +230,7 @@ def test_a_task_scripts_its_own_answers_in_order(retail):
 
 
 def test_the_scripted_user_answers_confirmations_without_using_up_its_turns(retail):
-    task = retail.get(CANCEL).model_copy(update={"user": UserSpec(turns=["Also, when will it ship?"])})
+    task = retail.tasks.get(CANCEL).model_copy(update={"user": UserSpec(turns=["Also, when will it ship?"])})
     scripted = ScriptedUser(task)
 
     def reply(messages: list[Message]) -> str | None:
@@ -258,7 +248,7 @@ def test_the_scripted_user_answers_confirmations_without_using_up_its_turns(reta
 
 
 def test_an_agent_that_only_ever_asks_stops_getting_answers(retail):
-    task = retail.get(CANCEL)
+    task = retail.tasks.get(CANCEL)
     scripted = ScriptedUser(task)
     conversation = [user(task.instruction)]
     for _ in range(MAX_CONFIRMATIONS_IN_A_ROW):
@@ -273,7 +263,7 @@ def test_an_agent_that_only_ever_asks_stops_getting_answers(retail):
 def test_the_user_is_no_oracle_for_the_answer(retail):
     """A lookup's answer facts are what the agent must read: asking the user to confirm a guess
     gets the same no for the right value as for a wrong one, until the agent has read it."""
-    task = retail.get("gift-card-balance")
+    task = retail.tasks.get("gift-card-balance")
     assert [f.model_dump() for f in task.answer] == [{"money": 329.73, "tolerance": 0.005}]  # to be read
     guesses = ["Your balance is $329.73. Shall I go ahead?", "Your balance is $300.00. Shall I go ahead?"]
     replies = {confirmation_reply(g, task) for g in guesses}
@@ -285,7 +275,7 @@ def test_the_user_is_no_oracle_for_the_answer(retail):
 def test_the_user_stops_after_so_many_noes(retail):
     """Guess-and-check through confirmation requests ends: after MAX_REFUSALS no's the user says
     nothing more, even with tool calls in between (which reset the yes cap, not this one)."""
-    task = retail.get(CANCEL)
+    task = retail.tasks.get(CANCEL)
     scripted = ScriptedUser(task)
     conversation = [user(task.instruction)]
     for n in range(MAX_REFUSALS):
@@ -344,7 +334,7 @@ async def test_an_agent_that_asks_before_its_first_write_passes_a_real_retail_wr
     )
     with anyio.fail_after(120):
         await run_episodes(
-            RunConfig(world="retail", tasks=[retail.get(CANCEL)], out=tmp_path),
+            RunConfig(world="retail", tasks=[retail.tasks.get(CANCEL)], out=tmp_path),
             backend,
             lambda: AsksFirst(question),
             ScriptedUser,
@@ -352,8 +342,8 @@ async def test_an_agent_that_asks_before_its_first_write_passes_a_real_retail_wr
     (t,) = lines(tmp_path)
     spoken = [(m.role, m.content) for m in t.messages if m.role in ("user", "assistant") and m.content]
     assert spoken[1:3] == [("assistant", question), ("user", YES_REPLY)]
-    assert [c.tool for c in t.calls] == [a.tool for a in retail.get(CANCEL).gold]
-    assert t.reward == 1.0 and t.verdict["answer"] == retail.get(CANCEL).oracle_answer()
+    assert [c.tool for c in t.calls] == [a.tool for a in retail.tasks.get(CANCEL).gold]
+    assert t.reward == 1.0 and t.verdict["answer"] == retail.tasks.get(CANCEL).oracle_answer()
 
 
 @pytest.mark.anyio
@@ -361,7 +351,7 @@ async def test_an_agent_asking_about_the_wrong_order_hears_no(tmp_path, retail):
     backend = InProcessBackend(EpisodeManager(TemplateCache(), ttl_seconds=None))
     with anyio.fail_after(120):
         await run_episodes(
-            RunConfig(world="retail", tasks=[retail.get(CANCEL)], out=tmp_path),
+            RunConfig(world="retail", tasks=[retail.tasks.get(CANCEL)], out=tmp_path),
             backend,
             lambda: AsksFirst("Shall I cancel order #W0006912?"),
             ScriptedUser,
@@ -394,48 +384,48 @@ def _write_index(task: Task) -> int:
 
 
 def test_asked_and_agreed_before_the_write_passes(bank):
-    task = bank.get(BANK_TASK)
-    verdict, check = _graded(bank, gold_steps(task, load_world("bank")))
+    task = bank.tasks.get(BANK_TASK)
+    verdict, check = _graded(bank.tasks, gold_steps(task, load_world("bank")))
     assert check.passed and "agreed" in check.reason
     assert verdict.passed
 
 
 def test_writing_without_asking_fails(bank):
-    _, check = _graded(bank, list(bank.get(BANK_TASK).gold))
+    _, check = _graded(bank.tasks, list(bank.tasks.get(BANK_TASK).gold))
     assert not check.passed and "without asking" in check.reason
 
 
 def test_writing_after_the_user_said_no_fails(bank):
-    task = bank.get(BANK_TASK)
+    task = bank.tasks.get(BANK_TASK)
     i = _write_index(task)
     wrong = Say(say="I will also close your account 99999999. Shall I go ahead?")  # the user declines
-    _, check = _graded(bank, [*task.gold[:i], wrong, *task.gold[i:]])
+    _, check = _graded(bank.tasks, [*task.gold[:i], wrong, *task.gold[i:]])
     assert not check.passed and "did not agree" in check.reason and NO_REPLY in check.reason
 
 
 def test_asking_only_after_the_write_fails(bank):
-    task = bank.get(BANK_TASK)
-    _, check = _graded(bank, [*task.gold, Say(say=CONFIRM_QUESTION)])
+    task = bank.tasks.get(BANK_TASK)
+    _, check = _graded(bank.tasks, [*task.gold, Say(say=CONFIRM_QUESTION)])
     assert not check.passed and "without asking" in check.reason
 
 
 def test_a_refused_write_before_asking_does_not_count_as_the_write(bank):
-    task = bank.get(BANK_TASK)
+    task = bank.tasks.get(BANK_TASK)
     i = _write_index(task)
     refused = Action(tool=task.gold[i].tool, args={**task.gold[i].args, "customer_id": "cus_0000000"}, expect="error")
-    _, check = _graded(bank, [*task.gold[:i], refused, Say(say=CONFIRM_QUESTION), *task.gold[i:]])
+    _, check = _graded(bank.tasks, [*task.gold[:i], refused, Say(say=CONFIRM_QUESTION), *task.gold[i:]])
     assert check.passed
 
 
 def test_without_a_conversation_the_check_fails_and_says_why(bank):
-    _, check = _graded(bank, gold_steps(bank.get(BANK_TASK), load_world("bank")), conversation=False)
+    _, check = _graded(bank.tasks, gold_steps(bank.tasks.get(BANK_TASK), load_world("bank")), conversation=False)
     assert not check.passed and check.reason == "no conversation was given to grade the confirmation"
 
 
 def test_a_do_nothing_agent_passes_the_check(bank):
-    task = bank.get(BANK_TASK)
+    task = bank.tasks.get(BANK_TASK)
     assert next(c for c in task.rubric if isinstance(c, Confirmed)).noop_passes
-    verdict, check = _graded(bank, [], answer="Nothing.")
+    verdict, check = _graded(bank.tasks, [], answer="Nothing.")
     assert check.passed and not verdict.passed
 
 
@@ -457,13 +447,13 @@ def test_the_oracle_asks_and_passes_a_task_with_a_confirmed_check_over_every_tra
 
 
 def test_a_conversation_that_does_not_show_the_write_fails(bank):
-    task = bank.get(BANK_TASK)
+    task = bank.tasks.get(BANK_TASK)
     world = load_world("bank")
     episode = task_episode(world, task)
     try:
         said = run_solution(episode, task, gold_steps(task, world))
         words_only = [m for m in said if m["role"] == "user" or (m["role"] == "assistant" and m.get("content"))]
-        verdict = Verifier(world, bank).grade(episode, task, task.oracle_answer(), conversation=words_only)
+        verdict = Verifier(world, bank.tasks).grade(episode, task, task.oracle_answer(), conversation=words_only)
     finally:
         episode.close()
     (check,) = [c for c in verdict.checks if c.type == "confirmed"]
@@ -472,7 +462,7 @@ def test_a_conversation_that_does_not_show_the_write_fails(bank):
 
 def test_a_write_whose_arguments_the_world_filled_with_defaults_is_found_in_the_conversation(retail):
     """The transcript records `items: [{item_id, quantity: None}]` where the agent sent `[{item_id}]`."""
-    task = retail.get("return-one-item-to-card")
+    task = retail.tasks.get("return-one-item-to-card")
     if not any(isinstance(c, Confirmed) for c in task.rubric):
         task = task.model_copy(
             update={
@@ -486,7 +476,7 @@ def test_a_write_whose_arguments_the_world_filled_with_defaults_is_found_in_the_
     episode = task_episode(world, task)
     try:
         said = run_solution(episode, task, gold_steps(task, world))
-        verdict = Verifier(world, retail).grade(episode, task, task.oracle_answer(), conversation=said)
+        verdict = Verifier(world, retail.tasks).grade(episode, task, task.oracle_answer(), conversation=said)
     finally:
         episode.close()
     (check,) = [c for c in verdict.checks if c.type == "confirmed"]

@@ -50,6 +50,18 @@ def test_an_exchange_needs_the_new_variant_available_and_in_stock(shop):
     shop.fails("exchange_delivered_order_items", "is discontinued", **args)
 
 
+def test_an_exchange_or_a_return_of_more_units_than_the_line_has_is_refused_naming_the_verb(shop):
+    item, other = shop.returnable_item_with_sibling()
+    units, too_many = item["quantity"], item["quantity"] + 1
+    exchanging = shop.exchange_args(item, other["id"])
+    exchanging["items"][0]["quantity"] = too_many
+    refused = f"Item {item['id']} has only {units} unit(s); cannot exchange {too_many}"
+    shop.fails("exchange_delivered_order_items", refused, **exchanging)
+    returning = shop.return_args(item["order_id"], [item["id"]], quantity=too_many)
+    refused = f"Item {item['id']} has only {units} unit(s); cannot return {too_many}"
+    shop.fails("return_delivered_order_items", refused, **returning)
+
+
 def test_an_exchanged_item_cannot_be_returned_or_exchanged_again(shop):
     item, other = shop.returnable_item_with_sibling()
     result = shop.ok("exchange_delivered_order_items", **shop.exchange_args(item, other["id"]))

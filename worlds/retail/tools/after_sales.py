@@ -63,6 +63,30 @@ def _label(ctx: ToolContext, order: Order, kind: str) -> Shipment:
     return shipment
 
 
+def _units_taken_back(item: OrderItem, quantity: int | None, verb: str) -> int:
+    """How many units of `item` a return or an exchange (`verb`) takes back: all of them unless
+    `quantity` says fewer, never more than the line has."""
+    units = item.quantity if quantity is None else quantity
+    if units > item.quantity:
+        raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot {verb} {units}")
+    return units
+
+
+def _take_back(
+    ctx: ToolContext, item: OrderItem, quantity: int, *, return_id: str | None = None, exchange_id: str | None = None
+) -> tuple[OrderItem, Variant]:
+    """Split the units taken back off their line, link them to their return or exchange, and put
+    them back into their variant's stock. The caller stages the part and the variant."""
+    part = split_line(ctx, item, quantity)
+    if return_id is not None:
+        part.status, part.return_id = "returned", return_id
+    else:
+        part.status, part.exchange_id = "exchanged", exchange_id
+    variant = ctx.get(Variant, part.variant_id)
+    variant.stock += part.quantity
+    return part, variant
+
+
 def _refresh_status(ctx: ToolContext, order: Order) -> None:
     order.status = status_after_delivery(item.status for item in order_items(ctx.session, order.id))
     order.updated_at = iso(ctx.now)
@@ -88,13 +112,11 @@ def return_delivered_order_items(
     require_delivered_order(order, "returned")
     refuse_duplicates([line.item_id for line in items])
     method = get_payment_method_of(ctx, refund_payment_method_id, order.customer_id)
-    chosen: list[tuple[OrderItem, int | None]] = []
+    chosen: list[tuple[OrderItem, int]] = []
     for line in items:
         item = item_of_order(ctx, order, line.item_id)
         require_returnable_item(ctx, item, "returned")
-        if line.quantity is not None and line.quantity > item.quantity:
-            raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot return {line.quantity}")
-        chosen.append((item, line.quantity))
+        chosen.append((item, _units_taken_back(item, line.quantity, "return")))
 
     label = _label(ctx, order, "return")
     returned = Return(
@@ -111,10 +133,7 @@ def return_delivered_order_items(
     session.flush()  # the lines below refer to the return; without relationships the ORM won't order them
     value = 0
     for item, quantity in chosen:
-        part = split_line(ctx, item, quantity)
-        part.status, part.return_id = "returned", returned.id
-        variant = ctx.get(Variant, part.variant_id)
-        variant.stock += part.quantity
+        part, variant = _take_back(ctx, item, quantity, return_id=returned.id)
         value += part.unit_price_cents * part.quantity
         session.add_all([part, variant])
     session.flush()
@@ -163,9 +182,7 @@ def exchange_delivered_order_items(
             unchanged="; an exchange must change the variant",
             discontinued="exchanged into",
         )
-        quantity = item.quantity if line.quantity is None else line.quantity
-        if quantity > item.quantity:
-            raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot exchange {quantity}")
+        quantity = _units_taken_back(item, line.quantity, "exchange")
         reserve_stock(demand, variant, quantity)
         plan.append((item, variant, quantity))
 
@@ -185,10 +202,7 @@ def exchange_delivered_order_items(
     session.flush()  # the lines below refer to the exchange and its shipments
     difference = 0
     for item, variant, quantity in plan:
-        part = split_line(ctx, item, quantity)
-        part.status, part.exchange_id = "exchanged", exchange.id
-        old = ctx.get(Variant, part.variant_id)
-        old.stock += quantity
+        part, old = _take_back(ctx, item, quantity, exchange_id=exchange.id)
         variant.stock -= quantity
         difference += (variant.price_cents - part.unit_price_cents) * quantity
         new_line = new_order_line(
