@@ -7,11 +7,13 @@ in both protocols (2026-07-28 and the legacy handshake); `mcpsim gen --from-mcp 
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -20,6 +22,7 @@ from click.testing import CliRunner
 from mcp import Client, types
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
+from starlette.responses import PlainTextResponse
 
 from mcpsim.cli import main
 from mcpsim.engine.episode import Episode
@@ -202,7 +205,7 @@ def test_a_servers_request_on_the_stream_is_paired_with_the_clients_answer(tmp_p
 
 def test_a_real_mcpsim_http_server_behind_the_recorder(http_process, tmp_path):
     """`mcpsim serve retail --http`: its Host check passes (the proxy names the real host), an
-    episode's own path and JSON answers go through, the Origin goes untouched, and an HTTP error
+    episode's own path and JSON answers go through, and an HTTP error
     without a JSON-RPC answer to the request is recorded against the request it ended."""
     auth = {"Authorization": "Bearer tok"}
     created = httpx.post(f"{http_process}/episodes", json={"world": "retail", "seed": 3}, headers=auth)
@@ -222,17 +225,79 @@ def test_a_real_mcpsim_http_server_behind_the_recorder(http_process, tmp_path):
 
         tools, answer = anyio.run(use)
         assert "calculate" in tools and "5" in answer
-        evil = ACCEPT | {"origin": "http://evil.example"}
-        refused = httpx.post(proxied, json=MCP_INITIALIZE, headers=evil)  # Origin untouched: the server refuses it
-        assert refused.status_code == 403 and "evil.example" in refused.text
         missing = httpx.post(proxied.replace("/mcp", "/episodes/nope/mcp"), json=MCP_INITIALIZE, headers=ACCEPT)
         assert missing.status_code == 404 and "does not exist" in missing.text
     lines = [json.loads(line) for line in (out / "calls.jsonl").read_text().splitlines()]
     calls = [line for line in lines if line.get("method") == "tools/call"]
     assert len(calls) == 1 and calls[0]["params"]["name"] == "calculate" and not calls[0]["result"].get("isError")
     ended = [line for line in lines if line.get("method") == "initialize"]
-    assert [line["http_status"] for line in ended] == [403, 404]
+    assert [line["http_status"] for line in ended] == [404]
     assert all(line["error"]["message"].startswith(f"HTTP {line['http_status']}") for line in ended)
+
+
+class Guarded:
+    """An upstream that wants a token in its query string (and records what reached it)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app, self.token, self.seen = app, token, []
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+            self.seen.append((scope["query_string"].decode(), headers.get("authorization"), headers.get("origin")))
+            if scope["query_string"].decode() != f"token={self.token}":
+                await PlainTextResponse("no token", status_code=401)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+@contextmanager
+def guarded_notes_server(token: str) -> Iterator[tuple[str, Guarded]]:
+    world = compile_twin(infer_twin(SURFACE))
+    episode = Episode.create(world, 0, "default")
+    app = Guarded(build_server(world, lambda _id: episode).streamable_http_app(host="127.0.0.1"), token)
+    try:
+        with serve_in_thread(app) as url:  # type: ignore[arg-type]
+            yield url, app
+    finally:
+        episode.close()
+
+
+def test_the_proxy_refuses_other_sites_and_keeps_no_secrets(tmp_path):
+    """A page on another site (DNS rebinding: its name resolves to 127.0.0.1) reaches nothing
+    through the proxy, whatever its Host or Origin; the proxy's own names do. The real server
+    gets the URL's credentials and token; meta.json keeps neither."""
+    token = "tok-7f3a9c"
+    out = tmp_path / "rec"
+    with guarded_notes_server(token) as (base, upstream):
+        real = base.replace("http://", "http://alice:s3cr3t@") + f"/mcp?token={token}"
+        with recorder(real, out) as proxied:
+            assert proxied.endswith(f"/mcp?token={token}")
+            port = int(proxied.split(":")[2].split("/")[0])
+            for headers, refused in [
+                ({"host": f"evil.example:{port}"}, f"Host header 'evil.example:{port}' is not this proxy's"),
+                ({"host": f"127.0.0.1:{port + 1}"}, "is not this proxy's"),
+                ({"host": f"localhost:{port}.evil.example"}, "is not this proxy's"),
+                ({"origin": "http://evil.example"}, "Origin 'http://evil.example' may not use this proxy"),
+                ({"origin": f"http://evil.example:{port}"}, "may not use this proxy"),
+                ({"origin": f"http://127.0.0.1:{port + 1}"}, "may not use this proxy"),
+            ]:
+                answer = httpx.post(proxied, json=MCP_INITIALIZE, headers=ACCEPT | headers)
+                assert answer.status_code == 403 and refused in answer.text, (headers, answer.text)
+                assert "DNS-rebinding" in answer.text
+            assert upstream.seen == []  # nothing went through
+            for headers in [{}, {"host": f"localhost:{port}", "origin": f"http://localhost:{port}"}]:
+                answer = httpx.post(proxied, json=MCP_INITIALIZE, headers=ACCEPT | headers)
+                assert answer.status_code == 200 and '"serverInfo"' in answer.text, answer.text
+            assert len(anyio.run(session, proxied, "auto")) == len(STEPS)  # a whole session goes through
+    basic = "Basic " + base64.b64encode(b"alice:s3cr3t").decode()
+    assert upstream.seen and all(q == f"token={token}" and auth == basic for q, auth, _ in upstream.seen)
+    assert upstream.seen[1][2] == f"http://localhost:{port}"  # an allowed Origin goes on untouched
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["url"] == f"{base}/mcp" and meta["listen"] == f"http://127.0.0.1:{port}/mcp"
+    for written in out.iterdir():
+        text = written.read_text()
+        assert "s3cr3t" not in text and token not in text and "alice" not in text, written.name
 
 
 def test_an_unreachable_server_is_a_502_and_a_recorded_error(tmp_path):

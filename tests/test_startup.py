@@ -4,8 +4,10 @@ their stdin and stdout), a real template cache on disk."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from mcpsim.serve.startup import _stamp, read_card, write_card
+from mcpsim.serve import startup
+from mcpsim.serve.startup import _stamp, own_sources, read_card, usage_problem, write_card
 from mcpsim.testing import clean_env
 
 CUSTOMER = "cus_0558461"  # the first customer of retail, seed 0, small scale
@@ -167,6 +170,99 @@ def test_a_card_holds_while_the_world_package_is_unchanged(tmp_path: Path, monke
     assert _stamp("a_world_module") == alone
     (tmp_path / "a_world_module.py").write_text("world = 1\n")
     assert _stamp("a_world_module") != alone
+
+
+def _a_world_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    package = tmp_path / "a_world_pkg"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("world = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    card = {"name": "mcpsim-w", "title": "W", "description": "d", "instructions": "Be kind.\n", "version": "1"}
+    return card | {"scales": ["small"]}
+
+
+def test_a_card_is_outdated_once_mcpsims_own_code_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editable install: editing mcpsim's code changes neither its version nor site-packages,
+    but the card's stamp sees it (here on a copy of the package, never the real tree)."""
+    copy = tmp_path / "mcpsim_copy"
+    shutil.copytree(startup.MCPSIM_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(startup, "MCPSIM_DIR", str(copy))
+    card = _a_world_package(tmp_path, monkeypatch)
+    write_card(tmp_path / "cards", "w", "a_world_pkg", card)
+    assert read_card(tmp_path / "cards", "w") == card
+    sources = list(own_sources(str(copy)))
+    assert ("serve/startup.py", os.path.getsize(copy / "serve" / "startup.py")) in [(p, s) for p, s, _ in sources]
+    assert all(p.endswith(".py") and "__pycache__" not in p for p, _, _ in sources)
+    (copy / "serve" / "__pycache__").mkdir(exist_ok=True)
+    (copy / "serve" / "__pycache__" / "x.pyc").write_bytes(b"")  # compiled files and data do not count
+    (copy / "notes.txt").write_text("x")
+    assert read_card(tmp_path / "cards", "w") == card
+    stat = os.stat(copy / "serve" / "mcp.py")
+    os.utime(copy / "serve" / "mcp.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # same size
+    assert read_card(tmp_path / "cards", "w") is None
+    write_card(tmp_path / "cards", "w", "a_world_pkg", card)
+    assert read_card(tmp_path / "cards", "w") == card
+    (copy / "engine" / "new_module.py").write_text("")  # a new file too
+    assert read_card(tmp_path / "cards", "w") is None
+
+
+def test_a_card_is_written_through_a_temp_file_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process with this pid (another container sharing the cache volume) may be writing
+    a temp file named by the pid: the card is still written, and no temp file is left."""
+    card = _a_world_package(tmp_path, monkeypatch)
+    cards = tmp_path / "cards"
+    (cards / f".w.json.{os.getpid()}.tmp").mkdir(parents=True)  # the same-pid writer's file, in the way
+    write_card(cards, "w", "a_world_pkg", card)
+    assert read_card(cards, "w") == card
+    assert sorted(p.name for p in cards.iterdir()) == [f".w.json.{os.getpid()}.tmp", "w.json"]
+
+
+def test_a_card_knows_which_tasks_and_fault_profiles_can_be_served(cache: Path, tmp_path: Path) -> None:
+    Stdio("--cache-dir", str(cache)).close()  # the card, if the other tests did not write it
+    cards = cache / "cards"
+    assert usage_problem(cards, "retail", task_id="cancel-pending-order", faults_spec="flaky") is None
+    assert usage_problem(cards, "retail", task_id=None, faults_spec='{"name": "x"}') is None  # fields: the load's
+    profile = tmp_path / "mine.yaml"
+    profile.write_text("name: mine\n")
+    assert usage_problem(cards, "retail", task_id=None, faults_spec=str(profile)) is None
+    option, reason = usage_problem(cards, "retail", task_id="no-such-task", faults_spec=None) or ("", "")
+    assert option == "--task" and reason.startswith("unknown task 'no-such-task' (known: ")
+    option, reason = usage_problem(cards, "retail", task_id=None, faults_spec="flakey") or ("", "")
+    assert (option, reason) == (
+        "--faults",
+        "unknown fault profile 'flakey': use none, flaky, hostile, a YAML file or inline JSON",
+    )
+    option, reason = usage_problem(cards, "retail", task_id=None, faults_spec="{oops") or ("", "")
+    assert option == "--faults" and reason.startswith("inline fault profile: ")
+    assert (
+        usage_problem(cards, "other", task_id="no-such-task", faults_spec="flakey") is None
+    )  # no card: the load checks
+    assert usage_problem(tmp_path, "retail", task_id="no-such-task", faults_spec=None) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (("--task", "no-such-task"), "Invalid value for --task: unknown task 'no-such-task'"),
+        (("--faults", "flakey"), "Invalid value for --faults: unknown fault profile 'flakey'"),
+    ],
+)
+def test_a_bad_task_or_fault_profile_exits_2_at_once_with_a_card(
+    cache: Path, args: tuple[str, ...], reason: str
+) -> None:
+    Stdio("--cache-dir", str(cache)).close()  # the card, if the other tests did not write it
+    server = Stdio("--cache-dir", str(cache), *args)
+    stdin, server.proc.stdin = server.proc.stdin, None  # written here, then closed: a client that hangs up
+    assert stdin is not None
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
+    with contextlib.suppress(BrokenPipeError):  # it may have exited before reading it
+        stdin.write(json.dumps(initialize) + "\n")
+        stdin.flush()
+    with contextlib.suppress(BrokenPipeError):
+        stdin.close()
+    answered, err = server.proc.communicate(timeout=300)
+    assert (server.proc.returncode, answered) == (2, ""), err  # the handshake is never answered
+    assert reason in err
 
 
 def test_serving_stdio_imports_no_database_or_logging_library_before_the_handshake() -> None:

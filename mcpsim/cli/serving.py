@@ -141,9 +141,13 @@ def _serve_stdio(stdio: _Stdio, exit_snapshot: str | None, record_dir: str | Non
     """Serve one episode over stdio until the client hangs up. With the world's card (see
     mcpsim.serve.startup), `initialize` is answered while a thread loads the world; without
     it, the world is loaded first."""
-    from mcpsim.serve.startup import DeferredServer, read_card
+    from mcpsim.serve.startup import DeferredServer, read_card, usage_problem
 
     card = read_card(stdio.cards_dir, stdio.world) if stdio.cards_dir else None
+    if card is not None and stdio.cards_dir is not None:  # usage errors exit 2 before the handshake, as without a card
+        problem = usage_problem(stdio.cards_dir, stdio.world, task_id=stdio.task_id, faults_spec=stdio.faults_spec)
+        if problem is not None:
+            raise click.BadParameter(problem[1], param_hint=problem[0])
     try:
         if card is not None and stdio.scale in card["scales"]:
             stdio.progress.step(f"answering the handshake while world {stdio.world} loads")

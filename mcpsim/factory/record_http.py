@@ -6,7 +6,14 @@ format (`calls.jsonl`), so learning and fidelity read HTTP recordings as they re
 A request goes to the same path and query on the real server's origin; its `Host` header names
 the real server (as any reverse proxy's does) and `Accept-Encoding` asks for an unencoded body,
 so the proxy can read a copy of what it passes on. Bodies are passed as they come, chunk by
-chunk: an SSE stream reaches the client event by event."""
+chunk: an SSE stream reaches the client event by event.
+
+The proxy listens on loopback, and serves only a request whose `Host` names it there
+(`127.0.0.1:PORT` or `localhost:PORT`) and whose `Origin`, if it has one, is that address too:
+a page in the user's browser whose name resolves to 127.0.0.1 (DNS rebinding) is refused with
+403, so it can neither drive the real server through the proxy nor read its answers (the proxy
+rewrites `Host`, so the real server's own Host check cannot see such a page). `meta.json` keeps
+the real server's URL without credentials or query (a token there stays out of the recording)."""
 
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from mcpsim.factory.record import META_FILE, Recorder
+from mcpsim.serve.access import HostOriginGuard
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -79,9 +87,12 @@ class RecordingProxy:
     """An ASGI app that forwards every HTTP request to `upstream`'s origin and records the MCP
     messages both ways in `recorder`."""
 
-    def __init__(self, upstream: str, recorder: Recorder) -> None:
+    def __init__(self, upstream: str, recorder: Recorder, port: int) -> None:
         self.origin, self.host = origin_of(upstream)
         self.recorder = recorder
+        self.port = port
+        here = [f"{HOST}:{port}", f"localhost:{port}"]  # the names the proxy is reached by
+        self.guard = HostOriginGuard(self, allowed_hosts=here, allowed_origins=[f"http://{h}" for h in here])
         self.exchanges = itertools.count(1)
         self.client: httpx.AsyncClient | None = None
 
@@ -91,6 +102,9 @@ class RecordingProxy:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # no lifespan, no websockets: MCP has neither
+            return
+        if (refused := self._refused(scope)) is not None:
+            await _answer(send, 403, refused)
             return
         body = b""
         while True:
@@ -127,6 +141,22 @@ class RecordingProxy:
             await self._relay(response, exchange, session, receive, send)
         finally:
             await response.aclose()
+
+    def _refused(self, scope: Scope) -> str | None:
+        """Why a request is not served (its Host or Origin names another site: DNS rebinding), or None."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host, origin = headers.get("host"), headers.get("origin")
+        here = f"http://{HOST}:{self.port} or http://localhost:{self.port}"
+        if not self.guard.host_allowed(host):
+            return (
+                f"mcpsim record: Host header {_shown(host)} is not this proxy's (DNS-rebinding protection); use {here}"
+            )
+        if not self.guard.origin_allowed(origin):
+            return (
+                f"mcpsim record: a page from Origin {_shown(origin)} may not use this proxy "
+                f"(DNS-rebinding protection); only {here} may"
+            )
+        return None
 
     async def _relay(
         self, response: httpx.Response, exchange: str, session: str | None, receive: Receive, send: Send
@@ -181,6 +211,10 @@ class RecordingProxy:
             self.recorder.fail(exchange, f"HTTP {status}" + (f": {text}" if text else ""), status)
 
 
+def _shown(value: str | None) -> str:
+    return "(missing)" if value is None else repr(value[:100])
+
+
 async def _until(chunks: Any, gone: asyncio.Event) -> Any:
     """The stream's chunks until it ends or `gone` is set, whichever comes first."""
     iterator = chunks.__aiter__()
@@ -216,7 +250,14 @@ def origin_of(upstream: str) -> tuple[str, str]:
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"not an http(s) URL: {upstream!r}")
-    return f"{parts.scheme}://{parts.netloc}", parts.netloc
+    return f"{parts.scheme}://{parts.netloc}", parts.netloc.rpartition("@")[2]  # Host never carries credentials
+
+
+def without_secrets(url: str) -> str:
+    """`url` as it may be written to disk: its scheme, host, port and path, without the
+    credentials (`user:password@`), query (a token) or fragment it may carry."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def proxy_url(upstream: str, port: int) -> str:
@@ -242,10 +283,15 @@ def record_http(upstream: str, out: Path, *, port: int = 0, ready: Callable[[str
         raise
     listening = proxy_url(upstream, sock.getsockname()[1])
     recorder_out.mkdir(parents=True, exist_ok=True)
-    meta = {"url": upstream, "listen": listening, "started": datetime.now(UTC).isoformat(), "transport": "http"}
+    meta = {
+        "url": without_secrets(upstream),
+        "listen": without_secrets(listening),
+        "started": datetime.now(UTC).isoformat(),
+        "transport": "http",
+    }
     (recorder_out / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     recorder = Recorder(recorder_out)
-    proxy = RecordingProxy(upstream, recorder)
+    proxy = RecordingProxy(upstream, recorder, sock.getsockname()[1])
     config = uvicorn.Config(
         proxy,
         lifespan="off",

@@ -11,21 +11,30 @@ then served by the world's own server (`mcpsim.serve.mcp.build_server`), its mid
 included; if loading failed, the request gets a JSON-RPC error naming the world and the reason.
 
 A card is reused only while its *stamp* is unchanged: the world package's files (path, size,
-modification time), mcpsim's version, the Python version and the modification times of the
-site-packages folders on the import path (installing or removing a package changes them). A
+modification time), mcpsim's own source files (path, size, modification time of every `.py`
+file in the mcpsim package: an editable install's edits change no site-packages folder, and
+`__version__` stays put), mcpsim's version, the Python version and the modification times of the
+site-packages folders on the import path (installing or removing a package changes them). The
+stamp costs a stat per file, a few milliseconds (benchmarks/startup.py measures start-up). A
 world without a valid card is loaded before the handshake, as before, and its card written for
 the next start; a card found outdated once the world loaded (a policy read from outside the
 package) is rewritten, with a warning.
+
+A card also keeps what `--task` and `--faults` may name (the world's task ids, read from its
+package's task files when the card is written, and the built-in fault profiles), so that
+`usage_problem` refuses a bad one before the handshake, as when the world is loaded first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import logging
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from importlib.machinery import ModuleSpec
@@ -39,6 +48,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
 
+import mcpsim
 from mcpsim import __version__
 from mcpsim.serve.mcp import TOOLS_TTL_MS
 
@@ -75,7 +85,28 @@ def _stamp(module: str) -> str | None:
     for root, path in _files(spec):
         stat = os.stat(path)
         digest.update(f"{os.path.relpath(path, root)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    digest.update(b"\0mcpsim\0")
+    for path, size, mtime in own_sources(MCPSIM_DIR):
+        digest.update(f"{path}\0{size}\0{mtime}\0".encode())
     return digest.hexdigest()
+
+
+MCPSIM_DIR = os.path.dirname(os.path.abspath(mcpsim.__file__))
+
+
+def own_sources(package_dir: str) -> Iterator[tuple[str, int, int]]:
+    """(path relative to `package_dir`, size, modification time in ns) of every `.py` file in
+    the package folder `package_dir` (mcpsim's own code, for the stamp), in a fixed order."""
+    for where, folders, files in os.walk(package_dir):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(where, name)
+                try:
+                    stat = os.stat(path)
+                except OSError:  # removed while walked
+                    continue
+                yield os.path.relpath(path, package_dir), stat.st_size, stat.st_mtime_ns
 
 
 def _files(spec: ModuleSpec) -> Iterator[tuple[str, str]]:
@@ -107,6 +138,58 @@ def read_card(cards_dir: Path, world: str) -> dict[str, Any] | None:
     return card
 
 
+def _usage(world: str) -> dict[str, list[str] | None]:
+    """What `--task` and `--faults` may name, read once the world is loaded (these imports are
+    done by then): the world's task ids and the built-in fault profiles; None where unknown."""
+    from mcpsim.engine.faults import BUILTIN
+    from mcpsim.tasks import load_tasks
+
+    usage: dict[str, list[str] | None] = {"tasks": None, "faults": list(BUILTIN)}
+    try:
+        usage["tasks"] = [t.id for t in load_tasks(world).tasks]
+    except Exception:  # a world without tasks, or with broken ones: --task is left to the load to check
+        pass
+    return usage
+
+
+FAULT_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def usage_problem(
+    cards_dir: Path, world: str, *, task_id: str | None, faults_spec: str | None
+) -> tuple[str, str] | None:
+    """(the option, the reason) if the world's valid card shows `--task` or `--faults` cannot
+    be served, else None (also when the card does not know: the load checks it then). Only
+    cheap checks: a task id among the world's, a fault profile that is a built-in name, an
+    existing profile file or inline JSON that parses (its fields are checked by the load)."""
+    try:
+        saved = json.loads(_card_path(cards_dir, world).read_text(encoding="utf-8"))
+        usage, module, stamp = saved["usage"], saved["module"], saved["stamp"]
+        tasks, faults = usage["tasks"], usage["faults"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if (task_id is None or tasks is None) and (faults_spec is None or faults is None):
+        return None
+    if _stamp(module) != stamp:
+        return None
+    if faults_spec is not None and faults is not None:
+        if faults_spec.lstrip().startswith("{"):
+            try:
+                json.loads(faults_spec)
+            except ValueError as exc:
+                return "--faults", f"inline fault profile: {exc}"
+        elif faults_spec not in faults and not (
+            Path(faults_spec).suffix in FAULT_FILE_SUFFIXES and Path(faults_spec).exists()
+        ):
+            return "--faults", (
+                f"unknown fault profile {faults_spec!r}: use {', '.join(faults)}, a YAML file or inline JSON"
+            )
+    if task_id is not None and tasks is not None and task_id not in tasks:
+        hint = f" (known: {', '.join(tasks[:8])}{', ...' if len(tasks) > 8 else ''})" if tasks else " (none)"
+        return "--task", f"unknown task {task_id!r}{hint}"
+    return None
+
+
 def write_card(cards_dir: Path, world: str, module: str, card: dict[str, Any]) -> None:
     """Keep `card` for the next start (atomically: a concurrent reader sees the old one or this).
     A folder that cannot be written only costs the next start its speed: logged, not raised."""
@@ -114,13 +197,23 @@ def write_card(cards_dir: Path, world: str, module: str, card: dict[str, Any]) -
     if stamp is None:
         return
     path = _card_path(cards_dir, world)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    usage = _usage(world)
+    tmp: str | None = None
     try:
         cards_dir.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps({"module": module, "stamp": stamp, "card": card}), encoding="utf-8")
+        # a temp file of its own (not named by pid: processes in other containers sharing the cache
+        # volume can have the same pid)
+        fd, tmp = tempfile.mkstemp(dir=cards_dir, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"module": module, "stamp": stamp, "card": card, "usage": usage}, f)
         os.replace(tmp, path)
+        tmp = None
     except OSError as exc:
         logging.getLogger("mcpsim").warning("world %s: its card cannot be written to %s: %s", world, path, exc)
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 class DeferredServer(MCPServer):
