@@ -181,16 +181,20 @@ def test_refusal_and_anything_else_are_not_agreement(text):
     ],
 )
 def test_the_user_says_yes_to_what_it_asked_for(retail, question):
-    # the refund ($39.98, an answer fact) is recognised once the agent has read it, by any tool
-    read = [{"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": "#W0006911", "total": 39.98})}]
-    assert confirmation_reply(question, retail.tasks.get(CANCEL), read) == YES_REPLY
+    assert confirmation_reply(question, retail.tasks.get(CANCEL)) == YES_REPLY
 
 
-def test_an_answer_fact_is_not_confirmed_before_the_agent_has_read_it(retail):
-    question = "I will cancel order #W0006911; $39.98 goes back to you. Shall I go ahead?"
-    assert confirmation_reply(question, retail.tasks.get(CANCEL)) == NO_REPLY
-    other = [{"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": "#W0006911", "total": 41.0})}]
-    assert confirmation_reply(question, retail.tasks.get(CANCEL), other) == NO_REPLY
+def test_a_writes_consequences_are_what_the_user_expects_to_hear(retail):
+    """On a task that changes something, the answer facts are the write's consequences (a refund
+    that sums two orders): an agent that adds them up itself is not refused."""
+    task = retail.tasks.get("cancel-two-pending-orders")
+    [total] = [f.money for f in task.answer if hasattr(f, "money")]
+    question = f"I'll cancel both orders; you get ${total:,.2f} back. Shall I go ahead?"
+    assert confirmation_reply(question, task) == YES_REPLY
+    assert (
+        confirmation_reply(f"I'll cancel both orders; you get ${total + 1:,.2f} back. Shall I go ahead?", task)
+        == NO_REPLY
+    )
 
 
 @pytest.mark.parametrize(
@@ -266,10 +270,24 @@ def test_the_user_is_no_oracle_for_the_answer(retail):
     task = retail.tasks.get("gift-card-balance")
     assert [f.model_dump() for f in task.answer] == [{"money": 329.73, "tolerance": 0.005}]  # to be read
     guesses = ["Your balance is $329.73. Shall I go ahead?", "Your balance is $300.00. Shall I go ahead?"]
-    replies = {confirmation_reply(g, task) for g in guesses}
-    assert replies == {NO_REPLY}
-    balance = [{"role": "tool", "tool_call_id": "c1", "content": json.dumps({"gift_card_balance": 329.73})}]
-    assert confirmation_reply(guesses[0], task, balance) == YES_REPLY  # read, so no longer a guess
+    assert {confirmation_reply(g, task) for g in guesses} == {NO_REPLY}
+    # a tool that echoes the guess (the calculator, an error naming the argument) shows nothing
+    echoed = [
+        {"role": "assistant", "tool_calls": [_call("c1", "calculate", {"expression": "329.73"})]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"result": 329.73})},
+    ]
+    assert confirmation_reply(guesses[0], task, echoed) == NO_REPLY
+    # the gold solution's own read shows the balance: then the user recognises it
+    [lookup, details] = task.gold
+    read = [
+        {"role": "assistant", "tool_calls": [_call("c2", details.tool, details.args)]},
+        {"role": "tool", "tool_call_id": "c2", "content": json.dumps({"gift_cards": [{"balance": 329.73}]})},
+    ]
+    assert confirmation_reply(guesses[0], task, read) == YES_REPLY
+
+
+def _call(call_id: str, name: str, args: dict) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
 def test_the_user_stops_after_so_many_noes(retail):

@@ -213,6 +213,26 @@ def test_a_call_to_a_tool_the_offer_hides_is_refused_and_changes_nothing(server)
     assert not failed and state(plain) != before
 
 
+def test_a_fork_of_an_offered_episode_keeps_the_offer(server):
+    """Forking per rollout is the usual trainer pattern: the fork lists the same tools and refuses
+    the hidden ones, like its parent."""
+    url, token, _ = server
+    headers = {"Authorization": f"Bearer {token}"}
+    tool, args = _a_write_that_succeeds("hotel")
+    offer = {"only": [t for t in _tools_of("hotel") if t != tool and t.startswith("get_")][:2], "distractors": 1}
+    body = {"world": "hotel", "seed": 0, "scale": "small", "tools": offer}
+    parent = httpx.post(f"{url}/w/hotel/episodes", json=body, headers=headers).json()
+    forked = httpx.post(f"{url}/w/hotel/episodes/{parent['id']}/fork", headers=headers)
+    assert forked.status_code == 201, forked.text
+    child = forked.json()
+    assert child["id"] != parent["id"]
+    before = httpx.get(f"{url}/w/hotel/episodes/{child['id']}/state", headers=headers).json()["state_hash"]
+    failed, text = anyio.run(_call_one, child["mcp_url"], tool, args)
+    assert failed and "is not offered in this episode" in text, text
+    after = httpx.get(f"{url}/w/hotel/episodes/{child['id']}/state", headers=headers).json()["state_hash"]
+    assert after == before
+
+
 def _tools_of(world_name: str) -> list[str]:
     return sorted(compile_spec(expand(blueprints()[world_name], 1, name=world_name)).world.tools)
 

@@ -301,11 +301,14 @@ def test_the_proxy_refuses_other_sites_and_keeps_no_secrets(tmp_path):
 
 
 def test_an_unreachable_server_is_a_502_and_a_recorded_error(tmp_path):
-    with socket_free() as port, recorder(f"http://127.0.0.1:{port}/mcp", tmp_path / "rec") as proxied:
+    upstream = "http://alice:s3cr3t@127.0.0.1:{port}/mcp?token=t0ken"  # credentials never reach the disk
+    with socket_free() as port, recorder(upstream.format(port=port), tmp_path / "rec") as proxied:
         answer = httpx.post(proxied, json=MCP_INITIALIZE, headers=ACCEPT)
     assert answer.status_code == 502 and "cannot reach" in answer.text
     (line,) = [json.loads(line) for line in (tmp_path / "rec" / "calls.jsonl").read_text().splitlines()]
     assert line["method"] == "initialize" and line["http_status"] == 502 and "cannot reach" in line["error"]["message"]
+    for written in (tmp_path / "rec").iterdir():
+        assert "s3cr3t" not in written.read_text() and "t0ken" not in written.read_text(), written.name
 
 
 @contextmanager

@@ -61,10 +61,12 @@ EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
 def sse_data(event: bytes) -> bytes | None:
-    """The data of one server-sent event (its `data:` lines joined), or None if it has none."""
+    """The data of one server-sent event (its `data:` lines joined), or None if it has none or only
+    empty data (a stream's priming event: an `id` for resumption, no message)."""
     lines = re.split(rb"\r\n|\n|\r", event)
     data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
-    return b"\n".join(data) if data else None
+    joined = b"\n".join(data)
+    return joined if joined.strip() else None
 
 
 class EventReader:
@@ -133,7 +135,8 @@ class RecordingProxy:
         try:
             response = await self.client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            text = f"mcpsim record: cannot reach {self.origin}: {exc}"
+            said = str(exc).replace(url, without_secrets(url)).replace(self.origin, without_secrets(self.origin))
+            text = f"mcpsim record: cannot reach {without_secrets(self.origin)}: {said}"  # recorded: no credentials
             self.recorder.fail(exchange, text, 502)
             await _answer(send, 502, text)
             return

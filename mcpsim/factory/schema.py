@@ -69,7 +69,7 @@ class EntityModel:
 
     @cached_property
     def _by_id(self) -> Any:
-        return select(self.row).where(self.table.c["id"] == bindparam("key")).execution_options(autoflush=False)
+        return select(self.row).where(self.table.c["id"] == bindparam("key"))  # autoflush, as session.get
 
     def load(self, ctx: ToolContext, key: Any) -> Any:
         """The row with this id (the session's own object if it holds it already), or the business

@@ -425,8 +425,8 @@ class TwinTaskGenerator:
         tag = re.sub(r"[^a-z0-9_.-]", "-", plan.tags[-1].lower())[:60]
         return Task(
             id=f"{plan.kind}-{number:03d}-{tag}",
-            instruction=instruction.replace(GREETING_SLOT, self.rng.choice(GREETINGS)),
-            user=UserSpec(persona=self.rng.choice(PERSONAS), wants=plan.request),
+            instruction=instruction.replace(GREETING_SLOT, greeting := self.rng.choice(GREETINGS)),
+            user=UserSpec(persona=self.rng.choice(PERSONAS), wants=plan.request.replace(GREETING_SLOT, greeting)),
             seed=self.seed,
             scale=SCALE,
             gold=gold,

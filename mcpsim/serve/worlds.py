@@ -48,6 +48,7 @@ log = structlog.get_logger("mcpsim.serve.worlds")
 Loader = Callable[[str], tuple[World, TaskSet]]
 Describer = Callable[[str], World]  # a world for its tools only (no tasks), for distractors
 _EPISODE_MCP = re.compile(r"^/episodes/([^/]+)/mcp/?$")
+_EPISODE_FORK = re.compile(r"^/episodes/([^/]+)/fork/?$")
 DISTRACTOR_WORLDS = 3  # distractors are drawn from this many other worlds
 DEFAULT_MAX_LOADED = 16
 DEFAULT_IDLE_SECONDS = 600.0
@@ -247,6 +248,13 @@ class WorldHost:
             mcp = _EPISODE_MCP.match(inner["path"])
             creating = inner["method"] == "POST" and inner["path"].rstrip("/") == "/episodes"
             offered = mcp is not None and mcp.group(1) in entry.offers and inner["method"] == "POST"
+            fork = _EPISODE_FORK.match(inner["path"]) if inner["method"] == "POST" else None
+            if fork is not None and fork.group(1) in entry.offers:  # a fork keeps its parent's offer
+                status, headers, answer = await _captured(entry.app, inner, receive)
+                if status == 201:
+                    entry.offers[json.loads(answer)["id"]] = entry.offers[fork.group(1)]
+                await _respond(send, status, headers, answer)
+                return
             if not creating and not offered:
                 await entry.app(inner, receive, send)
                 return

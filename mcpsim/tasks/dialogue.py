@@ -5,13 +5,14 @@ The policies of the retail, airline and bank worlds require an explicit "yes" be
 The scripted user says yes to a question about what it asked for, and no to one that mentions
 something it did not ask for: an id, an amount of money or a name that appears nowhere in what
 the task says the user wants (instruction, `user.wants`, `user.knows`, scripted turns, the gold
-actions' arguments, the rubric's values about rows) nor in what the agent read with the gold
+actions' arguments, a write's answer facts, the rubric's values) nor in what the agent read with the gold
 solution's own calls (the user's order, as the agent looked it up). A task can script other
 answers (`user.confirmations`).
 
-The user is no oracle for the answer: it does not know the task's answer facts (the agent must
-read them), and it says no at most MAX_REFUSALS times in an episode before it ends the
-conversation, so an agent cannot guess-and-check hidden values through confirmation requests.
+The user is no oracle for the answer: on a lookup (a task whose gold solution changes nothing)
+it does not know the answer facts, which the agent must read (it recognises them only in what the
+gold solution's own calls returned in the conversation); and it says no at most MAX_REFUSALS times
+before it ends the conversation, so guess-and-check through confirmation requests is bounded.
 `scripted_reply` is the whole rule, worked out from the conversation alone: the runner's
 scripted user and the control plane's `POST /episodes/{id}/user` both call it.
 """
@@ -168,10 +169,20 @@ def _task_known(task: Task) -> Known:
     for action in task.gold:
         known.add(action.tool.replace("_", " "))
         known.add(action.args)
+    lookup = _changes_nothing(task)
+    if not lookup:  # a write's consequences (the refund it gives) are what the user expects to hear
+        known.add(list(task.answer))
     for check in task.rubric:
-        if check.type != "answer_facts":  # what the agent must find out, never what the user confirms
+        if not (lookup and check.type == "answer_facts"):
             known.add(check.model_dump(exclude={"requirement", "weight", "noop_passes", "type"}))
     return known
+
+
+def _changes_nothing(task: Task) -> bool:
+    """Whether the task is a lookup: its rubric says a do-nothing agent leaves the gold state
+    (`gold_state` with `noop_passes`, which `mcpsim check` verifies). Its answer is what the agent
+    must find out, so the user never confirms it."""
+    return any(check.type == "gold_state" and check.noop_passes for check in task.rubric)
 
 
 def _gold_results(task: Task, messages: Iterable[Mapping[str, Any]]) -> list[Any]:
@@ -197,29 +208,6 @@ def _gold_results(task: Task, messages: Iterable[Mapping[str, Any]]) -> list[Any
             except ValueError:
                 results.append(content)
     return results
-
-
-def _answer_facts_read(task: Task, messages: list[Mapping[str, Any]]) -> list[Any]:
-    """The task's answer facts that the conversation's tool results already show (by any tool):
-    the user recognises a refund of $39.98 once the agent has read the order, but does not confirm
-    a balance the agent has only guessed."""
-    seen = Known()
-    for m in messages:
-        if m.get("role") == "tool":
-            content = m.get("content") or ""
-            try:
-                seen.add(json.loads(content) if isinstance(content, str) else content)
-            except ValueError:
-                seen.add(content)
-    blob, _ = seen.freeze()
-    read = []
-    for fact in task.answer:
-        values = [v for k, v in _walk(fact) if not (isinstance(v, str) and v == k) and not isinstance(v, bool)]
-        if values and all(
-            round(float(v), 2) in seen.amounts if isinstance(v, int | float) else str(v).lower() in blob for v in values
-        ):
-            read.append(fact)
-    return read
 
 
 # Capitalised words that are never names (the answer checks skip them too).
@@ -280,8 +268,6 @@ def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = (
     known = _task_known(task)
     for result in _gold_results(task, messages):
         known.add(result)
-    for fact in _answer_facts_read(task, messages):
-        known.add(fact)
     blob, words = known.freeze()
     policy = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system").lower()
     vocabulary = words | set(_WORD.findall(policy))
