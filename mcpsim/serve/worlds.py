@@ -250,10 +250,10 @@ class WorldHost:
             offered = mcp is not None and mcp.group(1) in entry.offers and inner["method"] == "POST"
             fork = _EPISODE_FORK.match(inner["path"]) if inner["method"] == "POST" else None
             if fork is not None and fork.group(1) in entry.offers:  # a fork keeps its parent's offer
-                status, headers, answer = await _captured(entry.app, inner, receive)
+                status, headers, made = await _captured(entry.app, inner, receive)
                 if status == 201:
-                    entry.offers[json.loads(answer)["id"]] = entry.offers[fork.group(1)]
-                await _respond(send, status, headers, answer)
+                    entry.offers[json.loads(made)["id"]] = entry.offers[fork.group(1)]
+                await _respond(send, status, headers, made)
                 return
             if not creating and not offered:
                 await entry.app(inner, receive, send)
