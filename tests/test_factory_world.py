@@ -12,6 +12,7 @@ from mcp import Client, StdioServerParameters
 from mcpsim.engine.episode import Episode
 from mcpsim.factory import compile_spec, load_spec
 from mcpsim.serve.mcp import build_server
+from mcpsim.world import ToolContext
 from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio
@@ -140,3 +141,29 @@ async def test_served_over_stdio_from_the_spec_file(tmp_path):
     assert not booked.is_error, booked.content[0].text
     assert booked.structured_content["status"] == "booked"
     assert past.is_error and "An appointment must be after today, not on 2026-05-01" in past.content[0].text
+
+
+def test_a_load_sees_the_calls_own_pending_writes(templates):
+    """`EntityModel.load` behaves like `ctx.get`: a row deleted earlier in the same call is gone
+    (the session flushes before it reads), not handed back from the database."""
+    compiled = compile_spec(load_spec(SPECS / "library.yaml"))
+    member = compiled.models["member"]
+
+    @compiled.world.tool(destructive=True)
+    def drop_then_load(ctx: ToolContext, member_id: str) -> str:
+        """Delete a member, then load it again in the same call."""
+        ctx.session.delete(member.load(ctx, member_id))
+        try:
+            member.load(ctx, member_id)
+        except Exception as exc:  # the world's not-found error
+            return f"gone: {exc}"
+        return "still there"
+
+    ep = Episode.create(compiled.world, seed=0, scale="small", templates=templates)
+    try:
+        key = ep.query("SELECT id FROM members ORDER BY id LIMIT 1")[0]["id"]
+        result = ep.call("drop_then_load", {"member_id": key})
+        assert not result.is_error, result
+        assert result.value == f"gone: {member.label} {key} not found", result
+    finally:
+        ep.close()
