@@ -233,6 +233,40 @@ def test_a_fork_of_an_offered_episode_keeps_the_offer(server):
     assert after == before
 
 
+def test_concurrent_forks_and_forks_of_forks_all_keep_the_offer(server):
+    """A trainer forks one offered episode for many rollouts at once: every child, and a child's
+    own fork, lists exactly the parent's offered tools in the parent's order and refuses a hidden
+    tool, whatever order the forks finish in."""
+    url, token, _ = server
+    headers = {"Authorization": f"Bearer {token}"}
+    tool, args = _a_write_that_succeeds("hotel")
+    offer = {"only": [t for t in _tools_of("hotel") if t != tool and t.startswith("get_")][:2], "distractors": 2}
+    body = {"world": "hotel", "seed": 0, "scale": "small", "tools": offer}
+    parent = httpx.post(f"{url}/w/hotel/episodes", json=body, headers=headers).json()
+
+    async def fork_many(source: str, n: int) -> list[httpx.Response]:
+        async with httpx.AsyncClient(headers=headers, timeout=120) as http:
+            answers: list[httpx.Response] = []
+
+            async def one() -> None:
+                answers.append(await http.post(f"{url}/w/hotel/episodes/{source}/fork"))
+
+            async with anyio.create_task_group() as group:
+                for _ in range(n):
+                    group.start_soon(one)
+            return answers
+
+    children = anyio.run(fork_many, parent["id"], 8)
+    assert [c.status_code for c in children] == [201] * 8, [c.text for c in children]
+    grandchild = anyio.run(fork_many, children[0].json()["id"], 1)[0]
+    assert grandchild.status_code == 201, grandchild.text
+    episodes = [c.json() for c in children] + [grandchild.json()]
+    assert len({e["id"] for e in episodes} | {parent["id"]}) == 10
+    for episode in episodes:
+        shown, refused, _ = anyio.run(_offered, episode["mcp_url"], tool, offer["only"][0])
+        assert shown == parent["tools"] and refused, (episode["id"], shown)
+
+
 def _tools_of(world_name: str) -> list[str]:
     return sorted(compile_spec(expand(blueprints()[world_name], 1, name=world_name)).world.tools)
 

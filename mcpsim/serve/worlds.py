@@ -250,9 +250,12 @@ class WorldHost:
             offered = mcp is not None and mcp.group(1) in entry.offers and inner["method"] == "POST"
             fork = _EPISODE_FORK.match(inner["path"]) if inner["method"] == "POST" else None
             if fork is not None and fork.group(1) in entry.offers:  # a fork keeps its parent's offer
+                # taken before the fork is made: the parent may be deleted (and its offer dropped)
+                # while the fork is under way, and the child must never come out with every tool
+                parent_offer = entry.offers[fork.group(1)]
                 status, headers, made = await _captured(entry.app, inner, receive)
                 if status == 201:
-                    entry.offers[json.loads(made)["id"]] = entry.offers[fork.group(1)]
+                    entry.offers[json.loads(made)["id"]] = parent_offer
                 await _respond(send, status, headers, made)
                 return
             if not creating and not offered:
