@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from mcp import Client, types
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 
 from mcpsim.cli import main
 from mcpsim.engine.episode import Episode
@@ -309,6 +309,34 @@ def test_an_unreachable_server_is_a_502_and_a_recorded_error(tmp_path):
     assert line["method"] == "initialize" and line["http_status"] == 502 and "cannot reach" in line["error"]["message"]
     for written in (tmp_path / "rec").iterdir():
         assert "s3cr3t" not in written.read_text() and "t0ken" not in written.read_text(), written.name
+
+
+def test_an_http_error_with_a_json_rpc_error_for_no_id_keeps_its_code(tmp_path):
+    """A server that refuses a request with an HTTP error whose body is a JSON-RPC error answering
+    `"id": null` (as SDK servers do for a bad session or protocol): the request is recorded with
+    that error's code and message, not as an opaque HTTP error; a plain error page has no code."""
+    refusal = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Bad Request: no session"}}
+
+    async def upstream(scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        page = scope["path"].endswith("/page")
+        response = PlainTextResponse("down for maintenance", 503) if page else JSONResponse(refusal, 400)
+        await response(scope, receive, send)
+
+    out = tmp_path / "rec"
+    with serve_in_thread(upstream) as url, recorder(f"{url}/mcp", out) as proxied:
+        answer = httpx.post(proxied, json=MCP_INITIALIZE, headers=ACCEPT)
+        assert answer.status_code == 400 and answer.json() == refusal  # passed through as it came
+    with serve_in_thread(upstream) as url, recorder(f"{url}/page", tmp_path / "page") as proxied:
+        assert httpx.post(proxied, json=MCP_INITIALIZE, headers=ACCEPT).status_code == 503
+    (line,) = [json.loads(line) for line in (out / "calls.jsonl").read_text().splitlines()]
+    assert line["method"] == "initialize" and line["http_status"] == 400
+    assert line["error"] == {"code": -32600, "message": "HTTP 400: Bad Request: no session"}
+    (page,) = [json.loads(line) for line in (tmp_path / "page" / "calls.jsonl").read_text().splitlines()]
+    assert page["error"] == {"code": None, "message": "HTTP 503: down for maintenance"}
 
 
 @contextmanager

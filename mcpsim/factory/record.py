@@ -116,16 +116,17 @@ class Recorder:
             found = self.pending.pop(key) if key is not None else None
         return found
 
-    def fail(self, exchange: str, message: str, status: int | None = None) -> None:
+    def fail(self, exchange: str, message: str, status: int | None = None, code: int | None = None) -> None:
         """The client's requests still waiting in an HTTP exchange that ended without their
-        responses (the server unreachable, or an HTTP error without a JSON-RPC answer)."""
+        responses (the server unreachable, or an HTTP error without a JSON-RPC answer to them;
+        `code` is the JSON-RPC error code the server gave, if it gave one)."""
         with self.lock:
             for key in [k for k in self.pending if k[0] == "client" and k[1] == exchange]:
                 request = self.pending.pop(key)
                 started = request.pop("_t")
                 request["duration_ms"] = round((time.monotonic() - started) * 1000, 3)
                 http = {"http_status": status} if status is not None else {}
-                self._write(request | http | {"error": {"code": None, "message": message}})
+                self._write(request | http | {"error": {"code": code, "message": message}})
 
     def close(self) -> None:
         with self.lock:

@@ -210,8 +210,23 @@ class RecordingProxy:
 
     def _unanswered(self, exchange: str, status: int, body: bytes) -> None:
         if status >= 400:
-            text = body.decode("utf-8", "replace").strip()[:500]
-            self.recorder.fail(exchange, f"HTTP {status}" + (f": {text}" if text else ""), status)
+            code, said = _rpc_error(body)
+            text = said if said is not None else body.decode("utf-8", "replace").strip()[:500]
+            self.recorder.fail(exchange, f"HTTP {status}" + (f": {text}" if text else ""), status, code=code)
+
+
+def _rpc_error(body: bytes) -> tuple[int | None, str | None]:
+    """The code and message of a JSON-RPC error that answers no request (`"id": null`), as
+    servers send with an HTTP error; (None, None) for any other body."""
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return None, None
+    error = found.get("error") if isinstance(found, dict) and "jsonrpc" in found else None
+    if not isinstance(error, dict) or not isinstance(error.get("code"), int) or isinstance(error["code"], bool):
+        return None, None
+    message = error.get("message")
+    return error["code"], str(message)[:500] if message is not None else None
 
 
 def _shown(value: str | None) -> str:
