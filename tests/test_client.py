@@ -119,6 +119,12 @@ def test_unreachable_server_fails_after_the_retries() -> None:
         client.create("retail")
 
 
+def test_an_unknown_episode_option_is_refused_before_anything_is_sent() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"  # a request would fail with TransportFailed
+    with Client(url, retry=FAST) as client, pytest.raises(TypeError, match=r"unknown episode option\(s\) sead: "):
+        client.create("retail", sead=3)  # type: ignore[call-arg]
+
+
 class Flaky:
     """A real HTTP/1.1 server on loopback (a plain socket server: uvicorn would answer 500, never
     drop a connection) that, for the first `failures` requests of each route, answers 503 with

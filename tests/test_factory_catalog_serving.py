@@ -213,15 +213,26 @@ def test_a_call_to_a_tool_the_offer_hides_is_refused_and_changes_nothing(server)
     assert not failed and state(plain) != before
 
 
-def test_a_fork_of_an_offered_episode_keeps_the_offer(server):
-    """Forking per rollout is the usual trainer pattern: the fork lists the same tools and refuses
-    the hidden ones, like its parent."""
+def _offered_hotel(server: tuple[str, str, list[str]], distractors: int) -> tuple[str, dict, str, dict, dict, dict]:
+    """A hotel episode offered two of its get_ tools plus `distractors`, and a write that succeeds
+    on a fresh hotel episode but is not offered: (url, headers, tool, args, offer, the episode)."""
     url, token, _ = server
     headers = {"Authorization": f"Bearer {token}"}
     tool, args = _a_write_that_succeeds("hotel")
-    offer = {"only": [t for t in _tools_of("hotel") if t != tool and t.startswith("get_")][:2], "distractors": 1}
+    offer = {
+        "only": [t for t in _tools_of("hotel") if t != tool and t.startswith("get_")][:2],
+        "distractors": distractors,
+    }
     body = {"world": "hotel", "seed": 0, "scale": "small", "tools": offer}
-    parent = httpx.post(f"{url}/w/hotel/episodes", json=body, headers=headers).json()
+    created = httpx.post(f"{url}/w/hotel/episodes", json=body, headers=headers)
+    assert created.status_code == 201, created.text
+    return url, headers, tool, args, offer, created.json()
+
+
+def test_a_fork_of_an_offered_episode_keeps_the_offer(server):
+    """Forking per rollout is the usual trainer pattern: the fork lists the same tools and refuses
+    the hidden ones, like its parent."""
+    url, headers, tool, args, _, parent = _offered_hotel(server, distractors=1)
     forked = httpx.post(f"{url}/w/hotel/episodes/{parent['id']}/fork", headers=headers)
     assert forked.status_code == 201, forked.text
     child = forked.json()
@@ -237,12 +248,7 @@ def test_concurrent_forks_and_forks_of_forks_all_keep_the_offer(server):
     """A trainer forks one offered episode for many rollouts at once: every child, and a child's
     own fork, lists exactly the parent's offered tools in the parent's order and refuses a hidden
     tool, whatever order the forks finish in."""
-    url, token, _ = server
-    headers = {"Authorization": f"Bearer {token}"}
-    tool, args = _a_write_that_succeeds("hotel")
-    offer = {"only": [t for t in _tools_of("hotel") if t != tool and t.startswith("get_")][:2], "distractors": 2}
-    body = {"world": "hotel", "seed": 0, "scale": "small", "tools": offer}
-    parent = httpx.post(f"{url}/w/hotel/episodes", json=body, headers=headers).json()
+    url, headers, tool, _, offer, parent = _offered_hotel(server, distractors=2)
 
     async def fork_many(source: str, n: int) -> list[httpx.Response]:
         async with httpx.AsyncClient(headers=headers, timeout=120) as http:

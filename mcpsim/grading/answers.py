@@ -268,19 +268,16 @@ _DATE_DAY_FIRST = _rx(
     rf"(?P<month>{_MONTH})(?!\w){_YEAR}"
 )
 _DATE_NUMERIC = _rx(r"(?<![\w/.$:,-])(?P<month>\d{1,2})/(?P<day>\d{1,2})(?:/(?P<year>\d{4}|\d{2}))?(?![\w/]|\.\d)")
-_TIME_CLOCK = _rx(
-    r"(?<![\w:.$/])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::\d{2})?(?:\s*(?P<half>[ap])\.?\s?m\b\.?)?"
-    r"(?![\d:])"
-)
-_TIME_HALF = _rx(r"(?<![\w:.$/])(?P<hour>\d{1,2})(?:\.(?P<minute>\d{2}))?\s*(?P<half>[ap])\.?\s?m\b\.?")
+_HOUR = r"(?<![\w:.$/])(?P<hour>\d{1,2})"  # not the end of a longer number, time, path or amount
+_HALF = r"(?P<half>[ap])\.?\s?m\b\.?"  # am, a.m., pm, p.m.
+_TIME_CLOCK = _rx(rf"{_HOUR}:(?P<minute>\d{{2}})(?::\d{{2}})?(?:\s*{_HALF})?(?![\d:])")
+_TIME_HALF = _rx(rf"{_HOUR}(?:\.(?P<minute>\d{{2}}))?\s*{_HALF}")
 _TIME_WORD = _rx(r"\b(?P<word>noon|midday|midnight)\b")
+_AMOUNT = rf"{_NUM_START}(?<![\w.,$])(?P<amount>{_NUM})"  # a number, in digits or words, not glued to another
 _MONEY_BEFORE = _rx(rf"(?:\bUSD\s?|\bUS\$\s?|\$\s?)-?(?P<amount>{_DIGITS})(?![\d,]*\.?\d)")
-_MONEY_AFTER = _rx(
-    rf"{_NUM_START}(?<![\w.,$])(?P<amount>{_NUM})\s*(?:dollars?|USD|bucks)\b"
-    rf"(?:\s+and\s+(?P<cents>\d{{1,2}}|{_WORDS})\s+cents?\b)?"
-)
+_MONEY_AFTER = _rx(rf"{_AMOUNT}\s*(?:dollars?|USD|bucks)\b(?:\s+and\s+(?P<cents>\d{{1,2}}|{_WORDS})\s+cents?\b)?")
 _CENTS = _rx(r"(?<![\w.,$])(?P<cents>\d{1,2})\s*(?:cents?\b|¢)")
-_PERCENT = _rx(rf"{_NUM_START}(?<![\w.,$])(?P<amount>{_NUM})\s*(?:%|percent\b|per\s+cent\b)")
+_PERCENT = _rx(rf"{_AMOUNT}\s*(?:%|percent\b|per\s+cent\b)")
 _DURATION = _rx(
     rf"{_NUM_START}(?<![\w.,$:/])(?P<amount>{_NUM})(?:\s*(?:-|to)\s*(?P<upto>{_NUM}))?[\s-]*"
     rf"(?:(?:business|calendar|working)[\s-]+)?(?P<unit>{_UNIT})(?![\w])"

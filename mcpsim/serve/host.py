@@ -10,7 +10,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal
 
 import structlog
@@ -47,6 +47,7 @@ class DefaultSpec:
     shared: bool  # one episode for every client (--shared-default), else one per client
 
 
+@dataclass(eq=False, repr=False)
 class EpisodeManager:
     """Creates, finds and removes episodes. The default episode (served at `/mcp`) never expires
     and does not count against the caps: at most `max_episodes` live episodes, holding at most
@@ -56,36 +57,28 @@ class EpisodeManager:
     Removing an episode (delete, expiry, shutdown) closes it under its own lock: an operation in
     progress finishes first, and any later one on it raises `EpisodeClosed` (a LookupError)."""
 
-    def __init__(
-        self,
-        templates: TemplateCache,
-        *,
-        max_episodes: int = DEFAULT_MAX_EPISODES,
-        max_episode_bytes: int | None = DEFAULT_MAX_EPISODE_BYTES,
-        ttl_seconds: float | None = DEFAULT_TTL_SECONDS,
-        worlds: Callable[[str], World] = load_world,
-        tasks: Callable[[str], TaskSet] = load_tasks,
-        clock: Callable[[], float] = time.monotonic,
-        on_retire: Callable[[Episode], None] | None = None,
-        max_active: int | None = DEFAULT_MAX_ACTIVE,
-    ) -> None:
-        self.templates = templates
-        self.max_episodes = max_episodes
-        self.max_episode_bytes = max_episode_bytes
-        self.ttl_seconds = ttl_seconds
-        self.worlds = worlds
-        self.tasks = tasks
-        self.clock = clock
-        self.on_retire = on_retire  # called with each episode before it is closed (recording)
-        self._verifiers: dict[str, Verifier] = {}
-        self._episodes: dict[str, Episode] = {}
-        self._gone: OrderedDict[str, str] = OrderedDict()  # why recently removed episodes went, for their clients
-        self.max_active = max_active  # open episodes kept (None: never park)
-        self._open: OrderedDict[str, Episode] = OrderedDict()  # open episodes, least recently used first
-        self.parks = 0  # episodes parked so far (a parked episode rebuilds itself on its next use)
-        self._lock = threading.Lock()
-        self.default: Episode | None = None  # the one episode `/mcp` serves to everyone (--shared-default)
-        self.default_spec: DefaultSpec | None = None  # what `/mcp` serves: shared, or one fresh episode per client
+    templates: TemplateCache
+    _: KW_ONLY
+    max_episodes: int = DEFAULT_MAX_EPISODES
+    max_episode_bytes: int | None = DEFAULT_MAX_EPISODE_BYTES
+    ttl_seconds: float | None = DEFAULT_TTL_SECONDS
+    worlds: Callable[[str], World] = load_world
+    tasks: Callable[[str], TaskSet] = load_tasks
+    clock: Callable[[], float] = time.monotonic
+    on_retire: Callable[[Episode], None] | None = None  # called with each episode before it is closed (recording)
+    max_active: int | None = DEFAULT_MAX_ACTIVE  # open episodes kept (None: never park)
+    # the state, not arguments:
+    _verifiers: dict[str, Verifier] = field(default_factory=dict, init=False)
+    _episodes: dict[str, Episode] = field(default_factory=dict, init=False)
+    # why recently removed episodes went, for their clients
+    _gone: OrderedDict[str, str] = field(default_factory=OrderedDict, init=False)
+    _open: OrderedDict[str, Episode] = field(default_factory=OrderedDict, init=False)  # least recently used first
+    parks: int = field(default=0, init=False)  # episodes parked so far (a parked one rebuilds itself on its next use)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    # the one episode `/mcp` serves to everyone (--shared-default)
+    default: Episode | None = field(default=None, init=False)
+    # what `/mcp` serves: shared, or one fresh episode per client
+    default_spec: DefaultSpec | None = field(default=None, init=False)
 
     def __len__(self) -> int:
         return len(self._episodes)

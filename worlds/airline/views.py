@@ -96,7 +96,10 @@ class CabinOffer(BaseModel):
     flex: float
 
 
-class FlightView(RowView):
+class ScheduledFlight(RowView):
+    """What a flight view and a reservation's leg both show of a flight: its number, day, route,
+    schedule and status."""
+
     flight_number: str
     date: str
     origin: str
@@ -105,6 +108,9 @@ class FlightView(RowView):
     scheduled_arrival: str
     status: str  # scheduled | delayed | departed | landed | cancelled
     delay_minutes: int
+
+
+class FlightView(ScheduledFlight):
     expected_departure: str | None  # scheduled + delay; None if cancelled
     expected_arrival: str | None
     actual_departure: str | None
@@ -150,16 +156,13 @@ class PassengerView(RowView):
     date_of_birth: str
 
 
-class LegView(RowView):
+class LegNumber(RowView):
     leg: int
-    flight_number: str
-    date: str
-    origin: str
-    destination: str
-    scheduled_departure: str
-    scheduled_arrival: str
-    status: str
-    delay_minutes: int
+
+
+# A flight of a reservation. Its fields come base by base, the last base first: `leg`, then the
+# flight's schedule, then the fare (a comment: a docstring would enter the tools' output schemas).
+class LegView(ScheduledFlight, LegNumber):
     fare_paid_per_passenger: float
 
 

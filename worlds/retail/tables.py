@@ -7,7 +7,7 @@ their own so they never share metadata with another world.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, Index
 from sqlalchemy.orm import registry
@@ -166,26 +166,30 @@ class Shipment(RetailTable, table=True):
     delivered_at: str | None = None
 
 
-class Return(RetailTable, table=True):
-    __tablename__ = "returns"
+class AfterSalesCase(RetailTable):
+    """What a return and an exchange both open with: their id (ret_0000000, exc_0000000), the
+    order and customer they belong to, and the customer's reason. Not a table itself."""
 
-    id: str = Field(primary_key=True)  # ret_0000000
+    id: str = Field(primary_key=True)
     order_id: str = Field(foreign_key="orders.id", index=True)
     customer_id: str = Field(foreign_key="customers.id", index=True)
     reason: str
+
+
+class Return(AfterSalesCase, table=True):
+    __tablename__ = "returns"
+    id_namespace: ClassVar[str] = "return"  # ctx.new_id's
+
     refund_payment_method_id: str | None = Field(default=None, foreign_key="payment_methods.id")
     refund_cents: int
     shipment_id: str | None = Field(default=None, foreign_key="shipments.id")
     created_at: str
 
 
-class Exchange(RetailTable, table=True):
+class Exchange(AfterSalesCase, table=True):
     __tablename__ = "exchanges"
+    id_namespace: ClassVar[str] = "exchange"
 
-    id: str = Field(primary_key=True)  # exc_0000000
-    order_id: str = Field(foreign_key="orders.id", index=True)
-    customer_id: str = Field(foreign_key="customers.id", index=True)
-    reason: str
     price_difference_cents: int  # positive: the customer paid more; negative: refunded
     payment_method_id: str | None = Field(default=None, foreign_key="payment_methods.id")
     return_shipment_id: str | None = Field(default=None, foreign_key="shipments.id")

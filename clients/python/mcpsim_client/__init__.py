@@ -18,7 +18,7 @@ from mcpsim_client.errors import (
     TransportFailed,
     Unauthorized,
 )
-from mcpsim_client.models import Check, EpisodeInfo, TaskInfo, Tool, ToolResult, Verdict
+from mcpsim_client.models import Check, EpisodeInfo, EpisodeOptions, TaskInfo, Tool, ToolResult, Verdict
 
 __version__ = "0.1.0"
 
@@ -30,6 +30,7 @@ __all__ = [
     "Conflict",
     "EpisodeInfo",
     "EpisodeNotFound",
+    "EpisodeOptions",
     "InvalidRequest",
     "MCPSimError",
     "McpError",

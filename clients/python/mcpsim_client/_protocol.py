@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
@@ -21,7 +21,10 @@ from mcpsim_client.errors import (
     TransportFailed,
     Unauthorized,
 )
-from mcpsim_client.models import EpisodeInfo, ToolResult, Verdict
+from mcpsim_client.models import EpisodeInfo, EpisodeOptions, ToolResult, Verdict
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's from 3.11; the client runs on 3.10 too
 
 SNAPSHOT_TYPE = "application/vnd.sqlite3"
 MCP_PROTOCOL_VERSION = "2025-06-18"
@@ -138,18 +141,12 @@ def episode_id(episode: str | EpisodeInfo) -> str:
 # -- the control plane's operations --------------------------------------------------------------
 
 
-def create(
-    world: str | None,
-    task: str | None,
-    seed: int | None,
-    scale: str | None,
-    faults: str | dict[str, Any] | None,
-) -> Request:
-    body = {
-        k: v
-        for k, v in (("world", world), ("task", task), ("seed", seed), ("scale", scale), ("faults", faults))
-        if v is not None
-    }
+def create(world: str | None, **options: Unpack[EpisodeOptions]) -> Request:
+    unknown = sorted(set(options) - EpisodeOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"unknown episode option(s) {', '.join(unknown)}: the options are task, seed, scale, faults")
+    body = {k: v for k, v in {"world": world, **options}.items() if v is not None}
+    task = options.get("task")
     label = f"task {task}" if task else f"world {world or '(default)'}"
     return Request("POST", "/episodes", json=body, what=f"create an episode of {label}")
 

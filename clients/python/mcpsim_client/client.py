@@ -8,14 +8,17 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 import anyio
 import httpx
 
 from mcpsim_client import _protocol as p
 from mcpsim_client.errors import EpisodeNotFound
-from mcpsim_client.models import EpisodeInfo, TaskInfo, Tool, ToolResult, Verdict
+from mcpsim_client.models import EpisodeInfo, EpisodeOptions, TaskInfo, Tool, ToolResult, Verdict
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's from 3.11; the client runs on 3.10 too
 
 Episode: TypeAlias = str | EpisodeInfo  # an episode's id, or what the server said about it
 T = TypeVar("T")
@@ -191,19 +194,10 @@ class Client(_Core):
         """A world's tasks: id, split, the user's first message, whether it needs a dialogue."""
         return [TaskInfo.from_json(t) for t in self._send(p.tasks(world)).json()]
 
-    def create(
-        self,
-        world: str | None = None,
-        *,
-        task: str | None = None,
-        seed: int | None = None,
-        scale: str | None = None,
-        faults: str | dict[str, Any] | None = None,
-    ) -> EpisodeInfo:
-        """A new episode: of `task` (its world state, seed, scale and fault profile), or of
-        `world` at `seed` and `scale`. `faults`: a profile's name (none, flaky, hostile) or one
-        written inline, instead of the task's."""
-        return p.as_episode(self._send(p.create(world, task, seed, scale, faults)))
+    def create(self, world: str | None = None, **options: Unpack[EpisodeOptions]) -> EpisodeInfo:
+        """A new episode of `world` (None: the server's default world), with `options`:
+        `task`, `seed`, `scale`, `faults` (`EpisodeOptions`)."""
+        return p.as_episode(self._send(p.create(world, **options)))
 
     def get(self, episode: Episode) -> EpisodeInfo:
         return p.as_episode(self._send(p.get(episode)))
@@ -259,9 +253,9 @@ class Client(_Core):
         return self._drive(self._delete(episode, missing_ok))
 
     @contextmanager
-    def episode(self, world: str | None = None, **kw: Any) -> Iterator[EpisodeInfo]:
+    def episode(self, world: str | None = None, **options: Unpack[EpisodeOptions]) -> Iterator[EpisodeInfo]:
         """`create(...)`, deleted when the block ends."""
-        info = self.create(world, **kw)
+        info = self.create(world, **options)
         try:
             yield info
         finally:
@@ -328,16 +322,8 @@ class AsyncClient(_Core):
     async def tasks(self, world: str) -> list[TaskInfo]:
         return [TaskInfo.from_json(t) for t in (await self._send(p.tasks(world))).json()]
 
-    async def create(
-        self,
-        world: str | None = None,
-        *,
-        task: str | None = None,
-        seed: int | None = None,
-        scale: str | None = None,
-        faults: str | dict[str, Any] | None = None,
-    ) -> EpisodeInfo:
-        return p.as_episode(await self._send(p.create(world, task, seed, scale, faults)))
+    async def create(self, world: str | None = None, **options: Unpack[EpisodeOptions]) -> EpisodeInfo:
+        return p.as_episode(await self._send(p.create(world, **options)))
 
     async def get(self, episode: Episode) -> EpisodeInfo:
         return p.as_episode(await self._send(p.get(episode)))
@@ -380,8 +366,8 @@ class AsyncClient(_Core):
         return await self._drive(self._delete(episode, missing_ok))
 
     @asynccontextmanager
-    async def episode(self, world: str | None = None, **kw: Any) -> AsyncIterator[EpisodeInfo]:
-        info = await self.create(world, **kw)
+    async def episode(self, world: str | None = None, **options: Unpack[EpisodeOptions]) -> AsyncIterator[EpisodeInfo]:
+        info = await self.create(world, **options)
         try:
             yield info
         finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 RewardKind = Literal["strict", "partial"]
 
@@ -15,6 +15,18 @@ def reward_kind(kind: str) -> RewardKind:
     if kind not in ("strict", "partial"):
         raise ValueError(f"reward must be 'strict' or 'partial', not {kind!r}")
     return "strict" if kind == "strict" else "partial"
+
+
+class EpisodeOptions(TypedDict, total=False):
+    """What a new episode is of, besides its world (`Client.create`, `Client.episode` and their
+    async twins): a `task` (its world state, seed, scale and fault profile), or the world at a
+    `seed` and `scale`. `faults`: a profile's name (none, flaky, hostile) or one written inline,
+    instead of the task's. None, like leaving an option out, lets the server choose."""
+
+    task: str | None
+    seed: int | None
+    scale: str | None
+    faults: str | dict[str, Any] | None
 
 
 @dataclass(frozen=True)

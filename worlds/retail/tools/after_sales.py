@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
@@ -34,6 +34,8 @@ from ..rules import (
 )
 from ..tables import Exchange, Order, OrderItem, Return, Shipment, Variant
 from ..views import OrderDetails, order_details
+
+_Case = TypeVar("_Case", Return, Exchange)
 
 RefundTarget = Annotated[
     PaymentMethodId,
@@ -87,10 +89,24 @@ def _take_back(
     return part, variant
 
 
-def _refresh_status(ctx: ToolContext, order: Order) -> None:
+def _refreshed(ctx: ToolContext, order: Order) -> OrderDetails:
+    """The order once some of its lines went back: its status follows from its lines now."""
     order.status = status_after_delivery(item.status for item in order_items(ctx.session, order.id))
     order.updated_at = iso(ctx.now)
     ctx.add(order)
+    return order_details(ctx.session, order)
+
+
+def _open_case(ctx: ToolContext, table: type[_Case], order: Order, reason: str, **fields: Any) -> _Case:
+    """A return or an exchange (`table`) of `order`, opened now for the customer's `reason`."""
+    return table(
+        id=ctx.new_id(table.id_namespace),
+        order_id=order.id,
+        customer_id=order.customer_id,
+        reason=reason,
+        created_at=iso(ctx.now),
+        **fields,
+    )
 
 
 @world.tool(destructive=True, irreversible=True)
@@ -119,15 +135,8 @@ def return_delivered_order_items(
         chosen.append((item, _units_taken_back(item, line.quantity, "return")))
 
     label = _label(ctx, order, "return")
-    returned = Return(
-        id=ctx.new_id("return"),
-        order_id=order.id,
-        customer_id=order.customer_id,
-        reason=reason,
-        refund_payment_method_id=method.id,
-        refund_cents=0,
-        shipment_id=label.id,
-        created_at=iso(ctx.now),
+    returned = _open_case(
+        ctx, Return, order, reason, refund_payment_method_id=method.id, refund_cents=0, shipment_id=label.id
     )
     session.add(returned)
     session.flush()  # the lines below refer to the return; without relationships the ORM won't order them
@@ -143,8 +152,7 @@ def return_delivered_order_items(
         refund(ctx, order, method, amount, "return", return_id=returned.id)
     returned.refund_cents = max(amount, 0)
     session.add(returned)
-    _refresh_status(ctx, order)
-    return order_details(session, order)
+    return _refreshed(ctx, order)
 
 
 @world.tool(destructive=True, irreversible=True)
@@ -188,15 +196,14 @@ def exchange_delivered_order_items(
 
     back = _label(ctx, order, "return")
     replacement = _label(ctx, order, "replacement")
-    exchange = Exchange(
-        id=ctx.new_id("exchange"),
-        order_id=order.id,
-        customer_id=order.customer_id,
-        reason=reason,
+    exchange = _open_case(
+        ctx,
+        Exchange,
+        order,
+        reason,
         price_difference_cents=0,
         return_shipment_id=back.id,
         replacement_shipment_id=replacement.id,
-        created_at=iso(ctx.now),
     )
     session.add(exchange)
     session.flush()  # the lines below refer to the exchange and its shipments
@@ -221,8 +228,7 @@ def exchange_delivered_order_items(
     session.add(exchange)
     session.flush()
     settle_difference(ctx, order, method, difference, "exchange price difference", exchange_id=exchange.id)
-    _refresh_status(ctx, order)
-    return order_details(session, order)
+    return _refreshed(ctx, order)
 
 
 @world.tool(destructive=True, irreversible=True)
