@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from mcpsim.cli import main
 from mcpsim.runner.agents import OracleAgent, Turn
 from mcpsim.runner.backends import InProcessBackend
+from mcpsim.runner.metrics import summarize
 from mcpsim.runner.run import RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
 from mcpsim.serve.host import EpisodeManager
@@ -157,8 +159,11 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
     release = anyio.Event()
     finished: list[str] = []
 
+    frozen: list[int] = []
+
     def progress(t: Trajectory) -> None:
         finished.append(t.task_id)
+        frozen.append(gc.get_freeze_count())
         if len(finished) >= 2:
             release.set()
 
@@ -179,6 +184,10 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
         t.snapshot and Path(t.snapshot).exists() and 1 <= len(t.calls) < gold_length[t.task_id] for t in cancelled
     )
     assert first.summary.cancelled == 3 and first.summary.episodes == 2
+    # the summary kept in memory is the one the journal gives when read back
+    assert first.summary == summarize(lines(tmp_path / "partial"))
+    # the heap the run started from was left out of garbage collection while it ran, and only then
+    assert all(n > 0 for n in frozen) and gc.get_freeze_count() == 0
     with anyio.fail_after(60):
         resumed = await run_episodes(
             RunConfig(world="retail", tasks=tasks, out=tmp_path / "partial", concurrency=5, resume=True),
@@ -194,6 +203,7 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
     for task in long:  # the resumed rollout carries its whole conversation, first call included
         assert [c.tool for c in done[task.id].calls] == [a.tool for a in task.gold]
     assert resumed.summary.episodes == 5 and resumed.summary.cancelled == 0
+    assert resumed.summary == summarize(lines(tmp_path / "partial"))  # earlier runs' lines included
 
 
 def test_every_export_format_of_a_real_run_loads_back(tmp_path):

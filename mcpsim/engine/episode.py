@@ -427,6 +427,7 @@ class Episode:
                 counters = meta["ids"]
                 ids = IdGenerator(self.seed, counters, record=True, formats=self.world.id_formats)
                 store.write_meta(conn, {"call_seq": call_seq, "clock": now})  # the change log's triggers read call_seq
+                written = conn.total_changes  # rows changed so far, triggers included
                 ctx = ToolContext(
                     session=session,
                     now=now,
@@ -442,6 +443,8 @@ class Episode:
                     except PartialFailure as exc:  # a documented intermediate state: kept
                         value, error = None, str(exc)
                     session.flush()
+                    # the change log has rows of this call only if the tool changed rows (or a fault is logged)
+                    logged = conn.total_changes != written or fault is not None
                     if transform is not None and error is None:
                         value = transform(value)
                     result = _result_json(value)
@@ -475,7 +478,7 @@ class Episode:
                     writes=spec.writes,
                     fault=fault,
                 )
-                changes = store.read_changes(conn, call_seq)
+                changes = store.read_changes(conn, call_seq) if logged else []
                 if session.in_transaction():
                     session.commit()  # commits the connection's transaction (SQLAlchemy joined it)
                 if conn.in_transaction:

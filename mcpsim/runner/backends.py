@@ -23,6 +23,7 @@ from mcp.types import ListToolsResult, RequestParamsMeta
 from mcpsim.engine.faults import FaultProfile
 from mcpsim.grading import GradingUnavailable
 from mcpsim.grading.verdict import Verdict, VerdictSummary, load_verdict
+from mcpsim.runner.schemacheck import checked_first
 from mcpsim.tasks import Task
 from mcpsim.trajectories.schema import Trajectory
 
@@ -86,8 +87,10 @@ def share_validators(client: Client) -> Client:
     a validator the first time the tool is called, once per client session, and the runner opens
     a client per episode: that check was most of a graded episode's CPU. A compiled validator is
     immutable and depends only on the schema, so one per distinct schema serves every session
-    (the result is still validated on every call). Relies on `ClientSession._output_schema_validator`
-    and `_tool_output_validators` (mcp 2.3); with an SDK without them, the client is left as it is."""
+    (the result is still validated on every call, first by the fast checks of
+    `runner/schemacheck.py`, then by the SDK's validator unless they say yes). Relies on
+    `ClientSession._output_schema_validator` and `_tool_output_validators` (mcp 2.3); with an SDK
+    without them, the client is left as it is."""
     session = client.session
     compile_validator = getattr(session, "_output_schema_validator", None)
     if compile_validator is None or not isinstance(getattr(session, "_tool_output_validators", None), dict):
@@ -100,7 +103,8 @@ def share_validators(client: Client) -> Client:
         key = json.dumps(schema, sort_keys=True)
         validator = _VALIDATORS.get(key)
         if validator is None:
-            validator = compile_validator(name, schema)  # the metaschema check: once per schema per process
+            # the metaschema check, once per schema per process; a fast yes in front (schemacheck)
+            validator = checked_first(compile_validator(name, schema), schema)
             if len(_VALIDATORS) >= MAX_SHARED_VALIDATORS:
                 _VALIDATORS.clear()
             _VALIDATORS[key] = validator

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -136,21 +137,35 @@ class Known:
 
     def __init__(self) -> None:
         self.text: list[str] = []
-        self.amounts: set[float] = set()
+        self._numbers: list[float] = []  # the values given as numbers (and their _cents in dollars)
+        self._written: list[str] = []  # the text values, whose written amounts count too
 
     def add(self, value: Any) -> None:
+        text, numbers, written = self.text, self._numbers, self._written
         for key, item in _walk(value):
             if isinstance(item, bool):
                 continue
             if isinstance(item, int | float):
-                self.amounts.add(round(float(item), 2))
+                numbers.append(round(float(item), 2))
                 if key.endswith("_cents"):
-                    self.amounts.add(round(item / 100, 2))
-                self.text.append(str(item))
+                    numbers.append(round(item / 100, 2))
+                text.append(str(item))
                 continue
-            text = str(item)
-            self.text.append(text)
-            self.amounts.update(round(float(n.replace(",", "")), 2) for n in _NUMBER.findall(text))
+            item = str(item)
+            text.append(item)
+            written.append(item)
+
+    @property
+    def amounts(self) -> set[float]:
+        """The numbers given, and every amount written in the text values (parsed in one pass:
+        an amount never spans a line break, so joining the texts with one changes nothing)."""
+        found = _NUMBER.findall("\n".join(self._written))
+        return {*self._numbers, *(round(float(n.replace(",", "")), 2) for n in found)}
+
+    def copy(self) -> Known:
+        other = Known()
+        other.text, other._numbers, other._written = list(self.text), list(self._numbers), list(self._written)
+        return other
 
     def freeze(self) -> tuple[str, set[str]]:
         blob = "\n".join(self.text).lower()
@@ -163,6 +178,22 @@ def _singular(word: str) -> str:
 
 
 def _task_known(task: Task) -> Known:
+    """What the task tells the user (a fresh copy to add to): worked out once per task object,
+    which is frozen, and forgotten with it."""
+    entry = _TASK_KNOWN.get(id(task))
+    if entry is None or entry[0]() is not task:
+        known = _read_task(task)
+        key = id(task)
+        _TASK_KNOWN[key] = (weakref.ref(task, lambda _ref: _TASK_KNOWN.pop(key, None)), known)
+    else:
+        known = entry[1]
+    return known.copy()
+
+
+_TASK_KNOWN: dict[int, tuple[weakref.ref[Task], Known]] = {}
+
+
+def _read_task(task: Task) -> Known:
     known = Known()
     user = task.user
     known.add([task.instruction, user.wants, user.knows, list(user.turns)])
@@ -272,7 +303,8 @@ def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = (
     policy = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system").lower()
     vocabulary = words | set(_WORD.findall(policy))
     amounts, ids, names = _mentions(question)
-    missing = [f"${a:,.2f}" for a in amounts if not any(abs(a - k) < 0.005 for k in known.amounts)]
+    known_amounts = known.amounts
+    missing = [f"${a:,.2f}" for a in amounts if not any(abs(a - k) < 0.005 for k in known_amounts)]
     missing += [i for i in ids if not re.search(rf"(?<![a-z0-9]){re.escape(i.lower())}(?![a-z0-9])", blob)]
     missing += [
         n for n in names if not all(w in vocabulary or _singular(w) in vocabulary for w in _WORD.findall(n.lower()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,21 @@ log = structlog.get_logger("mcpsim.trajectories.recording")
 
 
 def tool_defs(episode: Episode) -> list[ToolDef]:
-    return [
-        ToolDef(function={"name": s.name, "description": s.description, "parameters": s.input_schema()})
-        for s in sorted(episode.world.tools.values(), key=lambda s: s.name)
-    ]
+    """The world's tools as function definitions: built once per world and its set of tools
+    (every trajectory of the world shares them; nothing changes a recorded trajectory's tools)."""
+    world = episode.world
+    specs = tuple(world.tools.values())
+    cached = _TOOL_DEFS.get(world)
+    if cached is None or len(cached[0]) != len(specs) or any(a is not b for a, b in zip(cached[0], specs, strict=True)):
+        defs = [
+            ToolDef(function={"name": s.name, "description": s.description, "parameters": s.input_schema()})
+            for s in sorted(specs, key=lambda s: s.name)
+        ]
+        cached = _TOOL_DEFS[world] = (specs, defs)
+    return list(cached[1])
+
+
+_TOOL_DEFS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], list[ToolDef]]] = weakref.WeakKeyDictionary()
 
 
 def _fields_for(model: type[BaseModel], record: store.CallRecord | store.Change) -> dict[str, Any]:

@@ -21,15 +21,14 @@ import sqlite3
 from collections import namedtuple
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
-from sqlalchemy import JSON, Boolean, Table
+from sqlalchemy import JSON, Boolean, Connection, Table
 from sqlalchemy.dialects import sqlite
 from sqlmodel import Session
 
 from mcpsim.world.core import WorldError
+from mcpsim.world.views import V, build_view
 
 _DIALECT = sqlite.dialect()
 
@@ -100,46 +99,31 @@ def _build_reader(model: type[Any]) -> Reader:
     )
 
 
-V = TypeVar("V", bound=BaseModel)
-
-
-@cache
-def _view_fields(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """A view's fields, each with the row attribute it reads (its `id_field` reads `id`)."""
-    id_field = getattr(cls, "id_field", None)
-    return tuple((name, "id" if name == id_field else name) for name in cls.model_fields)
-
-
 def view(cls: type[V], row: Any, /, **values: Any) -> V:
-    """`cls.from_row(row, **values)` (`mcpsim.world.views.RowView`) with the field plan made once
-    per view class: every field not given as a keyword is read from the row's attribute of the
-    same name (the `id_field` from `row.id`); a field the row lacks, or a keyword the view does
-    not have, is a TypeError naming it."""
-    fields = _view_fields(cls)
-    data: dict[str, Any] = {}
-    given = 0
-    for name, source in fields:
-        if name in values:
-            data[name] = values[name]
-            given += 1
-        else:
-            try:
-                data[name] = getattr(row, source)
-            except AttributeError:
-                raise TypeError(
-                    f"{cls.__name__}.from_row: {type(row).__name__} has no {source!r}; pass {name}=..."
-                ) from None
-    if given != len(values):
-        unknown = set(values) - {name for name, _ in fields}
-        raise TypeError(f"{cls.__name__}.from_row: no field(s) {', '.join(sorted(unknown))}")
-    return cls(**data)
+    """`cls.from_row(row, **values)` (`mcpsim.world.views.RowView`) for any model: every field
+    not given as a keyword is read from the row's attribute of the same name (the `id_field`
+    from `row.id`); a field the row lacks, or a keyword the view does not have, is a TypeError
+    naming it. The field plan is made once per view class."""
+    return build_view(cls, row, values)
 
 
 def connection(session: Session) -> sqlite3.Connection:
     """The call's sqlite3 connection, in the call's transaction, with the call's pending ORM
-    writes flushed to it."""
-    session.flush()  # returns at once when nothing is pending
-    driver = session.connection().connection.driver_connection
+    writes flushed to it. While the session has done nothing (no ORM statement, nothing added),
+    the connection it is bound to is the call's, in the call's transaction (begun on the driver):
+    it is used as is, and the session does not begin a transaction of its own for a plain read."""
+    bind = session.bind
+    if (
+        isinstance(bind, Connection)
+        and not session.in_transaction()
+        and not session.new
+        and not session.deleted
+        and not len(session.identity_map)
+    ):
+        driver = bind.connection.driver_connection
+    else:
+        session.flush()  # returns at once when nothing is pending
+        driver = session.connection().connection.driver_connection
     if not isinstance(driver, sqlite3.Connection):
         raise TypeError(f"plain reads need a sqlite3 connection, not {type(driver).__name__}")
     return driver

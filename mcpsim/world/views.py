@@ -15,11 +15,43 @@ so a view cannot silently return a default for data it never read.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self
+from functools import cache
+from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel
 
-_MISSING = object()
+V = TypeVar("V", bound=BaseModel)
+
+
+@cache
+def _fields(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """A view's fields, each with the row attribute it reads (its `id_field` reads `id`): made
+    once per view class."""
+    id_field = getattr(cls, "id_field", None)
+    return tuple((name, "id" if name == id_field else name) for name in cls.model_fields)
+
+
+def build_view(cls: type[V], row: Any, values: dict[str, Any]) -> V:
+    """`cls` from `row` and the computed `values` (`RowView.from_row`'s rules, for any model
+    with an optional `id_field`)."""
+    fields = _fields(cls)
+    data: dict[str, Any] = {}
+    given = 0
+    for name, source in fields:
+        if name in values:
+            data[name] = values[name]
+            given += 1
+        else:
+            try:
+                data[name] = getattr(row, source)
+            except AttributeError:
+                raise TypeError(
+                    f"{cls.__name__}.from_row: {type(row).__name__} has no {source!r}; pass {name}=..."
+                ) from None
+    if given != len(values):
+        unknown = set(values) - {name for name, _ in fields}
+        raise TypeError(f"{cls.__name__}.from_row: no field(s) {', '.join(sorted(unknown))}")
+    return cls(**data)
 
 
 class RowView(BaseModel):
@@ -29,22 +61,9 @@ class RowView(BaseModel):
 
     @classmethod
     def from_row(cls, row: Any, /, **values: Any) -> Self:
-        data: dict[str, Any] = {}
-        for name in cls.model_fields:
-            if name in values:
-                data[name] = values[name]
-                continue
-            source = "id" if name == cls.id_field else name
-            value = getattr(row, source, _MISSING)
-            if value is _MISSING:
-                raise TypeError(f"{cls.__name__}.from_row: {type(row).__name__} has no {source!r}; pass {name}=...")
-            data[name] = value
-        unknown = set(values) - set(cls.model_fields)
-        if unknown:
-            raise TypeError(f"{cls.__name__}.from_row: no field(s) {', '.join(sorted(unknown))}")
-        return cls(**data)
+        return build_view(cls, row, values)
 
     @classmethod
     def from_rows(cls, rows: Any, /) -> list[Self]:
         """One view per row, with nothing computed."""
-        return [cls.from_row(row) for row in rows]
+        return [build_view(cls, row, {}) for row in rows]
