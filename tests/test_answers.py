@@ -539,7 +539,7 @@ FAKES = [  # cheap wrong answers, each against the rule it tests
         "the answer states 5 other amounts of money",
     ),
     ("retail", "open-orders-total", "You have 5 orders open, totalling $1,736.83 or $1,863.70.", "hedged"),
-    ("retail", "open-orders-total", "Orders: 5, 6, 7; total $1,736.83.", "missing: 5 orders"),
+    ("retail", "open-orders-total", "Orders: 5, 6, 7; total $1,736.83.", "hedged with '6'"),
     (
         "airline",
         "lookup-baggage-allowance",

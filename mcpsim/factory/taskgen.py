@@ -46,6 +46,7 @@ from mcpsim.factory.compiler import CompiledWorld
 from mcpsim.factory.schema import EntityModel
 from mcpsim.factory.spec import ActionSpec
 from mcpsim.grading import Verifier
+from mcpsim.grading.answers import word_forms
 from mcpsim.tasks import (
     CANARY_PREFIX,
     Action,
@@ -138,6 +139,10 @@ COUNT_TEMPLATES = (
     "{greeting}{me}. How many {plural} {condition} are there?",
     "{greeting}{me}. Could you count the {plural} {condition} for me?",
 )
+# A refusal's answer must not claim the request was carried out (a true blocking value beside
+# "All done" is still a false report); under a negation it is no claim. Not "as requested": an
+# agent may open with it ("As requested, I checked the booking"); nor "successfully" (verified).
+SUCCESS_CLAIM = PhraseFact(phrase="all done", synonyms=["all set", "taken care of"])
 RECOVERY_TAILS = (
     " Please tell me the new {label}'s id once it is done.",
     " Give me the id of the new {label} when you are done.",
@@ -163,6 +168,7 @@ class Plan:
     actions: list[Action]  # the writes (or, for lookups and refusals, the reads that find the answer)
     person: str | None = None  # the identity row the user is, if any
     facts: list[Fact] = field(default_factory=list)
+    forbidden: list[Fact] = field(default_factory=list)  # what a guess would say: the rival values
     asks: list[Ask] = field(default_factory=list)  # the changes asked for, in order (writes, refusals, recovery)
     question: str = ""  # a lookup's question (slots GREETING_SLOT and ME_SLOT)
     tail: str = ""  # a last sentence of the instruction
@@ -369,34 +375,49 @@ class TaskGenerator:
                 if found is None:
                     continue
                 seen.add(name)
-                read, facts = found
+                read, facts, forbidden = found
+                target = _target(action)
+                key = args.get(id_arg(action.entity)) or read.args.get(next(iter(read.args)))
                 yield Plan(
                     "refusal",
                     [read],
                     person=self.person(action, args, self.start),
                     facts=facts,
+                    forbidden=[*forbidden, SUCCESS_CLAIM],
                     asks=[self._ask(action, args)],
                     tail=self.rng.choice(REFUSAL_TAILS),
                     near_miss=(
                         "tries the write, is refused, and says it is done",
                         [Action(tool=action.name, args=args, expect="error")],
-                        "Done, that has been taken care of.",
+                        f"Done: {key} is now {target}." if target else f"Done: {key} has been taken care of.",
                     ),
                     tags=[action.name, name],
                 )
                 break
 
-    def _blocking_fact(self, action: ActionSpec, args: dict[str, Any], name: str) -> tuple[Action, list[Fact]] | None:
-        """The read that shows why a call is refused, and the facts an explanation states: the
-        blocking record's id and the value that blocks."""
+    def _blocking_fact(
+        self, action: ActionSpec, args: dict[str, Any], name: str
+    ) -> tuple[Action, list[Fact], list[Fact]] | None:
+        """The read that shows why a call is refused, the facts an explanation states (the
+        blocking record's id and the value that blocks) and the facts it must not state (the
+        field's rival values; the action's target state only as a claim that it was reached).
+        None where the record already holds the state the action would set (the user's own
+        request would name the answer), or where another value of the blocking field would not
+        let the call through (the refusal has more than one reason)."""
         if name == "invalid_transition":
             model = self.compiled.models[action.entity]
             row = self._row(action.entity, args.get(id_arg(action.entity)))
             get = self.gets.get(action.entity)
             if row is None or get is None or model.state_field is None:
                 return None
+            value = row[model.state_field]
+            held = PhraseFact(phrase=str(value).replace("_", " "))
+            if held.phrase == _target(action):
+                return None  # already in the state asked for
+            if not self._sole_blocker(action, args, action.entity, row["id"], model.state_field):
+                return None
             read = Action(tool=get.name, args={id_arg(action.entity): row["id"]})
-            return read, [IdFact(id=row["id"]), PhraseFact(phrase=str(row[model.state_field]).replace("_", " "))]
+            return read, [IdFact(id=row["id"]), held], self._rivals(action.entity, model.state_field, value, action)
         precondition = next(p for p in action.preconditions if p.name == name)
         rows = scope(self.spec, action)
         for raw in (precondition.require.left, precondition.require.right):
@@ -411,9 +432,65 @@ class TaskGenerator:
                 fact = self._fact(entity, operand.field, row[operand.field] if operand.field != "id" else row["id"])
                 if fact is None:
                     continue
+                if isinstance(fact, PhraseFact) and fact.phrase == _target(action):
+                    return None  # already in the state asked for
+                if not self._sole_blocker(action, args, entity, row["id"], operand.field):
+                    return None
+                if isinstance(fact, PhraseFact):  # the world's own refusal says it too
+                    values = self.spec.entities[entity].fields[operand.field].values or []
+                    fact = PhraseFact(phrase=fact.phrase, synonyms=_relayed(precondition.message, values, fact.phrase))
                 read = Action(tool=get.name, args={id_arg(entity): row["id"]})
-                return read, [IdFact(id=row["id"]), fact]
+                return (
+                    read,
+                    [IdFact(id=row["id"]), fact],
+                    self._rivals(entity, operand.field, row[operand.field], action),
+                )
         return None
+
+    def _sole_blocker(self, action: ActionSpec, args: dict[str, Any], entity: str, key: Any, name: str) -> bool:
+        """Whether another value of an enum field (set outside any tool call, on a fork) lets the
+        call through: then that field is the only reason the call is refused. Fields of other
+        types are not tried (kept)."""
+        f = self.spec.entities[entity].fields.get(name)
+        if f is None or f.type != "enum":
+            return True
+        for value in f.values or []:
+            fork = self.start.fork(id="taskgen-blocker")
+            try:
+                fork.conn.execute(f'UPDATE "{self._table(entity)}" SET "{name}" = ? WHERE id = ?', (value, key))
+                fork.conn.commit()
+                result = fork.call(action.name, args)
+            finally:
+                fork.close()
+            if not result.is_error and not result.bug:
+                return True
+        return False
+
+    def _rivals(self, entity: str, name: str, value: Any, action: ActionSpec | None = None) -> list[Fact]:
+        """The other values of an enum field, as forbidden facts: an answer that lists every value
+        the schemas offer ("basic or standard or premium") states a rival. A rival sharing a word
+        with the answer's phrase is left out ("in transit" holds "transit"); one that the action's
+        own name inflects ("cancel" and "cancelled") is forbidden only as a claim that the record
+        reached it ("is now cancelled", "has been cancelled"), since a refusal names the action."""
+        f = self.spec.entities[entity].fields.get(name)
+        if f is None or f.type != "enum":
+            return []
+        own = set(str(value).split("_"))
+        verbs = {w for w in action.name.split("_")} if action is not None else set()
+        target = _target(action) if action is not None else None
+        rivals: list[Fact] = []
+        for other in f.values or []:
+            words = other.split("_")
+            if other == value or own & set(words):
+                continue
+            phrase = " ".join(words)
+            if phrase == target or any(_same_word(w, v) for w in words for v in verbs):
+                rivals.append(
+                    PhraseFact(phrase=f"been {phrase}", synonyms=[f"is {phrase}", f"now {phrase}", f"was {phrase}"])
+                )
+            else:
+                rivals.append(PhraseFact(phrase=phrase))
+        return rivals
 
     def _alias_key(self, action: ActionSpec, alias: str, args: dict[str, Any]) -> Any:
         if alias == action.entity:
@@ -462,6 +539,8 @@ class TaskGenerator:
         names = [n for n in model.spec.fields if n != model.state_field and self._answerable(entity, n)]
         self.rng.shuffle(names)
         for name in names:
+            if model.spec.fields[name].type == "enum":  # not the commonest value: a guess of it would pass
+                row, other = self._uncommon(rows, name, row, other)
             fact, wrong = self._fact(entity, name, row[name]), self._fact(entity, name, other[name])
             if fact is None or wrong is None or _stated(fact) == _stated(wrong):
                 continue
@@ -469,6 +548,7 @@ class TaskGenerator:
                 "lookup",
                 [Action(tool=get.name, args={id_arg(entity): row["id"]})],
                 facts=[fact],
+                forbidden=self._rivals(entity, name, row[name]),
                 question=self.rng.choice(LOOKUP_TEMPLATES).format(
                     greeting=GREETING_SLOT,
                     me=ME_SLOT,
@@ -480,6 +560,19 @@ class TaskGenerator:
                 tags=[get.name, name],
             )
         return None
+
+    def _uncommon(
+        self, rows: list[dict[str, Any]], name: str, row: dict[str, Any], other: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A record holding one of the field's less common values (and one holding the commonest,
+        for the wrong answer), or the pair as drawn if every value is as common."""
+        counts = Counter(r[name] for r in rows)
+        top = max(counts.values())
+        rare = [r for r in rows if counts[r[name]] < top]
+        common = [r for r in rows if counts[r[name]] == top]
+        if not rare or counts[row[name]] < top:
+            return row, other
+        return self.rng.choice(rare), self.rng.choice(common)
 
     def _answerable(self, entity: str, name: str) -> bool:
         """Whether a question about this field can be graded against cheap answers: an enum
@@ -649,12 +742,20 @@ class TaskGenerator:
         rubric += self._process_checks(gold, plan.person)
         alternatives = self._alternatives(plan, gold, answer)
         near_misses = self._near_misses(plan, gold)
+        generated = self._generated(gold, plan.faults) if self._writes(gold) else set()
         user = UserSpec(
             persona=self.rng.choice(PERSONAS),
-            knows={k: v for a in gold for k, v in a.args.items() if k.endswith("_id") and k != "limit"},
+            knows={
+                k: v
+                for a in gold
+                for k, v in a.args.items()
+                if k.endswith("_id") and k != "limit" and str(v) not in generated
+            },
             wants=_wants(plan),
         )
         grading = {"gold": gold, "answer": answer, "rubric": rubric, "volatile": self.volatile}
+        if plan.forbidden:
+            grading["forbidden"] = list(plan.forbidden)
         solutions = {"alternatives": alternatives, "near_misses": near_misses}
         labels = {"tags": [plan.kind, *plan.tags], "difficulty": DIFFICULTY[plan.kind]}
         episode = {"seed": self.seed, "scale": self.scale, "faults": plan.faults}
@@ -674,6 +775,17 @@ class TaskGenerator:
 
     def _writes(self, gold: list[Action]) -> bool:
         return any(self.world.tools[a.tool].writes for a in gold)
+
+    def _generated(self, gold: list[Action], faults: FaultProfile | None) -> set[str]:
+        """The ids the gold solution's calls draw (a new rental's id): not the user's to know."""
+        episode = self.start.fork(id="taskgen-gold")
+        try:
+            episode.set_faults(faults)
+            for a in gold:
+                episode.call(a.tool, a.args)
+            return {str(k) for k in episode.net_changes().generated}
+        finally:
+            episode.close()
 
     def _row_checks(self, gold: list[Action], faults: FaultProfile | None) -> list[Check]:
         """A check per row the gold solution changed: inserted rows exist, updated ones hold
@@ -975,8 +1087,12 @@ def _shown(kind: str, value: Any) -> str:
 
 
 def _stated(fact: Fact) -> Any:
+    """A fact as the rubric states it (a count's noun in its plural: `4 capacities`)."""
     from mcpsim.tasks import state_fact
 
+    if isinstance(fact, CountFact) and fact.noun and fact.count != 1:
+        words = fact.noun.split()
+        return " ".join([str(fact.count), *words[:-1], plural(words[-1])])
     return state_fact(fact)
 
 
@@ -996,6 +1112,39 @@ def reworded(facts: list[Fact]) -> str:
         else:
             parts.append(str(_stated(fact)))
     return "Here is what I found: " + ", and ".join(parts) + "."
+
+
+def _target(action: ActionSpec | None) -> str | None:
+    """The state a transition moves its row to, as an answer words it."""
+    return action.to.replace("_", " ") if action is not None and action.to else None
+
+
+_LEADING_VERBS = frozenset({"is", "are", "was", "were", "has", "have", "had"})
+
+
+def _relayed(message: str, values: list[str], phrase: str) -> list[str]:
+    """Clauses of a refusal message (placeholders and punctuation cut them) that restate the
+    blocking value: `Doctor {doctor.name} is not accepting new appointments` gives `not accepting
+    new appointments` for `full list`. A clause of fewer than two words, or one naming another
+    value of the field other than under a negation, is left out."""
+    rivals = [w for v in values if v.replace("_", " ") != phrase for w in v.split("_")]
+    found: list[str] = []
+    for chunk in re.split(r"\{[^}]*\}|[;,.:()!?]", message):
+        words = chunk.split()
+        if words and words[0].casefold() in _LEADING_VERBS:
+            words = words[1:]
+        text = " ".join(words)
+        negated = [i for i, w in enumerate(words) if w.casefold() in ("not", "no", "never") or w.endswith("n't")]
+        named = [i for i, w in enumerate(words) if any(_same_word(w, r) for r in rivals)]
+        if len(words) < 2 or text.casefold() == phrase or (named and not (negated and negated[0] < named[0])):
+            continue
+        if text not in found:
+            found.append(text)
+    return found
+
+
+def _same_word(a: str, b: str) -> bool:
+    return not word_forms(a.casefold()).isdisjoint(word_forms(b.casefold()))
 
 
 def _gold_requirement(plan: Plan) -> str:

@@ -122,7 +122,8 @@ class ActionBuilder:
             or (a.kind == "update" and not a.effects and not {"now", "today"} & set(map(str, a.set.values()))),
             "destructive": destructive and not a.read_only,
             "partial_failures": a.partial_failure is not None,
-            "irreversible": a.irreversible,
+            # a transfer moves value to another party: moving it back is a second event, not an undo
+            "irreversible": a.irreversible or a.kind == "transfer",
         }
 
     # -- refusals ---------------------------------------------------------------------------------

@@ -19,8 +19,9 @@ The answer is parsed once into typed mentions, each with its place in the text:
 
 A fact is matched by its type: a money fact only by money (so `May 25` never states $25, nor does
 an id or a time), a count or number by a number that is part of nothing else, followed within three
-words by the count's noun if it has one (`3 checked bags`; the legacy untyped `number` fact also
-by money), a date by a date in any format (year-less only when the fact says
+words by the count's noun if it has one (`3 checked bags`; a noun of several words as a run, `6 leave
+requests`) or preceded by it across fillers only (`the capacity is 4`, `capacity: 4`) (the legacy
+untyped `number` fact also by money), a date by a date in any format (year-less only when the fact says
 `year_optional`), a time by a time, a duration by a duration of the same length in any unit, an
 id by the same token (case and a leading `#` ignored), a name by the same words (case and accents
 ignored). Phrase facts (plain strings, `phrase` with `synonyms`, `any` lists) match word by word
@@ -55,6 +56,9 @@ Four rules decide whether a matched fact counts:
    itself one of the task's facts is no conflict ("$364 for a health reason, or $164 otherwise"
    when both are asked), nor is an `or` farther away ("$39.98 goes to your Visa or PayPal card,
    and the $5 fee..."), nor a comma list of names ("Sofia owns it, Dana and Ravi can view it").
+   A count with a noun conflicts with any other non-negated count of that noun, in any sentence
+   ("You have 3 bills. You have 4 bills."). Phrase facts are not hedged: a task whose phrase is
+   one of a closed set of values lists the others as `forbidden`.
 3. Stuffing. An answer that states more distinct values of one type answering none of the
    task's facts than that type's ALLOWANCE (money 4, numbers 3, dates 2, times 2, durations 2,
    percentages 2, ids 4, names 8) fails every fact of that type. A correct answer often mentions
@@ -1098,8 +1102,52 @@ def _name_in(name: str, mention: str) -> bool:
 
 
 def _noun_follows(parsed: Parsed, mention: Mention, noun: str) -> bool:
-    wanted = word_forms(noun.casefold())
-    return any(not word_forms(w.text).isdisjoint(wanted) for w in parsed.words_after(mention.end, 3))
+    """The count's noun, of one word or more, within three words after the number (`3 checked
+    bags`, `6 leave requests`), or just before it with only fillers between (`the capacity is 4`,
+    `capacity: 4`)."""
+    wanted = [word_forms(w) for w in _phrase_words(noun)]
+    if not wanted:
+        return True
+    n = len(wanted)
+    after = parsed.words_after(mention.end, 3 + n - 1)
+    if any(_forms_match(after[i : i + n], wanted) for i in range(len(after) - n + 1)):
+        return True
+    return _noun_before(parsed, mention.start, wanted)
+
+
+def _forms_match(words: list[Word], wanted: list[frozenset[str]]) -> bool:
+    return len(words) == len(wanted) and all(
+        not word_forms(w.text).isdisjoint(f) for w, f in zip(words, wanted, strict=True)
+    )
+
+
+_NOUN_GAP = _LOOKBACK_GAP | frozenset(":=")
+
+
+def _noun_before(parsed: Parsed, start: int, wanted: list[frozenset[str]]) -> bool:
+    """Whether the noun ends just before `start`, across fillers (`is`, `of`, `the`) and the
+    record the count is of (`the workload of engineer AG2032 is 1`: an id and the word before it)."""
+    index = bisect.bisect_right(parsed.word_ends, start) - 1
+    position, after_id = start, False
+    ids = [m for m in parsed.mentions if m.kind == "id"]
+    for k in range(index, max(-1, index - 7), -1):
+        word = parsed.words[k]
+        if not set(parsed.text[word.end : position]) <= _NOUN_GAP:
+            return False
+        if any(m.start <= word.start < m.end for m in ids):
+            after_id = True
+        elif word.text not in _FUNCTION_WORDS:
+            words = list(parsed.words[k - len(wanted) + 1 : k + 1]) if k + 1 >= len(wanted) else []
+            joined = all(set(parsed.text[a.end : b.start]) <= _JOINERS for a, b in zip(words, words[1:], strict=False))
+            if joined and _forms_match(words, wanted):
+                return True
+            if not after_id:
+                return False
+            after_id = False  # the id's label: `engineer AG2032`
+        else:
+            after_id = False
+        position = word.start
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -1226,6 +1274,18 @@ class Reading:
                 return other
         return None
 
+    def rival_count(self, occurrence: Occurrence, noun: str) -> Mention | None:
+        """Another count of the fact's noun anywhere in the answer, in any sentence (rule 2):
+        `You have 3 bills. You have 4 bills.` and `14 visitors? 15 visitors?` are guesses."""
+        if occurrence.mention is None:
+            return None
+        for other in self.parsed.of_kind("number"):
+            if other.negated or other.value == occurrence.mention.value or self.answers_a_fact(other):
+                continue
+            if _noun_follows(self.parsed, other, noun):
+                return other
+        return None
+
     def _joined(self, start: int, end: int, kind: str, one_sentence: bool) -> bool:
         """Whether the text between two values offers them as alternatives: a hedge word (or a
         `/`) among at most HEDGE_WORDS words of one sentence, or nothing but punctuation and
@@ -1301,7 +1361,7 @@ def judge(fact: Fact, reading: Reading) -> FactResult:
                 continue
             problem = None
             if alt.kind != "phrase":
-                other = reading.hedged(occurrence)
+                other = reading.hedged(occurrence) or (alt.noun and reading.rival_count(occurrence, alt.noun))
                 problem = reading.stuffed(alt.kind) or (
                     other and f"hedged with {reading.parsed.text[other.start : other.end]!r}"
                 )
