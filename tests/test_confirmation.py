@@ -33,6 +33,7 @@ from mcpsim.tasks.dialogue import (
     is_confirmation_request,
 )
 from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
+from mcpsim.tasks.schema import FieldEquals
 from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, Trajectory, Usage
 from mcpsim.world.registry import load_world
 
@@ -284,6 +285,64 @@ def test_the_user_is_no_oracle_for_the_answer(retail):
         {"role": "tool", "tool_call_id": "c2", "content": json.dumps({"gift_cards": [{"balance": 329.73}]})},
     ]
     assert confirmation_reply(guesses[0], task, read) == YES_REPLY
+
+
+def _read(call_id: str, name: str, args: dict, content: str) -> list[dict]:
+    return [
+        {"role": "assistant", "tool_calls": [_call(call_id, name, args)]},
+        {"role": "tool", "tool_call_id": call_id, "content": content},
+    ]
+
+
+def test_on_a_write_the_user_knows_the_amounts_of_its_own_records_read_with_any_tool(retail):
+    """A careful agent names the amount it read before it writes: on a task that changes
+    something, the user recognises amounts from any successful read of its own records (a call
+    naming an identifier the task gives), not only the gold solution's reads; never from a call
+    about nothing of its own, an error's text, or a number the call itself carried (an echo)."""
+    task = retail.tasks.get(CANCEL)
+    question = "Your order #W0006911 came to $57.12 in all. Shall I cancel it?"
+    assert confirmation_reply(question, task) == NO_REPLY  # nothing shows $57.12 yet
+    record = json.dumps({"order_id": "#W0006911", "items": [{"price": 57.12}]})
+    other_read = _read("r1", "get_order_details", {"order_id": "#W0006911", "verbose": True}, record)
+    assert confirmation_reply(question, task, other_read) == YES_REPLY  # not a gold call: its own record
+    assert confirmation_reply(question.replace("57.12", "57.13"), task, other_read) == NO_REPLY
+    unrelated = _read("r2", "search_products", {"query": "notebook"}, json.dumps({"price": 57.12}))
+    assert confirmation_reply(question, task, unrelated) == NO_REPLY  # names none of the user's records
+    failed = _read("r3", "get_order_details", {"order_id": "#W0006911", "x": 1}, "Error: over $57.12; call us")
+    assert confirmation_reply(question, task, failed) == NO_REPLY  # an error's text is no record
+    echo = _read("r4", "calculate", {"expression": "#W0006911 57.12"}, json.dumps({"result": 57.12}))
+    assert confirmation_reply(question, task, echo) == NO_REPLY  # the guess went in with the call
+
+
+def test_on_a_lookup_only_the_gold_reads_show_the_user_its_records(retail):
+    task = retail.tasks.get("gift-card-balance")
+    [lookup, details] = task.gold
+    question = "Your balance is $329.73. Shall I go ahead?"
+    content = json.dumps({"gift_cards": [{"balance": 329.73}]})
+    other = _read("r1", details.tool, {**details.args, "verbose": True}, content)
+    assert confirmation_reply(question, task, other) == NO_REPLY  # the answer: only the gold read shows it
+    assert confirmation_reply(question, task, _read("r2", details.tool, details.args, content)) == YES_REPLY
+
+
+def test_a_write_tasks_amounts_in_cents_are_known_in_dollars(retail):
+    """A factory world keeps money in cents in columns named for what they hold (`balance`): the
+    user of a task that changes something hears $188.39 for a rubric's 18839."""
+    base = retail.tasks.get(CANCEL)
+    check = FieldEquals.model_validate(
+        {
+            "type": "field_equals",
+            "requirement": "The balance is $188.39.",
+            "table": "customers",
+            "where": {"id": "c1"},
+            "values": {"balance": 18839},
+            "noop_passes": False,
+        }
+    )
+    task = base.model_copy(update={"rubric": [*base.rubric, check]})
+    question = "I'll cancel #W0006911; your balance will then be $188.39. Shall I go ahead?"
+    assert confirmation_reply(question, base) == NO_REPLY
+    assert confirmation_reply(question, task) == YES_REPLY
+    assert confirmation_reply(question.replace("188.39", "188.40"), task) == NO_REPLY
 
 
 def _call(call_id: str, name: str, args: dict) -> dict:

@@ -140,20 +140,30 @@ class Known:
         self._numbers: list[float] = []  # the values given as numbers (and their _cents in dollars)
         self._written: list[str] = []  # the text values, whose written amounts count too
 
-    def add(self, value: Any) -> None:
+    def add(self, value: Any, *, cents: bool = False) -> None:
+        """Learn `value`'s words, identifiers and amounts. An integer under a `*_cents` key is an
+        amount in cents; with `cents`, so may any whole number of 100 or more be (a factory
+        world keeps money in cents in columns named for what they hold, such as `balance`)."""
         text, numbers, written = self.text, self._numbers, self._written
         for key, item in _walk(value):
             if isinstance(item, bool):
                 continue
             if isinstance(item, int | float):
                 numbers.append(round(float(item), 2))
-                if key.endswith("_cents"):
+                if key.endswith("_cents") or (cents and isinstance(item, int) and abs(item) >= 100):
                     numbers.append(round(item / 100, 2))
                 text.append(str(item))
                 continue
             item = str(item)
             text.append(item)
             written.append(item)
+
+    def add_amounts(self, value: Any, echoed: set[float]) -> None:
+        """Learn only the amounts `value` holds (its numbers, and amounts written in its text),
+        except those in `echoed`: no identifier, name or word of it."""
+        seen = Known()
+        seen.add(value)
+        self._numbers += [a for a in seen.amounts if not any(abs(a - e) < 0.005 for e in echoed)]
 
     @property
     def amounts(self) -> set[float]:
@@ -205,7 +215,7 @@ def _read_task(task: Task) -> Known:
         known.add(list(task.answer))
     for check in task.rubric:
         if not (lookup and check.type == "answer_facts"):
-            known.add(check.model_dump(exclude={"requirement", "weight", "noop_passes", "type"}))
+            known.add(check.model_dump(exclude={"requirement", "weight", "noop_passes", "type"}), cents=not lookup)
     return known
 
 
@@ -239,6 +249,37 @@ def _gold_results(task: Task, messages: Iterable[Mapping[str, Any]]) -> list[Any
             except ValueError:
                 results.append(content)
     return results
+
+
+def _own_records_read(blob: str, messages: Iterable[Mapping[str, Any]]) -> list[tuple[Any, set[float]]]:
+    """The results of the conversation's calls whose arguments name one of the user's own
+    records (an identifier the task gives, found in `blob`) and that were read without an error
+    (a JSON value, not an error's text): what the user's records say, as the agent read them with
+    any tool. Each with the amounts its call's own arguments carry, which the result may only
+    echo."""
+    wanted: dict[str, set[float]] = {}
+    found: list[tuple[Any, set[float]]] = []
+    for m in messages:
+        if m.get("role") == "assistant":
+            for call in m.get("tool_calls") or []:
+                raw = (call.get("function") or {}).get("arguments") or "{}"
+                try:
+                    args = json.loads(raw)
+                except ValueError:
+                    continue
+                _, ids, _ = _mentions(" ".join(str(v) for _, v in _walk(args)))
+                if any(re.search(rf"(?<![a-z0-9]){re.escape(i.lower())}(?![a-z0-9])", blob) for i in ids):
+                    said = Known()
+                    said.add(args)
+                    wanted[call.get("id")] = said.amounts
+        elif m.get("role") == "tool" and m.get("tool_call_id") in wanted:
+            try:
+                value = json.loads(m.get("content") or "")
+            except ValueError:
+                continue
+            if isinstance(value, dict | list):
+                found.append((value, wanted[m["tool_call_id"]]))
+    return found
 
 
 # Capitalised words that are never names (the answer checks skip them too).
@@ -299,6 +340,10 @@ def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = (
     known = _task_known(task)
     for result in _gold_results(task, messages):
         known.add(result)
+    if not _changes_nothing(task):  # a write: the amounts of its own records, read with any tool
+        own, _ = known.freeze()
+        for value, echoed in _own_records_read(own, messages):
+            known.add_amounts(value, echoed)
     blob, words = known.freeze()
     policy = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system").lower()
     vocabulary = words | set(_WORD.findall(policy))
