@@ -10,6 +10,7 @@ actors (an episode that kills its hosts, a host unreachable for a while), and th
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -20,7 +21,11 @@ import anyio
 import httpx
 import pytest
 import ray  # in the test extra: a missing Ray fails this file, never skips it
+import yaml
 
+from mcpsim.factory.catalog import blueprints, expand
+from mcpsim.factory.compiler import compile_spec
+from mcpsim.factory.taskgen import generate_tasks, task_set
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.cluster import (
     HostPool,
@@ -38,7 +43,8 @@ from mcpsim.serve.app import serve_in_thread
 from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories.schema import Trajectory
-from tests.conftest import MCP_INITIALIZE, free_port
+from tests.commands import mcpsim_argv
+from tests.conftest import CLEAN_ENV, MCP_INITIALIZE, free_port
 from tests.venvs import CLIENT
 
 TASKS = ["gift-card-balance", "add-address-make-default", "cancel-pending-order"]
@@ -143,6 +149,30 @@ def test_a_run_survives_a_dead_worker_with_every_episode_once_and_local_hashes(
     assert result.ran == len(TASKS) * TRIALS and result.summary.episodes == len(TASKS) * TRIALS
     assert _outcomes(config.out) == local  # every episode once, with the rewards and state hashes of a local run
     assert all(reward == 1.0 for reward, _ in local.values())
+
+
+def test_a_spec_world_loaded_by_the_cli_runs_on_the_ray_workers(cluster: LocalCluster, tmp_path: Path) -> None:
+    """`mcpsim run NAME --world-spec FILE --executor ray`: the world lives only in the driver's
+    process (compiled from the spec, never installed), so the run ships the spec and its task
+    file to the workers, which compile and register it before their first episode; every
+    episode passes there as it does locally."""
+    spec = expand(blueprints()["library"], 1, name="raylibrary").model_copy(update={"generated_tasks": 0})
+    compiled = compile_spec(spec)
+    tasks = generate_tasks(compiled, count=2, seed=0)
+    folder = tmp_path / "specs"  # the worker nodes are given the texts, not this path
+    folder.mkdir()
+    path = folder / "raylibrary.yaml"
+    path.write_text(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=False))
+    written = task_set(compiled, tasks).files[0].model_dump(mode="json", exclude_defaults=True)
+    (folder / "raylibrary.tasks.yaml").write_text(yaml.safe_dump(written, sort_keys=False))
+    out = tmp_path / "run"
+    argv = mcpsim_argv("run", "raylibrary", "--world-spec", str(path), "--executor", "ray")
+    argv += ["--address", cluster.address, "--out", str(out), "--concurrency", "2", "--no-cache"]
+    done = subprocess.run(argv, capture_output=True, text=True, env=CLEAN_ENV, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [Trajectory.model_validate_json(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert sorted(t.task_id for t in lines) == sorted(t.id for t in tasks)
+    assert all(t.reward == 1.0 and t.error is None for t in lines), [(t.task_id, t.reward, t.error) for t in lines]
 
 
 # -- no cluster: the router in front of mcpsim servers on loopback, the host pool with stand-in actors --

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any, get_args
 
@@ -259,6 +261,7 @@ def run(
         faults=_profile(faults_spec),
         executor=executor,
         address=address,
+        worker_setup=_spec_worlds_for_workers() if executor == "ray" else None,
     )
     result = anyio.run(_execute, plan)
     if as_json:
@@ -316,6 +319,16 @@ def _loopback_snapshot_key(out: Path) -> str:
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_urlsafe(32))
     return path.read_text().strip()
+
+
+def _spec_worlds_for_workers() -> Callable[[], object] | None:
+    """What a Ray worker runs to load the spec worlds this process loaded (`--world-spec`,
+    `--worlds-dir`): their files' texts, shipped with the run (a worker may be on a machine that
+    has none of them), registered there as here."""
+    from mcpsim.factory.loading import register_shipped, shipped_specs
+
+    shipped = shipped_specs()
+    return partial(register_shipped, shipped) if shipped else None
 
 
 def _backend(plan: RunConfig, stack: ExitStack) -> Any:

@@ -12,8 +12,10 @@ world is `compile_twin`'s, its tasks those of its task file (`NAME.tasks.yaml` b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -143,3 +145,42 @@ def loaded_worlds() -> list[str]:
 def loaded_sources() -> list[str]:
     """The options that load, in another process, the specs this one loaded (for its subprocesses)."""
     return [part for option, path in _sources for part in (option, path)]
+
+
+@dataclass(frozen=True)
+class ShippedSpec:
+    """A spec file this process loaded, as text, for a process on another machine (a Ray worker)
+    to load the same world with the same tasks: the file's name, its text and its task file's."""
+
+    name: str
+    text: str
+    tasks: str | None = None
+
+
+def shipped_specs() -> list[ShippedSpec]:
+    """Every spec file this process loaded (in order), with its task file, as text."""
+    shipped = []
+    for _, source in _sources:
+        path = Path(source)
+        task_file = task_file_of(path)
+        tasks = task_file.read_text(encoding="utf-8") if task_file is not None else None
+        shipped.append(ShippedSpec(path.name, path.read_text(encoding="utf-8"), tasks))
+    return shipped
+
+
+def register_shipped(specs: Sequence[ShippedSpec], folder: str | Path | None = None) -> list[World]:
+    """Load worlds another process shipped (`shipped_specs`): each spec is written to a folder of
+    its own under `folder` (default: a new temporary one) with its task file beside it
+    (`NAME.tasks.yaml`, which `task_file_of` finds first) and registered as `--world-spec`
+    registers it (again, if this process has it)."""
+    root = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="mcpsim-specs-"))
+    worlds = []
+    for number, spec in enumerate(specs):
+        where = root / str(number)
+        where.mkdir(parents=True, exist_ok=True)
+        path = where / spec.name
+        path.write_text(spec.text, encoding="utf-8")
+        if spec.tasks is not None:
+            path.with_name(f"{path.stem}.tasks.yaml").write_text(spec.tasks, encoding="utf-8")
+        worlds.append(register_spec(path))
+    return worlds

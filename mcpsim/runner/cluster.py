@@ -105,6 +105,8 @@ class EpisodeHost:
         from mcpsim.serve.host import EpisodeManager
 
         self.config = config
+        if config.worker_setup is not None:  # the driver's spec worlds, registered in this worker
+            config.worker_setup()
         manager = EpisodeManager(TemplateCache(config.cache_dir), max_episodes=config.concurrency + 8, ttl_seconds=None)
         manager.worlds(config.world)  # a world this worker lacks fails here, not in every episode
         self.backend = InProcessBackend(manager)

@@ -4,6 +4,7 @@ Light to import (no MCP SDK, no HTTP client): the CLI reads the defaults when it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,6 +67,9 @@ class RunConfig:
     executor: Executor = "local"
     address: str | None = None  # the Ray cluster's (None: RAY_ADDRESS, else a local cluster)
     cache_dir: str | None = None  # the template cache on disk, for Ray workers on this machine
+    # run in each Ray worker before it loads the world: how the CLI's spec worlds (--world-spec,
+    # --worlds-dir), which live only in its own process, reach the workers (picklable)
+    worker_setup: Callable[[], object] | None = field(default=None, repr=False, compare=False)
     templates: TemplateCache | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self, settings: RolloutSettings | None) -> None:
