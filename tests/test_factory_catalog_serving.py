@@ -273,6 +273,29 @@ def test_concurrent_forks_and_forks_of_forks_all_keep_the_offer(server):
         assert shown == parent["tools"] and refused, (episode["id"], shown)
 
 
+def test_a_restored_snapshot_of_an_offered_episode_keeps_the_offer(server):
+    """A trainer snapshots an offered episode and restores it to branch a rollout: the restored
+    episode lists the offered tools and refuses the hidden ones, like the one it was taken from;
+    a snapshot of an episode without an offer restores with every tool (bytes equal to an offered
+    episode's snapshot restore with its offer: the server cannot tell them apart, and errs on the
+    side of fewer tools)."""
+    url, headers, tool, args, _, parent = _offered_hotel(server, distractors=1)
+    snapshot = httpx.get(f"{url}/w/hotel/episodes/{parent['id']}/snapshot", headers=headers)
+    assert snapshot.status_code == 200, snapshot.text
+    upload = headers | {"Content-Type": "application/vnd.sqlite3"}
+    restored = httpx.post(f"{url}/w/hotel/episodes/restore", content=snapshot.content, headers=upload)
+    assert restored.status_code == 201, restored.text
+    shown, refused, _ = anyio.run(_offered, restored.json()["mcp_url"], tool, parent["tools"][0])
+    assert shown == parent["tools"] and refused
+    plain = _create(*server[:2], "hotel").json()
+    anyio.run(_call, plain["mcp_url"])  # a read: its transcript, so not the offered one's bytes
+    bare = httpx.get(f"{url}/w/hotel/episodes/{plain['id']}/snapshot", headers=headers)
+    again = httpx.post(f"{url}/w/hotel/episodes/restore", content=bare.content, headers=upload)
+    assert again.status_code == 201, again.text
+    failed, text = anyio.run(_call_one, again.json()["mcp_url"], tool, args)
+    assert not failed, text  # no offer: the write goes through
+
+
 def _tools_of(world_name: str) -> list[str]:
     return sorted(compile_spec(expand(blueprints()[world_name], 1, name=world_name)).world.tools)
 

@@ -21,6 +21,7 @@ import json
 import random
 import re
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ Loader = Callable[[str], tuple[World, TaskSet]]
 Describer = Callable[[str], World]  # a world for its tools only (no tasks), for distractors
 _EPISODE_MCP = re.compile(r"^/episodes/([^/]+)/mcp/?$")
 _EPISODE_FORK = re.compile(r"^/episodes/([^/]+)/fork/?$")
+_EPISODE_SNAPSHOT = re.compile(r"^/episodes/([^/]+)/snapshot/?$")
+SNAPSHOT_OFFERS = 4096  # offers remembered for snapshots taken of offered episodes, most recent kept
 DISTRACTOR_WORLDS = 3  # distractors are drawn from this many other worlds
 DEFAULT_MAX_LOADED = 16
 DEFAULT_IDLE_SECONDS = 600.0
@@ -74,6 +77,8 @@ class _Loaded:
     in_flight: int = 0
     world: World | None = None
     offers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # episode id -> tools shown
+    # a snapshot of an offered episode (its bytes' sha256) -> the offer, which its restore keeps
+    snapshot_offers: OrderedDict[str, list[dict[str, Any]]] = field(default_factory=OrderedDict)
     ready: anyio.Event = field(default_factory=anyio.Event)
     stop: anyio.Event = field(default_factory=anyio.Event)
     closed: anyio.Event = field(default_factory=anyio.Event)
@@ -258,6 +263,8 @@ class WorldHost:
                     entry.offers[json.loads(made)["id"]] = parent_offer
                 await _respond(send, status, headers, made)
                 return
+            if await self._snapshot_or_restore(entry, inner, receive, send):
+                return
             if not creating and not offered:
                 await entry.app(inner, receive, send)
                 return
@@ -285,6 +292,38 @@ class WorldHost:
             entry.last_used = self.clock()
 
     # -- offers: a subset of the world's tools plus distractors ------------------------------------
+
+    async def _snapshot_or_restore(self, entry: _Loaded, inner: Scope, receive: Receive, send: Send) -> bool:
+        """A snapshot of an offered episode, and its restore: the restored episode keeps the
+        offer (the snapshot's bytes, by their digest, name it), so it never comes back with every
+        tool. True when the request was answered here."""
+        path, method = inner["path"], inner["method"]
+        snapshot = _EPISODE_SNAPSHOT.match(path) if method == "GET" else None
+        if snapshot is not None and snapshot.group(1) in entry.offers:
+            offer = entry.offers[snapshot.group(1)]
+            status, headers, data = await _captured(entry.app, inner, receive)
+            if status == 200:
+                entry.snapshot_offers[hashlib.sha256(data).hexdigest()] = offer
+                while len(entry.snapshot_offers) > SNAPSHOT_OFFERS:
+                    entry.snapshot_offers.popitem(last=False)
+            await _respond(send, status, headers, data)
+            return True
+        if not (method == "POST" and path.rstrip("/") == "/episodes/restore" and entry.snapshot_offers):
+            return False
+        digest = hashlib.sha256()
+
+        async def hashing() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                digest.update(message.get("body", b""))
+            return message
+
+        status, headers, made = await _captured(entry.app, inner, hashing)
+        kept = entry.snapshot_offers.get(digest.hexdigest())
+        if status == 201 and kept is not None:
+            entry.offers[json.loads(made)["id"]] = kept
+        await _respond(send, status, headers, made)
+        return True
 
     async def _create(self, entry: _Loaded, data: dict[str, Any], scope: Scope, receive: Receive, send: Send) -> None:
         """An episode created with a tools offer: the offer taken out of the request, kept for
