@@ -61,6 +61,54 @@ def test_count_guesses_in_separate_sentences_conflict(answer):
 
 
 @pytest.mark.parametrize(
+    ("count", "answer"),
+    [
+        (2, "You have 1 bill. You have 2 bills. You have 3 bills."),  # a count before the fact's
+        (2, "1 bill out of 2 bills out of 3 bills."),
+        (1, "You have 1 bill out of 2 bills out of 3 bills."),  # only one whole
+        (3, "You have 3 bills. You have 4 bills."),
+        (4, "You have 3 bills. You have 4 bills."),
+    ],
+)
+def test_a_list_of_counts_passes_only_as_its_first_count_would(count, answer):
+    """Parts and the whole after a count are not guesses; anything else is, so a list of counts
+    gains nothing over its first one."""
+    passed, reason = grade_answer([CountFact(count=count, noun="bill")], [], answer)
+    assert not passed and "hedged with" in reason, reason
+
+
+@pytest.mark.parametrize(
+    ("count", "answer"),
+    [
+        (3, "You have 3 bills: 1 bill is overdue and 2 bills are paid."),  # its parts
+        (3, "3 bills are unpaid (out of 10 bills on the account)."),  # the whole it is part of
+        (3, "3 of your bills are unpaid, of the 10 bills on file."),
+        (6, "There are 6 leave requests; 2 leave requests were approved."),
+        (5, "You have 5 bills. 4 bills. 3 bills."),  # descending: passes only where the first is true
+    ],
+)
+def test_a_count_with_its_parts_or_its_whole_is_stated(count, answer):
+    passed, reason = grade_answer(
+        [CountFact(count=count, noun="bill" if "bill" in answer else "leave request")], [], answer
+    )
+    assert passed, reason
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Booking BK274901 is checked in. Nothing has been cancelled.",
+        "Booking BK274901 is checked in, so nothing was cancelled and your booking is unchanged.",
+    ],
+)
+def test_nothing_negates_a_forbidden_claim(answer):
+    facts = [IdFact(id="BK274901"), PhraseFact(phrase="checked in")]
+    forbidden = [PhraseFact(phrase="been cancelled", synonyms=["was cancelled"])]
+    assert grade_answer(facts, forbidden, answer)[0]
+    assert not grade_answer(facts, forbidden, "Booking BK274901 is checked in. It has been cancelled.")[0]
+
+
+@pytest.mark.parametrize(
     ("fact", "answer"),
     [
         (CountFact(count=4, noun="capacity"), "The capacity is 4."),

@@ -206,6 +206,25 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
     assert resumed.summary == summarize(lines(tmp_path / "partial"))  # earlier runs' lines included
 
 
+@pytest.mark.anyio
+async def test_a_run_keeps_the_freeze_of_a_process_that_froze_its_own_heap(tmp_path, task_set):
+    """A trainer may `gc.freeze()` before it forks its workers: a run inside it neither freezes
+    again nor unfreezes what the trainer froze."""
+    backend = InProcessBackend(EpisodeManager(__import__("mcpsim").TemplateCache(), ttl_seconds=None))
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        done = await run_episodes(
+            RunConfig(world="retail", tasks=task_set.tasks[:1], out=tmp_path / "frozen"),
+            backend,
+            OracleAgent,
+            ScriptedUser,
+        )
+        assert done.ran == 1 and gc.get_freeze_count() > frozen // 2 > 0  # (refcounting frees a few)
+    finally:
+        gc.unfreeze()
+
+
 def test_every_export_format_of_a_real_run_loads_back(tmp_path):
     import pyarrow.parquet as pq
 

@@ -740,10 +740,14 @@ def _unpossessed(word: str) -> str:
 
 # -- the parsed answer ------------------------------------------------------------------------------
 
+_WHOLE = re.compile(r"\b(?:out\s+of|of)(?:\s+(?:the|all|your|its|their|his|her))?\s+$", re.IGNORECASE)
+
 _NEGATIONS = frozenset(
     {
         "not",
         "no",
+        "nothing",  # "nothing has been cancelled"
+        "nobody",
         "never",
         "cannot",
         "neither",
@@ -1276,14 +1280,29 @@ class Reading:
 
     def rival_count(self, occurrence: Occurrence, noun: str) -> Mention | None:
         """Another count of the fact's noun anywhere in the answer, in any sentence (rule 2):
-        `You have 3 bills. You have 4 bills.` and `14 visitors? 15 visitors?` are guesses."""
-        if occurrence.mention is None:
+        `You have 3 bills. You have 4 bills.` and `14 visitors? 15 visitors?` are guesses. Not
+        a rival: a count after the fact's that is a part of it (`3 bills: 1 bill is overdue and
+        2 bills are paid`), or the one whole it is part of (`3 bills are unpaid, out of 10
+        bills`). A list of guesses then passes only where its first count is the true one, as
+        that count alone would."""
+        mention = occurrence.mention
+        if mention is None:
             return None
+        wholes = 0
         for other in self.parsed.of_kind("number"):
-            if other.negated or other.value == occurrence.mention.value or self.answers_a_fact(other):
+            if other.negated or other.value == mention.value or self.answers_a_fact(other):
                 continue
-            if _noun_follows(self.parsed, other, noun):
-                return other
+            if not _noun_follows(self.parsed, other, noun):
+                continue
+            later = other.start > occurrence.end
+            if later and isinstance(other.value, int | float) and isinstance(mention.value, int | float):
+                if other.value < mention.value:
+                    continue  # a part of the count
+                before = self.parsed.text[max(0, other.start - 16) : other.start]
+                if wholes == 0 and _WHOLE.search(before):
+                    wholes += 1
+                    continue  # the whole it is part of
+            return other
         return None
 
     def _joined(self, start: int, end: int, kind: str, one_sentence: bool) -> bool:

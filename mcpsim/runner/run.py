@@ -199,7 +199,7 @@ async def schedule(
     )
 
 
-_RUNS = {"active": 0}  # runs in progress in this process (they may overlap)
+_RUNS = {"active": 0, "froze": 0}  # runs in progress in this process (they may overlap); whether they froze
 _RUNS_LOCK = threading.Lock()
 
 
@@ -210,17 +210,21 @@ def _frozen_heap() -> Iterator[None]:
     (`gc.freeze`); when the last ends they are handed back (`gc.unfreeze`), so whatever of them
     became garbage is collected as usual. Each of the collector's full collections walks every
     tracked object: with the whole heap that was about 2 ms per episode at concurrency 64, where
-    a run's episodes keep enough objects alive to trigger them."""
+    a run's episodes keep enough objects alive to trigger them. A process that froze its heap
+    itself (a trainer before it forks its workers) keeps its own freeze: the runs then neither
+    freeze nor unfreeze."""
     with _RUNS_LOCK:
         _RUNS["active"] += 1
         if _RUNS["active"] == 1:
-            gc.freeze()
+            _RUNS["froze"] = int(gc.get_freeze_count() == 0)
+            if _RUNS["froze"]:
+                gc.freeze()
     try:
         yield
     finally:
         with _RUNS_LOCK:
             _RUNS["active"] -= 1
-            if _RUNS["active"] == 0:
+            if _RUNS["active"] == 0 and _RUNS["froze"]:
                 gc.unfreeze()
 
 

@@ -6,8 +6,10 @@ The scripted user says yes to a question about what it asked for, and no to one 
 something it did not ask for: an id, an amount of money or a name that appears nowhere in what
 the task says the user wants (instruction, `user.wants`, `user.knows`, scripted turns, the gold
 actions' arguments, a write's answer facts, the rubric's values) nor in what the agent read with the gold
-solution's own calls (the user's order, as the agent looked it up). A task can script other
-answers (`user.confirmations`).
+solution's own calls (the user's order, as the agent looked it up). On a task that changes
+something it also knows the amounts of its own records read with any other call (one naming an
+identifier the task gives, answered without an error), except numbers the call itself carried,
+and a rubric's whole numbers as cents. A task can script other answers (`user.confirmations`).
 
 The user is no oracle for the answer: on a lookup (a task whose gold solution changes nothing)
 it does not know the answer facts, which the agent must read (it recognises them only in what the
