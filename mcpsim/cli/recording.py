@@ -11,19 +11,14 @@ from pathlib import Path
 import click
 
 from mcpsim.cli._app import main
+from mcpsim.cli._options import port_option
 
 
 @main.command("record", context_settings={"ignore_unknown_options": True})
 @click.option(
     "--out", "out", required=True, type=click.Path(file_okay=False), help="Directory for calls.jsonl and meta.json."
 )
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=0,
-    show_default=True,
-    help="With a URL: the port to listen on, on 127.0.0.1 (0: a free one).",
-)
+@port_option(default=0, help_text="With a URL: the port to listen on, on 127.0.0.1 (0: a free one).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="URL | -- COMMAND [ARGS]...")
 def record_command(out: str, port: int, command: tuple[str, ...]) -> None:
     """Record a real MCP server's traffic, passed through untouched, to OUT/calls.jsonl: every

@@ -26,6 +26,7 @@ from mcpsim.cli._app import (
     runtime_options,
     spec_options,
 )
+from mcpsim.cli._options import port_option
 from mcpsim.serve.config import DEFAULTS, ClientLimits, ServeConfig, default_of, env_var
 
 if TYPE_CHECKING:
@@ -283,7 +284,7 @@ limit_options = [_limit_setting(flag, field, help_text) for flag, field, help_te
 @click.argument("world")
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP (many episodes) instead of stdio.")
 @_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
+@port_option(default=8000, help_text="HTTP port.")
 @_setting(
     "--seed", default=DEFAULTS.seed, show_default=True, type=click.IntRange(min=0), help="Seed of the default episode."
 )
@@ -595,7 +596,7 @@ def serve(
 @main.command("serve-worlds")
 @click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False))
 @_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
+@port_option(default=8000, help_text="HTTP port.")
 @_setting(
     "--token",
     metavar="TOKEN",

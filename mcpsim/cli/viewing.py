@@ -8,6 +8,7 @@ import click
 
 from mcpsim import logs
 from mcpsim.cli._app import _apply, log_options, main
+from mcpsim.cli._options import port_option
 
 
 def _names(paths: list[Path]) -> list[str]:
@@ -26,12 +27,7 @@ def _names(paths: list[Path]) -> list[str]:
 
 @main.command()
 @click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN ...]", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--port",
-    default=0,
-    type=click.IntRange(0, 65535),
-    help="The port on 127.0.0.1 [default: a free one].",
-)
+@port_option(default=0, show_default=False, help_text="The port on 127.0.0.1 [default: a free one].")
 @click.option("--no-open", is_flag=True, help="Print the viewer's URL; do not open a browser.")
 @_apply(log_options)
 def view(runs: tuple[Path, ...], port: int, no_open: bool, log_level: str, log_format: str) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from mcpsim_worlds.workspace import world as workspace_world
 
+from mcpsim import CallResult
 from mcpsim.testing import WorldDriver, world_fixtures
 
 
@@ -30,6 +31,16 @@ class Desk(WorldDriver):
 
     def location(self, thread_id: str) -> str:
         return self.value("SELECT location FROM threads WHERE id = ?", thread_id)
+
+    # -- refusals the tests keep checking -----------------------------------------------------
+
+    def update_fails(self, event: dict[str, Any], message: str, **changes: Any) -> CallResult:
+        """update_event on `event` (a row) with `changes` fails with `message` and changes nothing."""
+        return self.fails("update_event", message, event_id=event["id"], **changes)
+
+    def sharing_fails(self, file: dict[str, Any], message: str, emails: list[str], role: str = "viewer") -> CallResult:
+        """share_file of `file` (a row) with `emails` as `role` fails with `message` and changes nothing."""
+        return self.fails("share_file", message, file_id=file["id"], emails=emails, role=role)
 
 
 workspace, desk, episode = world_fixtures(workspace_world, Desk, names=("workspace", "desk"))

@@ -365,11 +365,8 @@ def test_declining_frees_the_owners_time(desk):
 
 def test_only_the_organizer_changes_or_cancels_an_event(desk):
     sync = desk.event("Eng sync")
-    desk.fails(
-        "update_event",
-        "Only the organizer can change 'Eng sync'; it is organized by Lukas Becker",
-        event_id=sync["id"],
-        title="Renamed",
+    desk.update_fails(
+        sync, "Only the organizer can change 'Eng sync'; it is organized by Lukas Becker", title="Renamed"
     )
     desk.fails(
         "cancel_event",
@@ -381,29 +378,20 @@ def test_only_the_organizer_changes_or_cancels_an_event(desk):
 def test_moving_an_event_checks_everyone_and_resets_responses(desk):
     call = desk.event("Acme Logistics renewal call")  # Nadia and Tom accepted
     # Tom accepted the all-hands, Thu 21 May 16:00-17:00 London.
-    desk.fails(
-        "update_event",
-        "Tom Okafor (tom.okafor@larkspurlabs.com) is busy",
-        event_id=call["id"],
-        start="2026-05-21T16:15",
-        end="2026-05-21T17:00",
+    desk.update_fails(
+        call, "Tom Okafor (tom.okafor@larkspurlabs.com) is busy", start="2026-05-21T16:15", end="2026-05-21T17:00"
     )
     moved = desk.ok("update_event", event_id=call["id"], start="2026-05-23T10:00", end="2026-05-23T10:45")
     assert moved.start_utc == "2026-05-23T09:00:00+00:00"
     assert {a.response for a in moved.attendees} == {"needs_action"}
-    desk.fails("update_event", "Give both start and end", event_id=call["id"], start="2026-05-23T11:00")
-    desk.fails("update_event", "is in the past", event_id=call["id"], start="2026-05-14T11:00", end="2026-05-14T11:30")
+    desk.update_fails(call, "Give both start and end", start="2026-05-23T11:00")
+    desk.update_fails(call, "is in the past", start="2026-05-14T11:00", end="2026-05-14T11:30")
 
 
 def test_attendee_changes_on_an_organized_event(desk):
     standup = desk.event("Ops standup")
     # Ravi is in the hiring committee on Tuesday 19 May 09:00-11:00 London, over the 09:30 standup.
-    desk.fails(
-        "update_event",
-        "Ravi Iyer (ravi.iyer@larkspurlabs.com) is busy",
-        event_id=standup["id"],
-        add_attendees=[colleague("ravi")],
-    )
+    desk.update_fails(standup, "Ravi Iyer (ravi.iyer@larkspurlabs.com) is busy", add_attendees=[colleague("ravi")])
     updated = desk.ok(
         "update_event",
         event_id=standup["id"],
@@ -418,22 +406,17 @@ def test_attendee_changes_on_an_organized_event(desk):
     }
     responses = {a.email: a.response for a in updated.attendees}
     assert responses[colleague("priya")] == "accepted"  # no new time: answers are kept
-    desk.fails("update_event", "is not invited", event_id=standup["id"], remove_attendees=[colleague("dana")])
-    desk.fails(
-        "update_event",
+    desk.update_fails(standup, "is not invited", remove_attendees=[colleague("dana")])
+    desk.update_fails(
+        standup,
         "cannot be both added and removed",
-        event_id=standup["id"],
         add_attendees=[colleague("tom")],
         remove_attendees=[colleague("tom")],
     )
-    desk.fails(
-        "update_event",
-        "has already started; its time cannot be moved",
-        event_id=standup["id"],
-        start="2026-05-18T10:00",
-        end="2026-05-18T10:15",
+    desk.update_fails(
+        standup, "has already started; its time cannot be moved", start="2026-05-18T10:00", end="2026-05-18T10:15"
     )
-    desk.fails("update_event", "already taken place", event_id=desk.event("Q2 planning retro")["id"], title="x")
+    desk.update_fails(desk.event("Q2 planning retro"), "already taken place", title="x")
 
 
 def test_cancelling_one_occurrence_or_the_whole_event(desk):

@@ -76,26 +76,16 @@ def test_roles_are_exactly_viewer_commenter_or_editor(desk):
 
 def test_only_the_owner_of_a_file_changes_its_sharing(desk):
     roadmap = desk.file("Product Roadmap H2 2026")  # Sofia's; the owner is an editor
-    desk.fails(
-        "share_file",
-        "Only the owner of 'Product Roadmap H2 2026', Sofia Marquez (sofia.marquez@larkspurlabs.com)",
-        file_id=roadmap["id"],
-        emails=[colleague("dana")],
-        role="viewer",
-    )
+    owner = "Only the owner of 'Product Roadmap H2 2026', Sofia Marquez (sofia.marquez@larkspurlabs.com)"
+    desk.sharing_fails(roadmap, owner, [colleague("dana")])
     desk.fails("revoke_access", "your role on it is editor", file_id=roadmap["id"], email=colleague("lukas"))
     desk.fails("set_link_sharing", "Only the owner", file_id=roadmap["id"], access="viewer")
 
 
 def test_a_confidential_file_stays_inside_the_company(desk):
     msa = desk.file("Acme Logistics MSA 2026 - redlines")
-    desk.fails(
-        "share_file",
-        "is confidential and can only be shared inside Larkspur Labs",
-        file_id=msa["id"],
-        emails=[colleague("priya"), "nadia.rahman@acmelogistics.com"],
-        role="viewer",
-    )
+    outside = [colleague("priya"), "nadia.rahman@acmelogistics.com"]
+    desk.sharing_fails(msa, "is confidential and can only be shared inside Larkspur Labs", outside)
     desk.fails("set_link_sharing", "cannot be opened by link", file_id=msa["id"], access="viewer")
     desk.ok("share_file", file_id=msa["id"], emails=[colleague("priya")], role="viewer")
     q2 = desk.file("Q2 Operations Review")  # not confidential: outside people are fine
@@ -104,17 +94,9 @@ def test_a_confidential_file_stays_inside_the_company(desk):
 
 def test_sharing_needs_valid_addresses_and_not_the_owner_themself(desk):
     budget = desk.file("Q3 Budget Draft")
-    desk.fails(
-        "share_file", "is not a valid email address", file_id=budget["id"], emails=["ravi@larkspur"], role="viewer"
-    )
-    desk.fails(
-        "share_file",
-        "There is no Larkspur Labs account",
-        file_id=budget["id"],
-        emails=["ravi@larkspurlabs.com"],
-        role="viewer",
-    )
-    desk.fails("share_file", "you cannot share it with yourself", file_id=budget["id"], emails=[ME], role="editor")
+    desk.sharing_fails(budget, "is not a valid email address", ["ravi@larkspur"])
+    desk.sharing_fails(budget, "There is no Larkspur Labs account", ["ravi@larkspurlabs.com"])
+    desk.sharing_fails(budget, "you cannot share it with yourself", [ME], role="editor")
 
 
 def test_revoking_removes_one_grant_and_link_sharing_is_separate(desk):
