@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import random
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -287,6 +288,22 @@ def raise_price(ctx: ToolContext, gadget_id: str) -> int:
     return int(sql.scalar(ctx.session, "SELECT price_cents FROM gadget WHERE id = ?", (gadget_id,)))
 
 
+@plain_world.tool(read_only=True)
+def peek(ctx: ToolContext, gadget_id: str) -> dict[str, Any]:
+    """Read a gadget with plain SQL through the context; say whether a session was made, and
+    draw from the call's random generator."""
+    row = sql.get(ctx, Gadget, gadget_id)
+    made = ctx.opened_session is not None
+    return {"price_cents": row.price_cents, "session_made": made, "draw": ctx.rng.random()}
+
+
+@plain_world.tool()
+def add_then_peek(ctx: ToolContext, gadget_id: str) -> list[str]:
+    """Add a gadget through the ORM, then list ids with plain SQL through the context."""
+    ctx.add(Gadget(id=gadget_id, tags={}, active=True, price_cents=1))
+    return sql.scalars(ctx, "SELECT id FROM gadget ORDER BY id")
+
+
 class Escape(BaseException):
     """Not an Exception: the call does not handle it, it escapes (as KeyboardInterrupt would)."""
 
@@ -369,3 +386,45 @@ def test_an_exception_escaping_a_call_leaves_no_transaction_open(plain):
     with pytest.raises(Escape):
         plain.call("raise_price_then_escape", {"gadget_id": "g2"})
     assert plain.call("add_and_list", {"gadget_id": "g8"}).error is None and plain.calls == 2
+
+
+def test_a_plain_read_through_the_context_makes_no_session_and_sees_pending_orm_writes(plain):
+    from mcpsim.world.seeding import derive_seed
+
+    got = plain.call("peek", {"gadget_id": "g2"})
+    assert got.value == {
+        "price_cents": 200,
+        "session_made": False,  # nothing asked for it: the call ran on the connection alone
+        "draw": random.Random(derive_seed(plain.seed, got.call_seq)).random(),  # the same seeded draw as ever
+    }
+    assert plain.call("peek", {"gadget_id": "nope"}).error == "Gadget nope not found"
+    listed = plain.call("add_then_peek", {"gadget_id": "g7"})
+    assert listed.value == ["g0", "g1", "g2", "g7"]  # the session was made by `add`: flushed before the read
+    assert [(c.table, c.op) for c in listed.changes] == [("gadget", "insert")]
+
+
+def test_a_call_reads_metadata_written_between_calls(episode, ledger):
+    from mcpsim.engine import store
+
+    episode.call("list_accounts")
+    later = ledger.epoch + timedelta(days=3)
+    store.write_meta(episode.conn, {"clock": later, "call_seq": 40})  # as the control plane or a setup would
+    result = episode.call("list_accounts")
+    assert result.call_seq == 41 and episode.clock() == later + ledger.tick
+    episode.call("get_account", {"account_id": "missing"})  # refused: rolled back, transcript row written
+    assert episode.call("list_accounts").call_seq == 42
+    episode.edit("UPDATE account SET owner = owner")  # any other write, even of equal values
+    store.write_meta(episode.conn, {"call_seq": 7})
+    assert episode.call("list_accounts").call_seq == 8
+
+
+def test_the_metadata_a_call_writes_is_stored_as_write_meta_stores_it(ledger, templates):
+    from mcpsim.engine import store
+
+    a = Episode.create(ledger, seed=1, scale="small", templates=templates)
+    b = Episode.create(ledger, seed=1, scale="small", templates=templates)
+    a.call("list_accounts")
+    when = a.clock()
+    store.write_meta(b.conn, {"call_seq": 1, "clock": when})
+    rows = f"SELECT key, value FROM {store.META} WHERE key IN ('call_seq', 'clock') ORDER BY key"
+    assert a.conn.execute(rows).fetchall() == b.conn.execute(rows).fetchall()

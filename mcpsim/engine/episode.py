@@ -9,7 +9,6 @@ episode is flagged so it can never be graded as a pass.
 
 from __future__ import annotations
 
-import random
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -189,6 +188,8 @@ class Episode:
         self.id = id
         self._conn: sqlite3.Connection | None = conn
         self._orm: Connection | None = None  # the SQLAlchemy connection tool calls run on, opened by the first
+        # (changed-row count, call_seq, clock, id counters) as the last call committed them (`_call_meta`)
+        self._meta: tuple[int, int, datetime, dict[str, int]] | None = None
         self._base = base  # the long-lived bytes the database was cloned from (parking keeps the difference)
         self._parked: Parked | None = None
         self._parked_summary: tuple[store.EpisodeMeta, tuple[int, int]] | None = None
@@ -417,80 +418,98 @@ class Episode:
         conn = self.conn
         if self._orm is None:  # one SQLAlchemy connection for the episode's life (no pool per call)
             self._orm = orm_connection(conn)
+        orm = self._orm
         conn.execute("BEGIN")  # the bookkeeping below is part of the call
+        session: Session | None = None
         try:
-            with Session(bind=self._orm, expire_on_commit=False) as session:
-                # three fields in one read, not the whole record: a call never decodes the profile or verdict
-                meta = store.meta_values(conn, ("call_seq", "clock", "ids"))
-                call_seq = meta["call_seq"] + 1
-                now = meta["clock"] + self.world.tick + timedelta(seconds=latency)
-                counters = meta["ids"]
-                ids = IdGenerator(self.seed, counters, record=True, formats=self.world.id_formats)
-                store.write_meta(conn, {"call_seq": call_seq, "clock": now})  # the change log's triggers read call_seq
-                written = conn.total_changes  # rows changed so far, triggers included
-                ctx = ToolContext(
-                    session=session,
-                    now=now,
-                    ids=ids,
-                    rng=random.Random(derive_seed(self.seed, call_seq)),
-                    call_seq=call_seq,
-                    fault="partial" if partial else None,
-                )
-                error: str | None = None
+            call_seq, clock, counters = self._call_meta(conn)
+            call_seq += 1
+            now = clock + self.world.tick + timedelta(seconds=latency)
+            ids = IdGenerator(self.seed, counters, record=True, formats=self.world.id_formats)
+            store.write_call_meta(conn, call_seq, now)  # the change log's triggers read call_seq
+            written = conn.total_changes  # rows changed so far, triggers included
+            ctx = ToolContext(
+                open_session=lambda: Session(bind=orm, expire_on_commit=False),
+                connection=conn,
+                now=now,
+                ids=ids,
+                seed=derive_seed(self.seed, call_seq),
+                call_seq=call_seq,
+                fault="partial" if partial else None,
+            )
+            error: str | None = None
+            try:
                 try:
-                    try:
-                        value = spec.fn(ctx, **kwargs)
-                    except PartialFailure as exc:  # a documented intermediate state: kept
-                        value, error = None, str(exc)
+                    value = spec.fn(ctx, **kwargs)
+                except PartialFailure as exc:  # a documented intermediate state: kept
+                    value, error = None, str(exc)
+                session = ctx.opened_session
+                if session is not None:
                     session.flush()
-                    # the change log has rows of this call only if the tool changed rows (or a fault is logged)
-                    logged = conn.total_changes != written or fault is not None
-                    if transform is not None and error is None:
-                        value = transform(value)
-                    result = _result_json(value)
-                except WorldError as exc:
-                    self._rollback(session)
-                    self._record_failure(spec, kwargs, str(exc), bug=False, fault=fault)
-                    return CallResult(spec.name, error=str(exc), call_seq=call_seq, fault=fault)
-                except Exception as exc:  # a bug in the simulator, never the agent's fault
-                    self._rollback(session)
-                    reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
-                    self._add_flag(reason)
-                    self.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
-                    error = BUG_MESSAGE.format(tool=spec.name)
-                    self._record_failure(spec, kwargs, error, bug=True, fault=fault)
-                    return CallResult(spec.name, error=error, bug=True, call_seq=call_seq, fault=fault)
-                if timeout:  # applied, but the answer is lost
-                    value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
-                if ids.counters != counters:  # the call drew ids
-                    store.write_meta(conn, {"ids": ids.counters})
-                    store.record_ids(conn, call_seq, ids.drawn)
-                store.record_call(
-                    conn,
-                    call_seq,
-                    spec.name,
-                    to_jsonable_python(kwargs),
-                    ok=error is None,
-                    error=error,
-                    bug=False,
-                    result=result,
-                    clock=now.isoformat(),
-                    writes=spec.writes,
-                    fault=fault,
-                )
-                changes = store.read_changes(conn, call_seq) if logged else []
-                if session.in_transaction():
-                    session.commit()  # commits the connection's transaction (SQLAlchemy joined it)
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
+                # the change log has rows of this call only if the tool changed rows (or a fault is logged)
+                logged = conn.total_changes != written or fault is not None
+                if transform is not None and error is None:
+                    value = transform(value)
+                result = _result_json(value)
+            except WorldError as exc:
+                self._rollback(ctx.opened_session)
+                self._record_failure(spec, kwargs, str(exc), bug=False, fault=fault)
+                return CallResult(spec.name, error=str(exc), call_seq=call_seq, fault=fault)
+            except Exception as exc:  # a bug in the simulator, never the agent's fault
+                self._rollback(ctx.opened_session)
+                reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
+                self._add_flag(reason)
+                self.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
+                error = BUG_MESSAGE.format(tool=spec.name)
+                self._record_failure(spec, kwargs, error, bug=True, fault=fault)
+                return CallResult(spec.name, error=error, bug=True, call_seq=call_seq, fault=fault)
+            if timeout:  # applied, but the answer is lost
+                value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
+            if ids.counters != counters:  # the call drew ids
+                store.write_meta(conn, {"ids": ids.counters})
+                store.record_ids(conn, call_seq, ids.drawn)
+            store.record_call(
+                conn,
+                call_seq,
+                spec.name,
+                to_jsonable_python(kwargs),
+                ok=error is None,
+                error=error,
+                bug=False,
+                result=result,
+                clock=now.isoformat(),
+                writes=spec.writes,
+                fault=fault,
+            )
+            changes = store.read_changes(conn, call_seq) if logged else []
+            if session is not None and session.in_transaction():
+                session.commit()  # commits the connection's transaction (SQLAlchemy joined it)
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+            # what the next call would read back: kept while nothing else writes to the database
+            self._meta = (conn.total_changes, call_seq, now, ids.counters)
         finally:  # an exception that escaped (not a tool's: those are handled above) leaves nothing open
+            if session is not None:
+                session.close()
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
         return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
 
-    def _rollback(self, session: Session) -> None:
-        """Undo everything the failed call did, through the session if it joined the transaction."""
-        session.rollback()
+    def _call_meta(self, conn: sqlite3.Connection) -> tuple[int, datetime, dict[str, int]]:
+        """The call counter, the clock and the id counters, as the metadata holds them. The values
+        the last call committed are used as they are while the connection has changed no row
+        since (SQLite's count of changed rows on it has not moved: no other write, no rollback of
+        one); else they are read, three fields in one query (a call never decodes the profile or
+        the verdict)."""
+        if self._meta is not None and self._meta[0] == conn.total_changes:
+            return self._meta[1], self._meta[2], self._meta[3]
+        meta = store.meta_values(conn, ("call_seq", "clock", "ids"))
+        return meta["call_seq"], meta["clock"], meta["ids"]
+
+    def _rollback(self, session: Session | None) -> None:
+        """Undo everything the failed call did, through the session if the tool made one."""
+        if session is not None:
+            session.rollback()
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
@@ -581,6 +600,7 @@ class Episode:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self._meta = None
 
     # -- parking -------------------------------------------------------------------------------
 

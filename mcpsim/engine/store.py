@@ -273,6 +273,12 @@ def write_meta(conn: sqlite3.Connection, changes: Mapping[MetaKey, Any]) -> None
     _write_rows(conn, rows)
 
 
+def write_call_meta(conn: sqlite3.Connection, call_seq: int, clock: datetime) -> None:
+    """`write_meta(conn, {"call_seq": call_seq, "clock": clock})`, stored the same, without
+    validating the engine's own values: every tool call writes these two."""
+    _write_rows(conn, {"call_seq": call_seq, "clock": clock.isoformat()})
+
+
 def _write_rows(conn: sqlite3.Connection, rows: Mapping[str, Any]) -> None:
     conn.executemany(
         f"INSERT INTO {META}(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -13,6 +13,7 @@ import importlib.metadata
 import inspect
 import json
 import random
+import sqlite3
 import sys
 import typing
 from collections.abc import Callable
@@ -49,18 +50,58 @@ class PartialFailure(WorldError):
     tells the agent what happened."""
 
 
-@dataclass
 class ToolContext:
     """What a tool receives besides its arguments: the call's transaction and deterministic
     sources. `now` is the episode's virtual time; `rng` is seeded per call. `fault` is
-    "partial" when the tool should fail part-way (see PartialFailure), else None."""
+    "partial" when the tool should fail part-way (see PartialFailure), else None.
 
-    session: Session
-    now: datetime
-    ids: IdGenerator
-    rng: random.Random
-    call_seq: int
-    fault: str | None = None
+    The call's SQLAlchemy `session` and its `rng` are made the first time a tool asks for them
+    (give either one ready made, or `open_session` and `seed`): most calls read with plain SQL
+    (`mcpsim.world.sql`) and never draw a random number, and pay for neither."""
+
+    __slots__ = ("now", "ids", "call_seq", "fault", "connection", "_session", "_open_session", "_rng", "_seed")
+
+    def __init__(
+        self,
+        *,
+        now: datetime,
+        ids: IdGenerator,
+        call_seq: int,
+        session: Session | None = None,
+        open_session: Callable[[], Session] | None = None,
+        rng: random.Random | None = None,
+        seed: int | None = None,
+        fault: str | None = None,
+        connection: sqlite3.Connection | None = None,
+    ) -> None:
+        if (session is None) == (open_session is None):
+            raise TypeError("ToolContext needs exactly one of session and open_session")
+        if (rng is None) == (seed is None):
+            raise TypeError("ToolContext needs exactly one of rng and seed")
+        self.now, self.ids, self.call_seq, self.fault = now, ids, call_seq, fault
+        self.connection = connection  # the call's sqlite3 connection, in its transaction, if the engine gives it
+        self._session, self._open_session = session, open_session
+        self._rng, self._seed = rng, seed
+
+    @property
+    def session(self) -> Session:
+        """The call's SQLAlchemy session, in the call's transaction (made on first use)."""
+        if self._session is None:
+            assert self._open_session is not None
+            self._session = self._open_session()
+        return self._session
+
+    @property
+    def opened_session(self) -> Session | None:
+        """The call's session if a tool has asked for it, else None."""
+        return self._session
+
+    @property
+    def rng(self) -> random.Random:
+        """A random generator seeded for this call (made on first use)."""
+        if self._rng is None:
+            self._rng = random.Random(self._seed)
+        return self._rng
 
     def new_id(self, namespace: str) -> str:
         """The next id of a namespace, in the format the world declares (`World(id_formats=...)`)."""

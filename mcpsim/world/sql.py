@@ -8,10 +8,11 @@ come back as named tuples, one class per table, whose columns read as attributes
 values the ORM would have given (JSON decoded, booleans as bool), so view code written for ORM
 objects reads them unchanged.
 
-    order = sql.get(ctx.session, Order, order_id)              # WorldError "Order ... not found"
-    items = sql.select(ctx.session, OrderItem, "order_id = ?", (order.id,))   # in creation order
+    order = sql.get(ctx, Order, order_id)              # WorldError "Order ... not found"
+    items = sql.select(ctx, OrderItem, "order_id = ?", (order.id,))   # in creation order
 
-Pending ORM writes of the call are flushed first, so a read sees everything the call did.
+Each read takes the tool's context (or a session). Pending ORM writes of the call are flushed
+first, so a read sees everything the call did; a call that only reads never makes a session.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sqlalchemy import JSON, Boolean, Connection, Table
 from sqlalchemy.dialects import sqlite
 from sqlmodel import Session
 
-from mcpsim.world.core import WorldError
+from mcpsim.world.core import ToolContext, WorldError
 from mcpsim.world.views import V, build_view
 
 _DIALECT = sqlite.dialect()
@@ -107,11 +108,24 @@ def view(cls: type[V], row: Any, /, **values: Any) -> V:
     return build_view(cls, row, values)
 
 
-def connection(session: Session) -> sqlite3.Connection:
+Source = Session | ToolContext  # what the reads below take: a tool's context, or a session
+
+
+def connection(source: Source) -> sqlite3.Connection:
     """The call's sqlite3 connection, in the call's transaction, with the call's pending ORM
-    writes flushed to it. While the session has done nothing (no ORM statement, nothing added),
-    the connection it is bound to is the call's, in the call's transaction (begun on the driver):
-    it is used as is, and the session does not begin a transaction of its own for a plain read."""
+    writes flushed to it. Given a tool's context whose session was never asked for, that is the
+    context's connection, as is (no session is made). While a session has done nothing (no ORM
+    statement, nothing added), the connection it is bound to is the call's, in the call's
+    transaction (begun on the driver): it is used as is, and the session does not begin a
+    transaction of its own for a plain read."""
+    if isinstance(source, ToolContext):
+        session = source.opened_session
+        if session is None:
+            if source.connection is not None:
+                return source.connection
+            session = source.session
+    else:
+        session = source
     bind = session.bind
     if (
         isinstance(bind, Connection)
@@ -130,7 +144,7 @@ def connection(session: Session) -> sqlite3.Connection:
 
 
 def select(
-    session: Session,
+    session: Source,
     model: type[Any],
     where: str = "",
     params: Sequence[Any] = (),
@@ -149,13 +163,13 @@ def select(
     return [r.row(values) for values in connection(session).execute(text, tuple(params))]
 
 
-def first(session: Session, model: type[Any], where: str, params: Sequence[Any] = ()) -> Any:
+def first(session: Source, model: type[Any], where: str, params: Sequence[Any] = ()) -> Any:
     """The first row of `model` matching `where` (in creation order), or None."""
     rows = select(session, model, where, params, limit=1)
     return rows[0] if rows else None
 
 
-def find(session: Session, model: type[Any], key: Any) -> Any:
+def find(session: Source, model: type[Any], key: Any) -> Any:
     """The row of `model` with primary key `key`, or None."""
     if key is None:
         return None
@@ -164,7 +178,7 @@ def find(session: Session, model: type[Any], key: Any) -> Any:
     return None if values is None else r.row(values)
 
 
-def get(session: Session, model: type[Any], key: Any, *, what: str | None = None) -> Any:
+def get(session: Source, model: type[Any], key: Any, *, what: str | None = None) -> Any:
     """The row of `model` with primary key `key`, or the business error "<What> <key> not found"
     (as `ToolContext.get` words it)."""
     row = find(session, model, key)
@@ -173,17 +187,17 @@ def get(session: Session, model: type[Any], key: Any, *, what: str | None = None
     return row
 
 
-def scalars(session: Session, text: str, params: Sequence[Any] = ()) -> list[Any]:
+def scalars(session: Source, text: str, params: Sequence[Any] = ()) -> list[Any]:
     """The first column of every row a query returns."""
     return [values[0] for values in connection(session).execute(text, tuple(params))]
 
 
-def tuples(session: Session, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+def tuples(session: Source, text: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     """Every row a query returns, as tuples."""
     return list(connection(session).execute(text, tuple(params)))
 
 
-def scalar(session: Session, text: str, params: Sequence[Any] = ()) -> Any:
+def scalar(session: Source, text: str, params: Sequence[Any] = ()) -> Any:
     """The first column of the first row a query returns (None if none)."""
     values = connection(session).execute(text, tuple(params)).fetchone()
     return None if values is None else values[0]

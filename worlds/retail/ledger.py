@@ -11,8 +11,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session
-
 from mcpsim.world import ToolContext, WorldError, sql, toolkit
 from mcpsim.world.toolkit import iso, money
 
@@ -34,12 +32,12 @@ def card_expired(method: PaymentMethod, now: datetime) -> bool:
     return (method.exp_year, method.exp_month) < (now.year, now.month)
 
 
-def order_payments(session: Session, order_id: str) -> list[Any]:
+def order_payments(session: sql.Source, order_id: str) -> list[Any]:
     """The order's payments (plain rows, read only), in the order they were made."""
     return sql.select(session, Payment, "order_id = ?", (order_id,))
 
 
-def net_by_method(session: Session, order_id: str) -> dict[str, int]:
+def net_by_method(session: sql.Source, order_id: str) -> dict[str, int]:
     """What each payment method has paid for the order and not yet had back, by first charge."""
     return toolkit.net_by_method(order_payments(session, order_id))
 

@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any, Self
 
 from pydantic import BaseModel
-from sqlmodel import Session
 
 from mcpsim.world import RowView, sql
 from mcpsim.world.toolkit import dollars
@@ -260,7 +259,7 @@ def payment_method_view(method: PaymentMethod, now: datetime) -> PaymentMethodVi
     )
 
 
-def customer_details(session: Session, customer: Any, now: datetime) -> CustomerDetails:
+def customer_details(session: sql.Source, customer: Any, now: datetime) -> CustomerDetails:
     """A customer's profile; `customer` is its row (ORM or plain)."""
     addresses = sql.select(session, Address, "customer_id = ?", (customer.id,))
     methods = sql.select(session, PaymentMethod, "customer_id = ?", (customer.id,))
@@ -294,7 +293,7 @@ def items_total_cents(items: list[OrderItem]) -> int:
     return sum(i.unit_price_cents * i.quantity for i in items if i.status == "ordered")
 
 
-def order_details(session: Session, order: Any) -> OrderDetails:
+def order_details(session: sql.Source, order: Any) -> OrderDetails:
     """Everything about an order; `order` is its row (ORM or plain). Its related rows are read
     with plain SQL, after the call's pending writes are flushed."""
     by_order = ("order_id = ?", (order.id,))
@@ -380,7 +379,7 @@ def variant_view(variant: Variant) -> VariantView:
     )
 
 
-def product_details(session: Session, product: Any) -> ProductDetails:
+def product_details(session: sql.Source, product: Any) -> ProductDetails:
     """A product with its variants; `product` is its row (ORM or plain)."""
     variants = sql.select(session, Variant, "product_id = ?", (product.id,))
     return ProductDetails.from_row(product, variants=[variant_view(v) for v in variants])

@@ -19,7 +19,7 @@ from ..views import CategoryCount, CategoryList, ProductDetails, ProductSearchRe
 def get_product_details(ctx: ToolContext, product_id: ProductId) -> ProductDetails:
     """A product with all its variants: each variant's id, options (color, size...), price, units
     in stock and whether it is still available (a discontinued variant cannot be ordered)."""
-    return product_details(ctx.session, sql.get(ctx.session, Product, product_id.strip()))
+    return product_details(ctx, sql.get(ctx, Product, product_id.strip()))
 
 
 def _like(word: str) -> str:
@@ -43,14 +43,13 @@ def search_products(
     """Search the catalog, one page at a time, sorted by name. Every word of the query must appear
     in the product's name, category or description (case does not matter). Each result gives its
     price range and how many of its variants are in stock; get_product_details lists the variants."""
-    session = ctx.session
     where: list[str] = []
     params: list[Any] = []
     for word in query.split()[:10]:
         where.append("(name LIKE ? ESCAPE '\\' OR category LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')")
         params += [_like(word)] * 3
     if category is not None:
-        known = sql.scalars(session, "SELECT DISTINCT products.category FROM products")
+        known = sql.scalars(ctx, "SELECT DISTINCT products.category FROM products")
         match = next((c for c in known if c.lower() == category.strip().lower()), None)
         if match is None:
             raise WorldError(f"Unknown category '{category}'; the categories are: {', '.join(sorted(known))}")
@@ -62,13 +61,13 @@ def search_products(
             " AND variants.available AND variants.stock > 0)"
         )
     condition = " AND ".join(where)
-    total = sql.scalar(session, "SELECT COUNT(*) FROM products" + (f" WHERE {condition}" if where else ""), params)
-    products = sql.select(session, Product, condition, params, order="name, id", limit=limit, offset=offset)
+    total = sql.scalar(ctx, "SELECT COUNT(*) FROM products" + (f" WHERE {condition}" if where else ""), params)
+    products = sql.select(ctx, Product, condition, params, order="name, id", limit=limit, offset=offset)
     marks = ", ".join("?" * len(products))
     stats = {
         row[0]: row[1:]
         for row in sql.tuples(
-            session,
+            ctx,
             "SELECT product_id, MIN(price_cents), MAX(price_cents), COUNT(*),"
             " SUM(CASE WHEN available AND stock > 0 THEN 1 ELSE 0 END)"
             f" FROM variants WHERE product_id IN ({marks}) GROUP BY product_id",
@@ -93,5 +92,5 @@ def search_products(
 @world.tool(read_only=True, idempotent=True)
 def list_product_categories(ctx: ToolContext) -> CategoryList:
     """The catalog's categories and how many products each has."""
-    rows = sql.tuples(ctx.session, "SELECT category, COUNT(*) FROM products GROUP BY category ORDER BY category")
+    rows = sql.tuples(ctx, "SELECT category, COUNT(*) FROM products GROUP BY category ORDER BY category")
     return CategoryList(categories=[CategoryCount(category=c, product_count=n) for c, n in rows])

@@ -34,7 +34,7 @@ def find_customer_by_email(
 ) -> CustomerRef:
     """Find a customer by email address (case does not matter). Use it to authenticate the customer
     before looking at or changing anything of theirs."""
-    customer = sql.first(ctx.session, Customer, "email = ?", (email.strip().lower(),))
+    customer = sql.first(ctx, Customer, "email = ?", (email.strip().lower(),))
     if customer is None:
         raise WorldError(f"No customer has the email address {email}")
     return CustomerRef.from_row(customer)
@@ -49,7 +49,7 @@ def find_customer_by_name_zip(
 ) -> CustomerRef:
     """Find a customer by first name, last name and the ZIP code of one of their addresses (case
     does not matter). Use it to authenticate a customer who cannot give their email address."""
-    rows = sql.select(ctx.session, Customer, "id IN (SELECT customer_id FROM addresses WHERE zip = ?)", (zip,))
+    rows = sql.select(ctx, Customer, "id IN (SELECT customer_id FROM addresses WHERE zip = ?)", (zip,))
     first, last = first_name.strip().lower(), last_name.strip().lower()
     matches = {c.id: c for c in rows if c.first_name.lower() == first and c.last_name.lower() == last}
     if not matches:
@@ -67,7 +67,7 @@ def get_customer_details(ctx: ToolContext, customer_id: CustomerId) -> CustomerD
     """A customer's profile: contact details, address book (with the default address), payment
     methods (with gift card balances and whether a card has expired), how many orders they have
     and the ids of the 20 most recent ones (newest first; list_customer_orders pages through all)."""
-    return customer_details(ctx.session, sql.get(ctx.session, Customer, customer_id.strip()), ctx.now)
+    return customer_details(ctx, sql.get(ctx, Customer, customer_id.strip()), ctx.now)
 
 
 @world.tool()

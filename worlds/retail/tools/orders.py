@@ -44,10 +44,10 @@ def get_order_details(ctx: ToolContext, order_id: OrderId) -> OrderDetails:
     """Everything about one order: status, shipping address, items (each with its item id, variant,
     options, unit price and status), payments and refunds, shipments with tracking numbers,
     returns and exchanges."""
-    order = sql.find(ctx.session, Order, normalize_order_id(order_id))
+    order = sql.find(ctx, Order, normalize_order_id(order_id))
     if order is None:
         raise WorldError(f"Order {order_id} not found")
-    return order_details(ctx.session, order)
+    return order_details(ctx, order)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -59,17 +59,16 @@ def list_customer_orders(
     offset: Annotated[int, Field(ge=0, le=100_000, description="Skip this many orders (for paging).")] = 0,
 ) -> OrderList:
     """A customer's orders, newest first, one page at a time, optionally only those with one status."""
-    session = ctx.session
-    customer = sql.get(session, Customer, customer_id.strip())
+    customer = sql.get(ctx, Customer, customer_id.strip())
     where, params = "customer_id = ?", [customer.id]
     if status is not None:
         where, params = f"{where} AND status = ?", [*params, status]
-    total = sql.scalar(session, f"SELECT COUNT(*) FROM orders WHERE {where}", params)
-    orders = sql.select(session, Order, where, params, order="placed_at DESC, id DESC", limit=limit, offset=offset)
+    total = sql.scalar(ctx, f"SELECT COUNT(*) FROM orders WHERE {where}", params)
+    orders = sql.select(ctx, Order, where, params, order="placed_at DESC, id DESC", limit=limit, offset=offset)
     items: dict[str, list[Any]] = {o.id: [] for o in orders}
     if orders:  # every page's lines in one query
         marks = ", ".join("?" * len(items))
-        for item in sql.select(session, OrderItem, f"order_id IN ({marks})", list(items)):
+        for item in sql.select(ctx, OrderItem, f"order_id IN ({marks})", list(items)):
             items[item.order_id].append(item)
     return OrderList(
         customer_id=customer.id,
@@ -87,11 +86,11 @@ def track_shipment(
 ) -> ShipmentTracking:
     """Where a parcel is: carrier, status (label_created, in_transit, out_for_delivery, delivered),
     ship date, estimated delivery date, delivery time, and which order lines it carries."""
-    shipment = sql.first(ctx.session, Shipment, "tracking_number = ?", (tracking_number.strip(),))
+    shipment = sql.first(ctx, Shipment, "tracking_number = ?", (tracking_number.strip(),))
     if shipment is None:
         raise WorldError(f"No shipment has tracking number {tracking_number}")
     item_ids = sql.scalars(
-        ctx.session, "SELECT order_items.id FROM order_items WHERE order_items.shipment_id = ?", (shipment.id,)
+        ctx, "SELECT order_items.id FROM order_items WHERE order_items.shipment_id = ?", (shipment.id,)
     )
     return ShipmentTracking(shipment=ShipmentView.from_row(shipment), item_ids=item_ids)
 
