@@ -18,7 +18,7 @@ from mcpsim.cli import main
 from mcpsim.runner.agents import OracleAgent, Turn
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.metrics import summarize
-from mcpsim.runner.run import RunConfig, run_episodes
+from mcpsim.runner.run import RUN_GC_THRESHOLD0, RunConfig, run_episodes
 from mcpsim.runner.users import ScriptedUser
 from mcpsim.serve.host import EpisodeManager
 from mcpsim.tasks import load_tasks
@@ -160,10 +160,13 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
     finished: list[str] = []
 
     frozen: list[int] = []
+    thresholds: list[int] = []
+    before = gc.get_threshold()
 
     def progress(t: Trajectory) -> None:
         finished.append(t.task_id)
         frozen.append(gc.get_freeze_count())
+        thresholds.append(gc.get_threshold()[0])
         if len(finished) >= 2:
             release.set()
 
@@ -188,6 +191,8 @@ async def test_keep_first_stops_early_and_a_resumed_episode_ends_in_the_straight
     assert first.summary == summarize(lines(tmp_path / "partial"))
     # the heap the run started from was left out of garbage collection while it ran, and only then
     assert all(n > 0 for n in frozen) and gc.get_freeze_count() == 0
+    # and young collections were rarer meanwhile; the process's thresholds are back
+    assert thresholds and all(n == RUN_GC_THRESHOLD0 for n in thresholds) and gc.get_threshold() == before
     with anyio.fail_after(60):
         resumed = await run_episodes(
             RunConfig(world="retail", tasks=tasks, out=tmp_path / "partial", concurrency=5, resume=True),
@@ -223,6 +228,27 @@ async def test_a_run_keeps_the_freeze_of_a_process_that_froze_its_own_heap(tmp_p
         assert done.ran == 1 and gc.get_freeze_count() > frozen // 2 > 0  # (refcounting frees a few)
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.anyio
+async def test_a_run_keeps_a_higher_collector_threshold_and_one_set_while_it_ran(tmp_path, task_set):
+    backend = InProcessBackend(EpisodeManager(__import__("mcpsim").TemplateCache(), ttl_seconds=None))
+    config = RunConfig(world="retail", tasks=task_set.tasks[:1], out=tmp_path / "gc")
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(50_000, *before[1:])  # a host's own, higher: left alone
+        assert (await run_episodes(config, backend, OracleAgent, ScriptedUser)).ran == 1
+        assert gc.get_threshold() == (50_000, *before[1:])
+        gc.set_threshold(*before)
+
+        def change(_t: Trajectory) -> None:
+            gc.set_threshold(1_000, *before[1:])  # the host changes it while the run goes on: kept
+
+        config = RunConfig(world="retail", tasks=task_set.tasks[:1], out=tmp_path / "gc2")
+        assert (await run_episodes(config, backend, OracleAgent, ScriptedUser, on_progress=change)).ran == 1
+        assert gc.get_threshold() == (1_000, *before[1:])
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_every_export_format_of_a_real_run_loads_back(tmp_path):

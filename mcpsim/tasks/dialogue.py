@@ -337,21 +337,31 @@ _COMMON = {
 
 
 def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = ()) -> list[str]:
-    """What the question mentions that the user did not ask for (empty when it asked for all)."""
+    """What the question mentions that the user did not ask for (empty when it asked for all).
+    The conversation is read only as far as the question needs: not at all for a question that
+    mentions no amount, identifier or name, and the user's own records (on a write) only for an
+    amount the task and the gold reads do not account for."""
+    amounts, ids, names = _mentions(question)
+    if not (amounts or ids or names):
+        return []
     messages = list(messages)
     known = _task_known(task)
     for result in _gold_results(task, messages):
         known.add(result)
-    if not _changes_nothing(task):  # a write: the amounts of its own records, read with any tool
-        own, _ = known.freeze()
-        for value, echoed in _own_records_read(own, messages):
-            known.add_amounts(value, echoed)
     blob, words = known.freeze()
+
+    def unknown(amounts: list[float]) -> list[float]:
+        known_amounts = known.amounts
+        return [a for a in amounts if not any(abs(a - k) < 0.005 for k in known_amounts)]
+
+    strange = unknown(amounts)
+    if strange and not _changes_nothing(task):  # a write: the amounts of its own records, read with any tool
+        for value, echoed in _own_records_read(blob, messages):  # (amounts only: the text is unchanged)
+            known.add_amounts(value, echoed)
+        strange = unknown(strange)
     policy = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system").lower()
     vocabulary = words | set(_WORD.findall(policy))
-    amounts, ids, names = _mentions(question)
-    known_amounts = known.amounts
-    missing = [f"${a:,.2f}" for a in amounts if not any(abs(a - k) < 0.005 for k in known_amounts)]
+    missing = [f"${a:,.2f}" for a in strange]
     missing += [i for i in ids if not re.search(rf"(?<![a-z0-9]){re.escape(i.lower())}(?![a-z0-9])", blob)]
     missing += [
         n for n in names if not all(w in vocabulary or _singular(w) in vocabulary for w in _WORD.findall(n.lower()))
