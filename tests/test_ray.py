@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ import yaml
 
 from mcpsim.factory.catalog import blueprints, expand
 from mcpsim.factory.compiler import compile_spec
+from mcpsim.factory.loading import ShippedSpec, register_shipped, shipped_folder
 from mcpsim.factory.taskgen import generate_tasks, task_set
 from mcpsim.runner.backends import InProcessBackend
 from mcpsim.runner.cluster import (
@@ -173,6 +175,31 @@ def test_a_spec_world_loaded_by_the_cli_runs_on_the_ray_workers(cluster: LocalCl
     lines = [Trajectory.model_validate_json(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     assert sorted(t.task_id for t in lines) == sorted(t.id for t in tasks)
     assert all(t.reward == 1.0 and t.error is None for t in lines), [(t.task_id, t.reward, t.error) for t in lines]
+
+
+def test_shipped_specs_are_written_once_per_content_and_reused(tmp_path: Path, monkeypatch) -> None:
+    """Every worker registers the shipped specs: they go to one folder named after their content
+    (not a new temporary folder per worker, left behind when Ray kills the actor), which later
+    workers and runs reuse; the world's tasks load from it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    spec = expand(blueprints()["library"], 1, name="shiplibrary").model_copy(update={"generated_tasks": 0})
+    compiled = compile_spec(spec)
+    written = task_set(compiled, generate_tasks(compiled, count=2, seed=0)).files[0]
+    text = yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=False)
+    tasks = yaml.safe_dump(written.model_dump(mode="json", exclude_defaults=True), sort_keys=False)
+    shipped = [ShippedSpec("shiplibrary.yaml", text, tasks)]
+    first = register_shipped(shipped)
+    folder = shipped_folder(shipped)
+    stamp = (folder / "0" / "shiplibrary.yaml").stat().st_mtime_ns
+    again = register_shipped(shipped)  # a second worker on the machine, or a later run
+    assert [w.name for w in first] == [w.name for w in again] == ["shiplibrary"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]  # one folder, nothing else
+    assert sorted(p.name for p in (folder / "0").iterdir()) == ["shiplibrary.tasks.yaml", "shiplibrary.yaml"]
+    assert (folder / "0" / "shiplibrary.yaml").stat().st_mtime_ns == stamp  # the same text is not written again
+    assert [t.id for t in load_tasks("shiplibrary").tasks] == [t.id for t in written.tasks]
+    other = [ShippedSpec("shiplibrary.yaml", text, None)]  # other content: a folder of its own
+    register_shipped(other)
+    assert shipped_folder(other) != folder and len(list(tmp_path.iterdir())) == 2
 
 
 # -- no cluster: the router in front of mcpsim servers on loopback, the host pool with stand-in actors --

@@ -12,6 +12,9 @@ world is `compile_twin`'s, its tasks those of its task file (`NAME.tasks.yaml` b
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -170,17 +173,45 @@ def shipped_specs() -> list[ShippedSpec]:
 
 def register_shipped(specs: Sequence[ShippedSpec], folder: str | Path | None = None) -> list[World]:
     """Load worlds another process shipped (`shipped_specs`): each spec is written to a folder of
-    its own under `folder` (default: a new temporary one) with its task file beside it
-    (`NAME.tasks.yaml`, which `task_file_of` finds first) and registered as `--world-spec`
-    registers it (again, if this process has it)."""
-    root = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="mcpsim-specs-"))
+    its own under `folder` with its task file beside it (`NAME.tasks.yaml`, which `task_file_of`
+    finds first) and registered as `--world-spec` registers it (again, if this process has it).
+
+    The files stay: tasks are read from them when first asked for. By default `folder` is named
+    after the specs' content in the system's temporary folder (`shipped_folder`), so every worker
+    of a machine, and every later run with the same specs, writes to (and leaves) the same one
+    folder, not one each; files are replaced atomically, so workers starting together never read
+    a half-written one."""
+    root = Path(folder) if folder is not None else shipped_folder(specs)
     worlds = []
     for number, spec in enumerate(specs):
         where = root / str(number)
         where.mkdir(parents=True, exist_ok=True)
         path = where / spec.name
-        path.write_text(spec.text, encoding="utf-8")
+        _write_once(path, spec.text)
         if spec.tasks is not None:
-            path.with_name(f"{path.stem}.tasks.yaml").write_text(spec.tasks, encoding="utf-8")
+            _write_once(path.with_name(f"{path.stem}.tasks.yaml"), spec.tasks)
         worlds.append(register_spec(path))
     return worlds
+
+
+def shipped_folder(specs: Sequence[ShippedSpec]) -> Path:
+    """The folder `register_shipped` writes `specs` to by default: one per distinct content."""
+    digest = hashlib.sha256(json.dumps([[s.name, s.text, s.tasks] for s in specs]).encode()).hexdigest()[:20]
+    return Path(tempfile.gettempdir()) / f"mcpsim-specs-{digest}"
+
+
+def _write_once(path: Path, text: str) -> None:
+    """Write `text` to `path` unless it already holds it; through a temporary file renamed over it."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (FileNotFoundError, UnicodeDecodeError):
+        pass
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
