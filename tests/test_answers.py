@@ -135,6 +135,10 @@ def test_a_plain_number_fact_never_matches_a_number_inside_a_date_time_or_id():
         "on the 25th of May, 2026",
         "MAY 25",
         "2026-05-25T14:30:00Z",
+        "2026/05/25",
+        "2026.05.25",
+        "25.05.2026",
+        "25.5.2026",
     ],
 )
 def test_dates_match_in_any_common_format(answer):
@@ -149,6 +153,18 @@ def test_a_year_less_date_states_a_fact_only_when_its_year_is_optional():
     assert not fact_stated(DateFact(date="2026-05-25"), "It was due May 25, 2025.")
     assert not fact_stated(DateFact(date="2026-05-25"), "It is due May 26.")
     assert fact_stated(DateFact(date="2027-05-13"), "Valid until 13/5/2027.")  # day first where it cannot be a month
+
+
+def test_slashed_and_dotted_dates_are_read_by_their_convention_and_a_dotted_pair_is_a_number():
+    may_6 = DateFact(date="2026-05-06")
+    assert fact_stated(may_6, "Delivered 2026/05/06.")  # year first: month, then day
+    assert fact_stated(may_6, "Delivered 06.05.2026.")  # dotted with the year last: day first
+    assert not fact_stated(may_6, "Delivered 05.06.2026.")  # that is June 5
+    assert fact_stated(DateFact(date="2026-05-25"), "Delivered 05.25.2026.")  # 25 cannot be a month
+    assert not fact_stated(may_6, "Delivered 2026/06/05.")
+    assert not fact_stated(may_6, "It costs $6.05 and weighs 6.05 kg.")  # no year: numbers, not dates
+    assert [(m.kind, m.value) for m in parse("It shipped 2026.05.06").mentions] == [("date", (2026, 5, 6))]
+    assert "date" not in [m.kind for m in parse("You owe 25.05 dollars").mentions]
 
 
 def test_a_year_less_date_is_kept_year_less_rather_than_filled_in_from_today():

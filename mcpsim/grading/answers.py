@@ -5,7 +5,8 @@ The answer is parsed once into typed mentions, each with its place in the text:
 - money: `$39.98`, `$ 39.98`, `US$39.98`, `USD 39.98`, `39.98 dollars`, `39.98 USD`, `$1,006`,
   `forty dollars`, `39 dollars and 98 cents`, `98 cents`;
 - dates: `2026-05-25`, `May 25`, `May 25th`, `May 25, 2026`, `25 May 2026`, `25th of May`,
-  `5/25/2026`, `5/25`, `Monday, May 25`, `Sept. 30` (a year-less date is kept year-less);
+  `5/25/2026`, `5/25`, `2026/05/25`, `25.05.2026`, `Monday, May 25`, `Sept. 30` (a year-less date
+  is kept year-less);
 - times: `14:30`, `2:30 pm`, `2:30 PM`, `2.30 p.m.`, `4pm`, `noon`, `midnight`;
 - durations: `180 minutes`, `3 hours`, `180-minute`, `three hours`, `4 hours and 55 minutes`
   (one duration of 295 minutes), `5-7 business days` (two);
@@ -272,6 +273,12 @@ _DATE_DAY_FIRST = _rx(
     rf"(?P<month>{_MONTH})(?!\w){_YEAR}"
 )
 _DATE_NUMERIC = _rx(r"(?<![\w/.$:,-])(?P<month>\d{1,2})/(?P<day>\d{1,2})(?:/(?P<year>\d{4}|\d{2}))?(?![\w/]|\.\d)")
+# 2026/05/25 or 2026.05.25 (year first: month then day); 25.05.2026 (dotted, year last: day first,
+# as it is written where dots separate a date). A dotted date needs its year: 25.05 is a number.
+_DATE_YEAR_FIRST = _rx(
+    r"(?<![\w/.$:,-])(?P<year>\d{4})(?P<sep>[/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})(?![\w/]|\.\d)"
+)
+_DATE_DOTTED = _rx(r"(?<![\w/.$:,-])(?P<day>\d{1,2})\.(?P<month>\d{1,2})\.(?P<year>\d{4})(?![\w/]|\.\d)")
 _HOUR = r"(?<![\w:.$/])(?P<hour>\d{1,2})"  # not the end of a longer number, time, path or amount
 _HALF = r"(?P<half>[ap])\.?\s?m\b\.?"  # am, a.m., pm, p.m.
 _TIME_CLOCK = _rx(rf"{_HOUR}:(?P<minute>\d{{2}})(?::\d{{2}})?(?:\s*{_HALF})?(?![\d:])")
@@ -431,6 +438,13 @@ class _Scanner:
             for match in self.each(pattern):
                 month, day = _MONTHS[match["month"][:3].lower()], int(match["day"])
                 year = int(match["year"]) if match["year"] else None
+                if _valid_date(year, month, day):
+                    self.claim(match.start(), match.end(), "date", (year, month, day))
+        for pattern in (_DATE_YEAR_FIRST, _DATE_DOTTED):
+            for match in self.each(pattern):
+                year, month, day = int(match["year"]), int(match["month"]), int(match["day"])
+                if pattern is _DATE_DOTTED and day <= 12 < month:  # 05.25.2026: month first after all
+                    month, day = day, month
                 if _valid_date(year, month, day):
                     self.claim(match.start(), match.end(), "date", (year, month, day))
         for match in self.each(_DATE_NUMERIC):
