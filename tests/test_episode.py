@@ -428,3 +428,145 @@ def test_the_metadata_a_call_writes_is_stored_as_write_meta_stores_it(ledger, te
     store.write_meta(b.conn, {"call_seq": 1, "clock": when})
     rows = f"SELECT key, value FROM {store.META} WHERE key IN ('call_seq', 'clock') ORDER BY key"
     assert a.conn.execute(rows).fetchall() == b.conn.execute(rows).fetchall()
+
+
+# -- plain SQL writes (sql.insert, sql.update, sql.Writes) ---------------------------------------
+
+
+@plain_world.tool()
+def put_gadget(ctx: ToolContext, gadget_id: str, tags: dict[str, Any], active: bool, plain: bool) -> str:
+    """Insert a gadget with plain SQL or through the ORM."""
+    if plain:
+        return str(sql.insert(ctx, Gadget, id=gadget_id, tags=tags, active=active, price_cents=7).id)
+    ctx.add(Gadget(id=gadget_id, tags=tags, active=active, price_cents=7))
+    return gadget_id
+
+
+@plain_world.tool()
+def set_gadget(ctx: ToolContext, gadget_id: str, tags: dict[str, Any], active: bool, plain: bool) -> str:
+    """Change a gadget's tags and flag with plain SQL or through the ORM."""
+    if plain:
+        sql.update(ctx, Gadget, gadget_id, tags=tags, active=active)
+    else:
+        gadget = ctx.get(Gadget, gadget_id)
+        gadget.tags, gadget.active = tags, active
+        ctx.add(gadget)
+    return gadget_id
+
+
+@plain_world.tool()
+def write_then_refuse(ctx: ToolContext, gadget_id: str) -> str:
+    """Insert and update with plain SQL, then refuse: both must be undone."""
+    sql.insert(ctx, Gadget, id=gadget_id, tags={}, active=True, price_cents=1)
+    sql.update(ctx, Gadget, "g0", price_cents=999)
+    raise WorldError("refused after plain writes")
+
+
+@plain_world.tool()
+def bad_writes(ctx: ToolContext) -> list[str]:
+    """What each wrong plain write says."""
+    said = []
+    for write in (
+        lambda: sql.insert(ctx, Gadget, id="x", tags={}, active=True, price_cents=1, colour="red"),
+        lambda: sql.insert(ctx, Gadget, id="x", tags={}, active=True),
+        lambda: sql.update(ctx, Gadget, "g0", colour="red"),
+        lambda: sql.update(ctx, Gadget, "g0", id="g9"),
+        lambda: sql.update(ctx, Gadget, "nope", price_cents=1),
+    ):
+        try:
+            write()
+        except (TypeError, WorldError) as exc:
+            said.append(f"{type(exc).__name__}: {exc}")
+    return said
+
+
+@plain_world.tool()
+def reprice_loaded(ctx: ToolContext, gadget_id: str) -> list[int]:
+    """Load a gadget through the ORM, reprice it with plain SQL, load it again through the ORM."""
+    gadget = ctx.get(Gadget, gadget_id)  # held: the session keeps it loaded
+    before = gadget.price_cents
+    sql.update(ctx, Gadget, gadget_id, price_cents=before + 5)
+    again = ctx.get(Gadget, gadget_id)
+    return [before, again.price_cents, int(again is gadget)]
+
+
+@plain_world.tool()
+def shuffle(ctx: ToolContext, plain: bool) -> str:
+    """Change g2, add n1, change g0, then flush: through the ORM, or queued on sql.Writes."""
+    if plain:
+        writes = sql.Writes(ctx)
+        writes.update(Gadget, "g2", price_cents=1)
+        writes.insert(Gadget, id="n1", tags={"k": [1]}, active=False, price_cents=3)
+        writes.update(Gadget, "n1", price_cents=4)  # changes what is inserted
+        writes.update(Gadget, "g0", price_cents=2)
+        writes.update(Gadget, "g2", active=False)  # one UPDATE of g2 with both columns
+        writes.flush()
+    else:
+        session = ctx.session
+        g2, g0 = ctx.get(Gadget, "g2"), ctx.get(Gadget, "g0")
+        g2.price_cents = 1
+        new = Gadget(id="n1", tags={"k": [1]}, active=False, price_cents=3)
+        session.add_all([g2, new])
+        new.price_cents = 4
+        g0.price_cents = 2
+        g2.active = False
+        session.add(g0)
+        session.flush()
+    return "done"
+
+
+TAGS = {"name": "Zoë ✓", "n": [1, 2.5, None, True], "nested": {"b": False, "a": 'x"y'}}
+
+
+@pytest.mark.parametrize("tags, active", [(TAGS, True), ({}, False)])
+def test_a_plain_insert_or_update_stores_what_the_orm_stores(templates, tags, active):
+    runs = {}
+    for plain in (False, True):
+        ep = Episode.create(plain_world, templates=templates)
+        put = ep.call("put_gadget", {"gadget_id": "n1", "tags": tags, "active": active, "plain": plain})
+        changed = ep.call("set_gadget", {"gadget_id": "g1", "tags": tags, "active": not active, "plain": plain})
+        assert put.error is None and changed.error is None
+        raw = ep.conn.execute("SELECT id, tags, active, typeof(active) FROM gadget ORDER BY rowid").fetchall()
+        runs[plain] = (ep.state_hash(), put.changes, changed.changes, raw)
+        ep.close()
+    assert runs[True] == runs[False]
+    assert runs[True][1] and runs[True][2]  # each call logged its row
+
+
+def test_a_refusal_after_plain_writes_undoes_them(plain):
+    before = plain.state_hash()
+    refused = plain.call("write_then_refuse", {"gadget_id": "n1"})
+    assert refused.error == "refused after plain writes" and refused.changes == []
+    assert plain.state_hash() == before and plain.calls == 0
+    assert plain.query("SELECT id, price_cents FROM gadget WHERE id IN ('g0', 'n1')") == [
+        {"id": "g0", "price_cents": 0}
+    ]
+
+
+def test_wrong_plain_writes_name_the_column_or_the_missing_row(plain):
+    assert plain.call("bad_writes").value == [
+        "TypeError: gadget has no column 'colour'",
+        "TypeError: gadget.price_cents: no value given and no default",
+        "TypeError: gadget has no column 'colour'",
+        "TypeError: gadget.id: a row's primary key is not updated",
+        "WorldError: Gadget nope not found",
+    ]
+
+
+def test_an_orm_object_of_a_row_written_with_plain_sql_is_read_again(plain):
+    assert plain.call("reprice_loaded", {"gadget_id": "g2"}).value == [200, 205, 1]
+
+
+def test_queued_plain_writes_are_written_in_the_orms_flush_order(templates):
+    logs = {}
+    for plain in (False, True):
+        ep = Episode.create(plain_world, templates=templates)
+        result = ep.call("shuffle", {"plain": plain})
+        logs[plain] = ([(c.table, c.op, c.key, c.after) for c in result.changes], ep.state_hash())
+        ep.close()
+    assert logs[True] == logs[False]
+    assert [(table, op, pk) for table, op, pk, _ in logs[True][0]] == [
+        ("gadget", "update", '["g0"]'),  # rows it loaded, by key
+        ("gadget", "update", '["g2"]'),
+        ("gadget", "insert", '["n1"]'),  # then new rows, in the order they were added
+    ]

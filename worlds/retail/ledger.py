@@ -4,6 +4,9 @@ A refund never exceeds what the order's payments still hold (charges minus refun
 to a payment method that paid for the order (up to what that method paid) or, as store credit,
 to any gift card of the customer. A charge needs a card that has not expired or a gift card whose
 balance covers it; gift cards are debited and credited at once.
+
+Orders, payment methods and payments here are plain rows (`mcpsim.world.sql`); payments and
+balances are written with plain SQL at once, in the order the ORM's flushes wrote them before.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from mcpsim.world import ToolContext, WorldError, sql, toolkit
 from mcpsim.world.toolkit import iso, money
 
-from .tables import Order, Payment, PaymentMethod
+from .tables import Payment, PaymentMethod
 
 
 def method_label(method: PaymentMethod) -> str:
@@ -57,42 +60,42 @@ def check_can_pay(method: PaymentMethod, amount_cents: int, now: datetime) -> No
 
 def charge(
     ctx: ToolContext,
-    order: Order,
-    method: PaymentMethod,
+    order: Any,
+    method: Any,
     amount_cents: int,
     reason: str,
     *,
     exchange_id: str | None = None,
-) -> Payment:
+) -> Any:
     if method.customer_id != order.customer_id:
         raise WorldError(f"Payment method {method.id} does not belong to customer {order.customer_id}")
     if amount_cents <= 0:
         raise WorldError("A charge must be for a positive amount")
     check_can_pay(method, amount_cents, ctx.now)
-    if method.kind == "gift_card":
-        method.balance_cents = (method.balance_cents or 0) - amount_cents
-        ctx.add(method)
-    return _record_payment(ctx, order, method, "charge", amount_cents, "captured", reason, exchange_id=exchange_id)
+    debit = amount_cents if method.kind == "gift_card" else 0
+    return _record_payment(
+        ctx, order, method, "charge", amount_cents, "captured", reason, -debit, exchange_id=exchange_id
+    )
 
 
 def refund(
     ctx: ToolContext,
-    order: Order,
-    method: PaymentMethod,
+    order: Any,
+    method: Any,
     amount_cents: int,
     reason: str,
     *,
     return_id: str | None = None,
     exchange_id: str | None = None,
     queued: bool = False,
-) -> Payment:
+) -> Any:
     """A refund to `method`; `queued` (a partial failure) records it without sending it: no gift
     card credit yet, status 'queued' until resend_refund."""
     if method.customer_id != order.customer_id:
         raise WorldError(f"Payment method {method.id} does not belong to customer {order.customer_id}")
     if amount_cents <= 0:
         raise WorldError("A refund must be for a positive amount")
-    net = net_by_method(ctx.session, order.id)
+    net = net_by_method(ctx, order.id)
     refundable = sum(net.values())
     if amount_cents > refundable:
         raise WorldError(
@@ -110,27 +113,30 @@ def refund(
                 f"Only {money(max(net[method.id], 0))} paid with {method_label(method)} ({method.id}) remains "
                 f"refundable on order {order.id}"
             )
-    if method.kind == "gift_card" and not queued:
-        method.balance_cents = (method.balance_cents or 0) + amount_cents
-        ctx.add(method)
+    credit = amount_cents if method.kind == "gift_card" and not queued else 0
     # Gift card credit lands at once; banks and PayPal take 5-7 business days.
     status = "queued" if queued else "completed" if method.kind == "gift_card" else "pending"
     return _record_payment(
-        ctx, order, method, "refund", amount_cents, status, reason, return_id=return_id, exchange_id=exchange_id
+        ctx, order, method, "refund", amount_cents, status, reason, credit, return_id=return_id, exchange_id=exchange_id
     )
 
 
 def _record_payment(
     ctx: ToolContext,
-    order: Order,
-    method: PaymentMethod,
+    order: Any,
+    method: Any,
     kind: str,
     amount_cents: int,
     status: str,
     reason: str,
+    balance_change: int,
     **links: str | None,
-) -> Payment:
-    payment = Payment(
+) -> Any:
+    """Record a payment (returned as a plain row) and move a gift card's balance by
+    `balance_change`: the payment first, then the card, as the ORM's flush ordered them."""
+    payment = sql.insert(
+        ctx,
+        Payment,
         id=ctx.new_id("payment"),
         order_id=order.id,
         payment_method_id=method.id,
@@ -141,43 +147,41 @@ def _record_payment(
         created_at=iso(ctx.now),
         **links,
     )
-    ctx.add(payment)
-    ctx.session.flush()
+    if balance_change:
+        sql.update(ctx, PaymentMethod, method.id, balance_cents=(method.balance_cents or 0) + balance_change)
     return payment
 
 
-def refund_everything(ctx: ToolContext, order: Order, reason: str, *, queued: bool = False) -> list[Payment]:
-    """Give every payment method back what it paid for the order and has not had back."""
+def refund_everything(ctx: ToolContext, order: Any, reason: str, *, queued: bool = False) -> list[Any]:
+    """Give every payment method back what it paid for the order and has not had back (written
+    with plain SQL: the refunds come back as plain rows)."""
     refunds = []
-    for method_id, cents in net_by_method(ctx.session, order.id).items():
+    for method_id, cents in net_by_method(ctx, order.id).items():
         if cents > 0:
-            method = ctx.session.get(PaymentMethod, method_id)
+            method = sql.find(ctx, PaymentMethod, method_id)
             assert method is not None, f"payment {method_id} of {order.id} has no payment method"
             refunds.append(refund(ctx, order, method, cents, reason, queued=queued))
     return refunds
 
 
-def send_queued_refund(ctx: ToolContext, payment: Payment) -> Payment:
-    """Send a refund a partial failure left queued: gift cards are credited at once."""
-    method = ctx.session.get(PaymentMethod, payment.payment_method_id)
+def send_queued_refund(ctx: ToolContext, payment: Any) -> None:
+    """Send a refund a partial failure left queued (a plain row): gift cards are credited at once."""
+    method = sql.find(ctx, PaymentMethod, payment.payment_method_id)
     assert method is not None, f"refund {payment.id} has no payment method"
-    if method.kind == "gift_card":
-        method.balance_cents = (method.balance_cents or 0) + payment.amount_cents
-        ctx.add(method)
-    payment.status = "completed" if method.kind == "gift_card" else "pending"
-    ctx.add(payment)
-    return payment
+    sql.update(ctx, Payment, payment.id, status="completed" if method.kind == "gift_card" else "pending")
+    if method.kind == "gift_card":  # written after the payment, as the ORM's flush ordered them
+        sql.update(ctx, PaymentMethod, method.id, balance_cents=(method.balance_cents or 0) + payment.amount_cents)
 
 
 def settle_difference(
     ctx: ToolContext,
-    order: Order,
-    method: PaymentMethod | None,
+    order: Any,
+    method: Any | None,
     difference_cents: int,
     reason: str,
     *,
     exchange_id: str | None = None,
-) -> Payment | None:
+) -> Any:
     """Charge a positive price difference or refund a negative one (capped at what remains paid)."""
     if difference_cents == 0:
         return None
@@ -191,7 +195,7 @@ def settle_difference(
         )
     if difference_cents > 0:
         return charge(ctx, order, method, difference_cents, reason, exchange_id=exchange_id)
-    refundable = sum(net_by_method(ctx.session, order.id).values())
+    refundable = sum(net_by_method(ctx, order.id).values())
     amount = min(-difference_cents, refundable)
     if amount <= 0:
         return None

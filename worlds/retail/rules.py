@@ -8,10 +8,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypeVar, get_args
 
-from sqlalchemy import literal_column
-from sqlmodel import Session, select
-
-from mcpsim.world import IdGenerator, ToolContext, WorldError
+from mcpsim.world import IdGenerator, ToolContext, WorldError, sql
 
 from .tables import Address, Order, OrderItem, PaymentMethod, Shipment, Variant
 
@@ -77,51 +74,52 @@ def normalize_order_id(order_id: str) -> str:
 
 def get_order(ctx: ToolContext, order_id: str) -> Order:
     """The order, found with or without its '#'; the error names the id as the agent gave it."""
-    order = ctx.session.get(Order, normalize_order_id(order_id))
+    return _found(ctx.session.get(Order, normalize_order_id(order_id)), order_id)
+
+
+def get_order_row(ctx: ToolContext, order_id: str) -> Any:
+    """`get_order`'s plain row (`mcpsim.world.sql`), for a tool that writes the order with plain SQL."""
+    return _found(sql.find(ctx, Order, normalize_order_id(order_id)), order_id)
+
+
+def _found(order: T | None, order_id: str) -> T:
     if order is None:
         raise WorldError(f"Order {order_id} not found")
     return order
 
 
-def get_address_of(ctx: ToolContext, address_id: str, customer_id: str) -> Address:
-    address = ctx.get(Address, address_id.strip())
+def get_address_of(ctx: ToolContext, address_id: str, customer_id: str) -> Any:
+    """The customer's address (a plain row, `mcpsim.world.sql`)."""
+    address = sql.get(ctx, Address, address_id.strip())
     if address.customer_id != customer_id:
         raise WorldError(f"Address {address_id} does not belong to customer {customer_id}")
     return address
 
 
-def get_payment_method_of(ctx: ToolContext, payment_method_id: str, customer_id: str) -> PaymentMethod:
-    method = ctx.get(PaymentMethod, payment_method_id.strip())
+def get_payment_method_of(ctx: ToolContext, payment_method_id: str, customer_id: str) -> Any:
+    """The customer's payment method (a plain row)."""
+    method = sql.get(ctx, PaymentMethod, payment_method_id.strip())
     if method.customer_id != customer_id:
         raise WorldError(f"Payment method {payment_method_id} does not belong to customer {customer_id}")
     return method
 
 
-def rows_in_creation_order(session: Session, model: type[T], *where: Any) -> list[T]:
-    """Rows of `model` matching `where`, in the order they were created (rowid)."""
-    return list(session.exec(select(model).where(*where).order_by(literal_column("rowid"))))
-
-
-def order_items(session: Session, order_id: str) -> list[OrderItem]:
-    """The order's lines in the order they were created."""
-    return rows_in_creation_order(session, OrderItem, OrderItem.order_id == order_id)
-
-
-def item_of_order(ctx: ToolContext, order: Order, item_id: str) -> OrderItem:
-    item = ctx.get(OrderItem, item_id.strip())
+def item_of_order(ctx: ToolContext, order: Any, item_id: str) -> Any:
+    """The order's line (a plain row)."""
+    item = sql.get(ctx, OrderItem, item_id.strip())
     if item.order_id != order.id:
         raise WorldError(f"Item {item_id} is not part of order {order.id}")
     return item
 
 
 def other_variant(
-    ctx: ToolContext, item: OrderItem, variant_id: str, *, same_product: str, unchanged: str, discontinued: str
-) -> Variant:
+    ctx: ToolContext, item: Any, variant_id: str, *, same_product: str, unchanged: str, discontinued: str
+) -> Any:
     """The variant an order line switches to: another available variant of the line's product.
     The wording of the refusals is the caller's: `same_product` follows "Variant X is not a
     variant of P; ", `unchanged` follows "Item I already is variant X", `discontinued` follows
-    "Variant X is discontinued and cannot be "."""
-    variant = ctx.get(Variant, variant_id.strip())
+    "Variant X is discontinued and cannot be ". Rows are plain rows."""
+    variant = sql.get(ctx, Variant, variant_id.strip())
     if variant.product_id != item.product_id:
         raise WorldError(
             f"Variant {variant.id} is not a variant of {item.product_name} ({item.product_id}); {same_product}"
@@ -151,46 +149,31 @@ def refuse_duplicates(ids: list[str], what: str = "Item") -> None:
         seen.add(item_id)
 
 
-def new_order_line(
-    ctx: ToolContext, order_id: str, variant: Variant, product_name: str, quantity: int, **links: str | None
-) -> OrderItem:
-    """An open line buying `quantity` units of `variant` at its current price; `links` set its
-    shipment, exchange or the line it replaces."""
-    return OrderItem(
-        id=ctx.new_id("item"),
-        order_id=order_id,
-        product_id=variant.product_id,
-        variant_id=variant.id,
-        product_name=product_name,
-        options=dict(variant.options),
-        quantity=quantity,
-        unit_price_cents=variant.price_cents,
-        status="ordered",
+def new_line_values(
+    ctx: ToolContext, order_id: str, variant: Any, product_name: str, quantity: int, **links: str | None
+) -> dict[str, Any]:
+    """The columns of an open line buying `quantity` units of `variant` at its current price (its
+    id drawn now), for `sql.insert`; `links` set its shipment, exchange or the line it replaces."""
+    return {
+        "id": ctx.new_id("item"),
+        "order_id": order_id,
+        "product_id": variant.product_id,
+        "variant_id": variant.id,
+        "product_name": product_name,
+        "options": dict(variant.options),
+        "quantity": quantity,
+        "unit_price_cents": variant.price_cents,
+        "status": "ordered",
         **links,
-    )
+    }
 
 
-def split_line(ctx: ToolContext, item: OrderItem, quantity: int | None) -> OrderItem:
-    """The part of a line that `quantity` units make: the line itself, or a new line split off it."""
-    if quantity is None or quantity == item.quantity:
-        return item
-    if quantity > item.quantity:
-        raise WorldError(f"Item {item.id} has only {item.quantity} unit(s); cannot take {quantity}")
-    item.quantity -= quantity
-    # The part is the same purchase (variant, price, parcel, what it replaces) but has no return
-    # or exchange of its own yet: the caller links it to the one it is split off for.
-    copied = item.model_dump(exclude={"id", "quantity", "return_id", "exchange_id"})
-    part = OrderItem(**copied, id=ctx.new_id("item"), quantity=quantity)
-    ctx.add(part, item)
-    return part
-
-
-def require_delivered_order(order: Order, action: str) -> None:
+def require_delivered_order(order: Any, action: str) -> None:
     if order.status not in AFTER_DELIVERY_STATUSES:
         raise WorldError(f"Order {order.id} has status '{order.status}'; only delivered orders can have items {action}")
 
 
-def require_returnable_item(ctx: ToolContext, item: OrderItem, action: str) -> None:
+def require_returnable_item(ctx: ToolContext, item: Any, action: str) -> None:
     """A line can be returned or exchanged once, after it was delivered, within the return window."""
     if item.status == "returned":
         raise WorldError(f"Item {item.id} was already returned (return {item.return_id})")
@@ -198,7 +181,7 @@ def require_returnable_item(ctx: ToolContext, item: OrderItem, action: str) -> N
         raise WorldError(f"Item {item.id} was already exchanged (exchange {item.exchange_id})")
     if item.status != "ordered":
         raise WorldError(f"Item {item.id} has status '{item.status}' and cannot be {action}")
-    shipment = ctx.session.get(Shipment, item.shipment_id) if item.shipment_id else None
+    shipment = sql.find(ctx, Shipment, item.shipment_id) if item.shipment_id else None
     if shipment is None or shipment.status != "delivered" or shipment.delivered_at is None:
         raise WorldError(f"Item {item.id} has not been delivered yet and cannot be {action}")
     delivered = parse(shipment.delivered_at)

@@ -6,7 +6,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
-from mcpsim.world import ToolContext, WorldError, derive_seed
+from mcpsim.world import ToolContext, WorldError, derive_seed, sql
 from mcpsim.world.toolkit import iso, to_cents
 
 from .. import world
@@ -18,17 +18,15 @@ from ..rules import (
     ExchangeReason,
     RefundReason,
     ReturnReason,
-    get_order,
+    get_order_row,
     get_payment_method_of,
     item_of_order,
-    new_order_line,
-    order_items,
+    new_line_values,
     other_variant,
     refuse_duplicates,
     require_delivered_order,
     require_returnable_item,
     reserve_stock,
-    split_line,
     status_after_delivery,
     tracking_number,
 )
@@ -45,13 +43,15 @@ RefundTarget = Annotated[
 ]
 
 
-def _label(ctx: ToolContext, order: Order, kind: str) -> Shipment:
+def _label(ctx: ToolContext, order: Any, kind: str) -> Any:
     """A parcel not yet handed to the carrier: a prepaid return label or a replacement to send.
     The carrier follows from the shipment's id, not from the call's random draw, so how many
     calls came before does not change it."""
     shipment_id = ctx.new_id("shipment")
     carrier = CARRIERS[derive_seed(shipment_id) % len(CARRIERS)]
-    shipment = Shipment(
+    return sql.insert(
+        ctx,
+        Shipment,
         id=shipment_id,
         order_id=order.id,
         kind=kind,
@@ -60,12 +60,9 @@ def _label(ctx: ToolContext, order: Order, kind: str) -> Shipment:
         status="label_created",
         created_at=iso(ctx.now),
     )
-    ctx.add(shipment)
-    ctx.session.flush()
-    return shipment
 
 
-def _units_taken_back(item: OrderItem, quantity: int | None, verb: str) -> int:
+def _units_taken_back(item: Any, quantity: int | None, verb: str) -> int:
     """How many units of `item` a return or an exchange (`verb`) takes back: all of them unless
     `quantity` says fewer, never more than the line has."""
     units = item.quantity if quantity is None else quantity
@@ -75,31 +72,42 @@ def _units_taken_back(item: OrderItem, quantity: int | None, verb: str) -> int:
 
 
 def _take_back(
-    ctx: ToolContext, item: OrderItem, quantity: int, *, return_id: str | None = None, exchange_id: str | None = None
-) -> tuple[OrderItem, Variant]:
-    """Split the units taken back off their line, link them to their return or exchange, and put
-    them back into their variant's stock. The caller stages the part and the variant."""
-    part = split_line(ctx, item, quantity)
-    if return_id is not None:
-        part.status, part.return_id = "returned", return_id
+    ctx: ToolContext, writes: sql.Writes, stock: dict[str, int], item: Any, quantity: int, **link: str
+) -> Any:
+    """Split the units taken back off their line (the line itself, or a new line split off it
+    with the same purchase: variant, price, parcel, what it replaces), `link` them to their
+    return or exchange (status and id), and put them back into their variant's stock. `stock`
+    holds the variants read so far (their current stock); reading another one writes what is
+    queued first, as the ORM's autoflush did."""
+    if quantity == item.quantity:
+        part = item._replace(**link)
+        writes.update(OrderItem, item.id, **link)
     else:
-        part.status, part.exchange_id = "exchanged", exchange_id
-    variant = ctx.get(Variant, part.variant_id)
-    variant.stock += part.quantity
-    return part, variant
+        writes.update(OrderItem, item.id, quantity=item.quantity - quantity)
+        copied = {**item._asdict(), "return_id": None, "exchange_id": None, **link}
+        part = writes.insert(OrderItem, **{**copied, "id": ctx.new_id("item"), "quantity": quantity})
+    if part.variant_id not in stock:
+        writes.flush()
+        stock[part.variant_id] = sql.get(ctx, Variant, part.variant_id).stock
+    stock[part.variant_id] += quantity
+    writes.update(Variant, part.variant_id, stock=stock[part.variant_id])
+    return part
 
 
-def _refreshed(ctx: ToolContext, order: Order) -> OrderDetails:
+def _refreshed(ctx: ToolContext, writes: sql.Writes, order: Any) -> OrderDetails:
     """The order once some of its lines went back: its status follows from its lines now."""
-    order.status = status_after_delivery(item.status for item in order_items(ctx.session, order.id))
-    order.updated_at = iso(ctx.now)
-    ctx.add(order)
-    return order_details(ctx.session, order)
+    writes.flush()
+    lines = sql.select(ctx, OrderItem, "order_id = ?", (order.id,))
+    changed = {"status": status_after_delivery(item.status for item in lines), "updated_at": iso(ctx.now)}
+    sql.update(ctx, Order, order.id, **changed)
+    return order_details(ctx, order._replace(**changed))
 
 
-def _open_case(ctx: ToolContext, table: type[_Case], order: Order, reason: str, **fields: Any) -> _Case:
+def _open_case(ctx: ToolContext, table: type[_Case], order: Any, reason: str, **fields: Any) -> Any:
     """A return or an exchange (`table`) of `order`, opened now for the customer's `reason`."""
-    return table(
+    return sql.insert(
+        ctx,
+        table,
         id=ctx.new_id(table.id_namespace),
         order_id=order.id,
         customer_id=order.customer_id,
@@ -123,12 +131,11 @@ def return_delivered_order_items(
     (give a quantity to return only some of its units). The items' price is refunded at once to
     refund_payment_method_id, never more than the order still holds; the items go back into stock
     and a prepaid return label is created (its tracking number is in the order's returns)."""
-    session = ctx.session
-    order = get_order(ctx, order_id)
+    order = get_order_row(ctx, order_id)
     require_delivered_order(order, "returned")
     refuse_duplicates([line.item_id for line in items])
     method = get_payment_method_of(ctx, refund_payment_method_id, order.customer_id)
-    chosen: list[tuple[OrderItem, int]] = []
+    chosen: list[tuple[Any, int]] = []
     for line in items:
         item = item_of_order(ctx, order, line.item_id)
         require_returnable_item(ctx, item, "returned")
@@ -138,21 +145,19 @@ def return_delivered_order_items(
     returned = _open_case(
         ctx, Return, order, reason, refund_payment_method_id=method.id, refund_cents=0, shipment_id=label.id
     )
-    session.add(returned)
-    session.flush()  # the lines below refer to the return; without relationships the ORM won't order them
+    writes = sql.Writes(ctx)
+    stock: dict[str, int] = {}
     value = 0
     for item, quantity in chosen:
-        part, variant = _take_back(ctx, item, quantity, return_id=returned.id)
+        part = _take_back(ctx, writes, stock, item, quantity, status="returned", return_id=returned.id)
         value += part.unit_price_cents * part.quantity
-        session.add_all([part, variant])
-    session.flush()
+    writes.flush()
     # After a partial refund the order may hold less than the items' price; never refund more.
-    amount = min(value, sum(net_by_method(session, order.id).values()))
+    amount = min(value, sum(net_by_method(ctx, order.id).values()))
     if amount > 0:
         refund(ctx, order, method, amount, "return", return_id=returned.id)
-    returned.refund_cents = max(amount, 0)
-    session.add(returned)
-    return _refreshed(ctx, order)
+    writes.update(Return, returned.id, refund_cents=max(amount, 0))
+    return _refreshed(ctx, writes, order)
 
 
 @world.tool(destructive=True, irreversible=True)
@@ -172,13 +177,13 @@ def exchange_delivered_order_items(
     stock and the new ones leave it; a return label and a replacement shipment are created. A price
     difference is charged to payment_method_id, or refunded to it (an original payment method of
     the order, or a gift card)."""
-    session = ctx.session
-    order = get_order(ctx, order_id)
+    order = get_order_row(ctx, order_id)
     require_delivered_order(order, "exchanged")
     refuse_duplicates([line.item_id for line in items])
     method = get_payment_method_of(ctx, payment_method_id, order.customer_id) if payment_method_id else None
     plan = []
     demand: dict[str, int] = {}
+    stock: dict[str, int] = {}  # the variants read so far: their stock as this call leaves it
     for line in items:
         item = item_of_order(ctx, order, line.item_id)
         require_returnable_item(ctx, item, "exchanged")
@@ -190,6 +195,7 @@ def exchange_delivered_order_items(
             unchanged="; an exchange must change the variant",
             discontinued="exchanged into",
         )
+        stock.setdefault(variant.id, variant.stock)
         quantity = _units_taken_back(item, line.quantity, "exchange")
         reserve_stock(demand, variant, quantity)
         plan.append((item, variant, quantity))
@@ -205,14 +211,14 @@ def exchange_delivered_order_items(
         return_shipment_id=back.id,
         replacement_shipment_id=replacement.id,
     )
-    session.add(exchange)
-    session.flush()  # the lines below refer to the exchange and its shipments
+    writes = sql.Writes(ctx)
     difference = 0
     for item, variant, quantity in plan:
-        part, old = _take_back(ctx, item, quantity, exchange_id=exchange.id)
-        variant.stock -= quantity
+        part = _take_back(ctx, writes, stock, item, quantity, status="exchanged", exchange_id=exchange.id)
+        stock[variant.id] -= quantity
+        writes.update(Variant, variant.id, stock=stock[variant.id])
         difference += (variant.price_cents - part.unit_price_cents) * quantity
-        new_line = new_order_line(
+        new_line = new_line_values(
             ctx,
             order.id,
             variant,
@@ -222,13 +228,16 @@ def exchange_delivered_order_items(
             exchange_id=exchange.id,
             replaces_item_id=part.id,
         )
-        session.add_all([part, old, variant, new_line])
-    exchange.price_difference_cents = difference
-    exchange.payment_method_id = method.id if method and difference else None
-    session.add(exchange)
-    session.flush()
+        writes.insert(OrderItem, **new_line)
+    writes.update(
+        Exchange,
+        exchange.id,
+        price_difference_cents=difference,
+        payment_method_id=method.id if method and difference else None,
+    )
+    writes.flush()
     settle_difference(ctx, order, method, difference, "exchange price difference", exchange_id=exchange.id)
-    return _refreshed(ctx, order)
+    return _refreshed(ctx, writes, order)
 
 
 @world.tool(destructive=True, irreversible=True)
@@ -243,14 +252,13 @@ def issue_partial_refund(
     arrived damaged, a parcel came late...). A refund never exceeds what the order still holds
     (paid minus already refunded), nor what a card or PayPal account paid for the order. Pending
     and processing orders are changed or cancelled instead."""
-    session = ctx.session
-    order = get_order(ctx, order_id)
+    order = get_order_row(ctx, order_id)
     if order.status not in ("shipped", *AFTER_DELIVERY_STATUSES):
         raise WorldError(
             f"Order {order.id} has status '{order.status}'; only shipped or delivered orders can get a partial refund"
         )
     method = get_payment_method_of(ctx, payment_method_id, order.customer_id)
     refund(ctx, order, method, to_cents(amount), f"partial refund: {reason}")
-    order.updated_at = iso(ctx.now)
-    session.add(order)
-    return order_details(session, order)
+    updated_at = iso(ctx.now)
+    sql.update(ctx, Order, order.id, updated_at=updated_at)
+    return order_details(ctx, order._replace(updated_at=updated_at))

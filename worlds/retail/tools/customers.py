@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
-from sqlmodel import select
 
 from mcpsim.world import ToolContext, WorldError, sql
 from mcpsim.world.standard import attach_gift_card
@@ -84,22 +83,21 @@ def add_customer_address(
     """Add a US address to the customer's address book, optionally making it their default
     address (used for new orders). Existing orders keep the address they were placed with; use
     update_order_shipping_address to change where an open order goes."""
-    customer = ctx.get(Customer, customer_id.strip())
+    customer = sql.get(ctx, Customer, customer_id.strip())
     fields = {"line1": line1.strip(), "line2": line2.strip(), "city": city.strip(), "state": state, "zip": zip}
-    existing = ctx.session.exec(select(Address).where(Address.customer_id == customer.id, Address.zip == zip)).all()
+    existing = sql.select(ctx, Address, "customer_id = ? AND zip = ?", (customer.id, zip), order="")
     for address in existing:
         if all(str(getattr(address, k)).lower() == v.lower() for k, v in fields.items()):
             raise WorldError(
                 f"This address is already in the address book as {address.id}; "
                 "use set_default_address to make it the default"
             )
-    address = Address(id=ctx.new_id("address"), customer_id=customer.id, country="US", **fields)
-    ctx.add(address)
-    if make_default:
-        customer.default_address_id = address.id
-        ctx.add(customer)
-    ctx.session.flush()
-    return address_view(address, customer.default_address_id)
+    address = sql.insert(ctx, Address, id=ctx.new_id("address"), customer_id=customer.id, country="US", **fields)
+    default_id = customer.default_address_id
+    if make_default:  # written after the address, as the ORM's flush ordered them
+        default_id = address.id
+        sql.update(ctx, Customer, customer.id, default_address_id=default_id)
+    return address_view(address, default_id)
 
 
 @world.tool(idempotent=True)
@@ -109,11 +107,10 @@ def set_default_address(
     address_id: Annotated[str, Field(description="An address id from the customer's address book.", max_length=40)],
 ) -> AddressView:
     """Make one of the customer's saved addresses their default address."""
-    customer = ctx.get(Customer, customer_id.strip())
+    customer = sql.get(ctx, Customer, customer_id.strip())
     address = get_address_of(ctx, address_id, customer.id)
-    customer.default_address_id = address.id
-    ctx.add(customer)
-    return address_view(address, customer.default_address_id)
+    sql.update(ctx, Customer, customer.id, default_address_id=address.id)
+    return address_view(address, address.id)
 
 
 @world.tool()

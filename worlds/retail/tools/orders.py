@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlmodel import select
 
 from mcpsim.world import PartialFailure, ToolContext, WorldError, sql
 from mcpsim.world.toolkit import iso
@@ -17,9 +16,9 @@ from ..rules import (
     MAX_ORDER_LINES,
     OPEN_STATUSES,
     get_address_of,
-    get_order,
+    get_order_row,
     get_payment_method_of,
-    new_order_line,
+    new_line_values,
     normalize_order_id,
     refuse_duplicates,
 )
@@ -120,21 +119,19 @@ def place_order(
     (the balance is debited). Prices are the current variant prices; shipping is free. If the
     payment cannot be captured after the order is created, the order stays 'payment_pending' with
     its items reserved: charge it with retry_order_payment."""
-    session = ctx.session
-    customer = ctx.get(Customer, customer_id.strip())
+    customer = sql.get(ctx, Customer, customer_id.strip())
     refuse_duplicates([line.variant_id for line in items], "Variant")
     method = get_payment_method_of(ctx, payment_method_id, customer.id)
     if address_id:
         address = get_address_of(ctx, address_id, customer.id)
     else:
-        default = session.get(Address, customer.default_address_id) if customer.default_address_id else None
-        if default is None:
+        address = sql.find(ctx, Address, customer.default_address_id)
+        if address is None:
             raise WorldError(f"Customer {customer.id} has no default address")
-        address = default
 
     chosen = []
     for line in items:
-        variant = ctx.get(Variant, line.variant_id.strip())
+        variant = sql.get(ctx, Variant, line.variant_id.strip())
         if not variant.available:
             raise WorldError(f"Variant {variant.id} is discontinued and cannot be ordered")
         if variant.stock < line.quantity:
@@ -145,7 +142,9 @@ def place_order(
     total = sum(v.price_cents * q for v, q in chosen)
     check_can_pay(method, total, ctx.now)
 
-    order = Order(
+    order = sql.insert(
+        ctx,
+        Order,
         id=ctx.new_id("order"),
         customer_id=customer.id,
         status="pending",
@@ -159,24 +158,29 @@ def place_order(
         ship_zip=address.zip,
         ship_country=address.country,
     )
-    session.add(order)
-    session.flush()  # before its lines: without relationships the ORM does not order inserts by foreign key
+    # The lines and the stock they take, written as the ORM wrote them (the change log's order):
+    # queued, and flushed before a read of a product it had not loaded, and at the end.
+    writes = sql.Writes(ctx)
+    products: dict[str, str] = {}  # id -> name
+    stock = {variant.id: variant.stock for variant, _ in chosen}
     for variant, quantity in chosen:
-        product = session.get(Product, variant.product_id)
-        assert product is not None, f"variant {variant.id} has no product"
-        session.add(new_order_line(ctx, order.id, variant, product.name, quantity))
-        variant.stock -= quantity
-        session.add(variant)
-    session.flush()
+        if variant.product_id not in products:
+            writes.flush()
+            product = sql.find(ctx, Product, variant.product_id)
+            assert product is not None, f"variant {variant.id} has no product"
+            products[product.id] = product.name
+        writes.insert(OrderItem, **new_line_values(ctx, order.id, variant, products[variant.product_id], quantity))
+        stock[variant.id] -= quantity
+        writes.update(Variant, variant.id, stock=stock[variant.id])
+    writes.flush()
     if ctx.fault == "partial":  # the payment processor failed after the order was written
-        order.status = "payment_pending"
-        session.add(order)
+        sql.update(ctx, Order, order.id, status="payment_pending")
         raise PartialFailure(
             f"The payment could not be captured: order {order.id} was created and its items are reserved, but it is "
             "awaiting payment. Charge it with retry_order_payment (this or another payment method of the customer)."
         )
     charge(ctx, order, method, total, "purchase")
-    return order_details(session, order)
+    return order_details(ctx, order)
 
 
 @world.tool(irreversible=True)
@@ -184,21 +188,20 @@ def retry_order_payment(ctx: ToolContext, order_id: OrderId, payment_method_id: 
     """Charge an order whose payment failed when it was placed (status 'payment_pending') with one
     of the customer's payment methods; the order then becomes 'pending'. Orders in any other status
     are already paid or closed."""
-    session = ctx.session
-    order = get_order(ctx, order_id)
+    order = get_order_row(ctx, order_id)
     if order.status != "payment_pending":
         raise WorldError(f"Order {order.id} has status '{order.status}'; only orders awaiting payment can be charged")
     method = get_payment_method_of(ctx, payment_method_id, order.customer_id)
-    total = sum(
-        i.unit_price_cents * i.quantity
-        for i in session.exec(select(OrderItem).where(OrderItem.order_id == order.id, OrderItem.status == "ordered"))
+    total = sql.scalar(
+        ctx,
+        "SELECT coalesce(sum(unit_price_cents * quantity), 0) FROM order_items WHERE order_id = ? AND status = ?",
+        (order.id, "ordered"),
     )
     check_can_pay(method, total, ctx.now)
     charge(ctx, order, method, total, "purchase")
-    order.status = "pending"
-    order.updated_at = iso(ctx.now)
-    session.add(order)
-    return order_details(session, order)
+    changed = {"status": "pending", "updated_at": iso(ctx.now)}
+    sql.update(ctx, Order, order.id, **changed)
+    return order_details(ctx, order._replace(**changed))
 
 
 @world.tool(idempotent=True)
@@ -213,7 +216,7 @@ def update_order_shipping_address(
 ) -> OrderDetails:
     """Change where a pending or processing order will be shipped (a US address). Orders that have
     shipped cannot be redirected. The customer's address book is not changed."""
-    order = get_order(ctx, order_id)
+    order = get_order_row(ctx, order_id)
     if order.status not in OPEN_STATUSES:
         raise WorldError(
             f"Order {order.id} has status '{order.status}'; only pending or processing orders can have their "
@@ -222,8 +225,15 @@ def update_order_shipping_address(
     new = (line1.strip(), line2.strip(), city.strip(), state, zip, "US")
     old = (order.ship_line1, order.ship_line2, order.ship_city, order.ship_state, order.ship_zip, order.ship_country)
     if new != old:  # the same address again changes nothing, not even the update time
-        (order.ship_line1, order.ship_line2, order.ship_city, order.ship_state, order.ship_zip,
-         order.ship_country) = new  # fmt: skip
-        order.updated_at = iso(ctx.now)
-        ctx.session.add(order)
-    return order_details(ctx.session, order)
+        changed = {
+            "ship_line1": new[0],
+            "ship_line2": new[1],
+            "ship_city": new[2],
+            "ship_state": new[3],
+            "ship_zip": new[4],
+            "ship_country": new[5],
+            "updated_at": iso(ctx.now),
+        }
+        sql.update(ctx, Order, order.id, **changed)
+        order = order._replace(**changed)
+    return order_details(ctx, order)
