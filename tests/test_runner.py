@@ -359,3 +359,42 @@ def test_ray_is_imported_only_when_a_ray_run_starts() -> None:
     )
     result = subprocess.run([mcpsim_argv()[0], "-c", code], capture_output=True, text=True, timeout=120, env=CLEAN_ENV)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.anyio
+async def test_the_in_process_backend_works_off_the_loop_one_thread_at_a_time(tmp_path, task_set):
+    """Creating, grading and recording episodes is pure Python and SQLite: the backend runs it in
+    one worker thread at a time (WORK_THREADS), not in as many as anyio allows, whose contention
+    for the GIL cost more CPU than the work at high concurrency. Episodes still overlap."""
+    import threading
+
+    from mcpsim.runner import backends
+
+    state = {"now": 0, "most": 0, "threads": set()}
+    lock = threading.Lock()
+
+    class Watched(EpisodeManager):
+        def create(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            with lock:
+                state["now"] += 1
+                state["most"] = max(state["most"], state["now"])
+                state["threads"].add(threading.get_ident())
+            try:
+                time.sleep(0.05)  # long enough for others to start, were they allowed to
+                return super().create(*args, **kwargs)
+            finally:
+                with lock:
+                    state["now"] -= 1
+
+    assert backends.WORK_THREADS == 1
+    backend = InProcessBackend(Watched(__import__("mcpsim").TemplateCache(), ttl_seconds=None))
+    with anyio.fail_after(120):
+        done = await run_episodes(
+            RunConfig(world="retail", tasks=task_set.tasks[:6], out=tmp_path / "work", concurrency=6),
+            backend,
+            OracleAgent,
+            ScriptedUser,
+        )
+    assert done.ran == 6 and done.summary.pass_at_1 == 1.0
+    assert state["most"] == 1  # never two at once (anyio's default limiter would let all six in)
+    assert threading.get_ident() not in state["threads"]  # and never on the event loop's thread
