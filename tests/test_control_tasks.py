@@ -117,3 +117,48 @@ async def test_faults_are_chosen_per_episode_and_bad_profiles_get_422(live):
         ):
             r = await http.post("/episodes", json={"world": "ledger", "scale": "small", "faults": bad})
             assert r.status_code == 422 and fragment in r.text
+
+
+async def test_concurrent_verifies_grade_in_one_worker_thread_at_a_time(live, monkeypatch):
+    """The control plane's work off the event loop (here: grading) runs one thread at a time
+    (`mcpsim.serve.work`), not in as many as anyio allows: every verify is answered, none two
+    at once, none on the server's event loop."""
+    import threading
+    import time
+
+    from mcpsim.grading.grader import Verifier
+
+    state = {"now": 0, "most": 0, "threads": set()}
+    lock = threading.Lock()
+    grade = Verifier.grade
+
+    def watched(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+            state["threads"].add(threading.current_thread().name)
+        try:
+            time.sleep(0.05)  # long enough for the others to start, were they allowed to
+            return grade(self, *args, **kwargs)
+        finally:
+            with lock:
+                state["now"] -= 1
+
+    monkeypatch.setattr(Verifier, "grade", watched)
+    async with httpx.AsyncClient(base_url=live.url, timeout=60) as http:
+        ids = [
+            (await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})).json()["id"]
+            for _ in range(5)
+        ]
+        verdicts: list[dict] = []
+
+        async def verify(episode_id: str) -> None:
+            verdicts.append((await http.post(f"/episodes/{episode_id}/verify")).json())
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                for episode_id in ids:
+                    tg.start_soon(verify, episode_id)
+    assert len(verdicts) == 5 and all(v["passed"] is False and v["task_id"] == "pay-and-open" for v in verdicts)
+    assert state["most"] == 1  # never two gradings at once (anyio's default would let all five in)
+    assert all(name.startswith("AnyIO worker thread") for name in state["threads"]), state["threads"]

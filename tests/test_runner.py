@@ -364,11 +364,11 @@ def test_ray_is_imported_only_when_a_ray_run_starts() -> None:
 @pytest.mark.anyio
 async def test_the_in_process_backend_works_off_the_loop_one_thread_at_a_time(tmp_path, task_set):
     """Creating, grading and recording episodes is pure Python and SQLite: the backend runs it in
-    one worker thread at a time (WORK_THREADS), not in as many as anyio allows, whose contention
+    one worker thread at a time (`mcpsim.serve.work`), not in as many as anyio allows, whose contention
     for the GIL cost more CPU than the work at high concurrency. Episodes still overlap."""
     import threading
 
-    from mcpsim.runner import backends
+    from mcpsim.serve import work
 
     state = {"now": 0, "most": 0, "threads": set()}
     lock = threading.Lock()
@@ -386,7 +386,7 @@ async def test_the_in_process_backend_works_off_the_loop_one_thread_at_a_time(tm
                 with lock:
                     state["now"] -= 1
 
-    assert backends.WORK_THREADS == 1
+    assert work.WORK_THREADS == 1
     backend = InProcessBackend(Watched(__import__("mcpsim").TemplateCache(), ttl_seconds=None))
     with anyio.fail_after(120):
         done = await run_episodes(

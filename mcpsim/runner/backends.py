@@ -7,18 +7,17 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.to_thread
 import httpx
 import structlog
-from anyio.lowlevel import RunVar
 from mcp import Client, StdioServerParameters
 from mcp.types import ListToolsResult, RequestParamsMeta
 
@@ -26,11 +25,11 @@ from mcpsim.engine.faults import FaultProfile
 from mcpsim.grading import GradingUnavailable
 from mcpsim.grading.verdict import Verdict, VerdictSummary, load_verdict
 from mcpsim.runner.schemacheck import checked_first
+from mcpsim.serve.work import off_the_loop
 from mcpsim.tasks import Task
 from mcpsim.trajectories.schema import Trajectory
 
 log = structlog.get_logger("mcpsim.runner")
-T = TypeVar("T")
 
 
 class BackendError(RuntimeError):
@@ -151,25 +150,6 @@ async def _policy(client: Client, world: str) -> str:
 # -- in process ---------------------------------------------------------------------------------
 
 
-WORK_THREADS = 1  # worker threads the in-process backend's own work runs in, per event loop
-_WORK: RunVar[anyio.CapacityLimiter] = RunVar("mcpsim_in_process_work")
-
-
-async def _off_the_loop(fn: Callable[[], T]) -> T:
-    """`fn()` in a worker thread, WORK_THREADS at a time in this event loop. The in-process
-    backend's work off the loop (creating, grading and recording episodes) is pure Python and
-    SQLite: under the GIL, more threads do not run it faster, and dozens of them (anyio's default
-    allows 40) contending for the GIL cost more CPU than the work: measured, a graded episode's
-    CPU at concurrency 64 and 256 rose about 30% over concurrency 1 with the default, 4-7% with
-    one thread. The event loop stays free either way; tool calls run on it."""
-    try:
-        limiter = _WORK.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(WORK_THREADS)
-        _WORK.set(limiter)
-    return await anyio.to_thread.run_sync(fn, limiter=limiter)
-
-
 class InProcessBackend:
     """Episodes in this process's EpisodeManager, one in-memory MCP server per world; each call
     names its episode in the request's `_meta`."""
@@ -196,7 +176,7 @@ class InProcessBackend:
         from mcpsim.engine.episode import Episode
 
         if snapshot is None:
-            episode = await _off_the_loop(
+            episode = await off_the_loop(
                 partial(
                     self.manager.create, world, task.seed, task.scale, task.id, faults if faults is not None else "task"
                 )
@@ -239,16 +219,16 @@ class _InProcessEpisode:
 
         verifier = self.manager.verifier(self.world)
         try:
-            verdict = await _off_the_loop(
+            verdict = await off_the_loop(
                 lambda: verifier.grade(self.episode, self.episode.task_id, answer, conversation=conversation)
             )
         except GradingUnavailable as exc:
             raise GradingFailed(str(exc)) from exc
-        record = await _off_the_loop(lambda: episode_trajectory(self.episode, verdict=self.episode.verdict))
+        record = await off_the_loop(lambda: episode_trajectory(self.episode, verdict=self.episode.verdict))
         return Outcome(verdict, record)
 
     async def suspend(self) -> bytes:
-        return await _off_the_loop(self.episode.snapshot)
+        return await off_the_loop(self.episode.snapshot)
 
 
 # -- HTTP ---------------------------------------------------------------------------------------

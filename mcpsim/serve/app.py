@@ -17,10 +17,10 @@ import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from functools import partial
 from typing import Any
 
 import anyio
-import anyio.to_thread
 import structlog
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import TransportSecuritySettings
@@ -54,6 +54,7 @@ from mcpsim.serve.config import ClientLimits, ServeConfig, VerdictDetail
 from mcpsim.serve.control import ControlPlane, _error
 from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
 from mcpsim.serve.mcp import build_server
+from mcpsim.serve.work import off_the_loop
 from mcpsim.trajectories.recording import Recorder
 from mcpsim.view.pages import live_viewer
 from mcpsim.world import World
@@ -97,7 +98,7 @@ class _McpDispatch:
 
         async def sync() -> None:
             try:
-                await anyio.to_thread.run_sync(recorder.sync, episode)
+                await off_the_loop(partial(recorder.sync, episode))
             except LookupError:  # deleted meanwhile: its deletion wrote it
                 pass
             except Exception:  # a full disk: the call stands, the server goes on
@@ -404,7 +405,7 @@ class _PerClientDefault:
         """Create the client's episode (its `claim` on the quota becomes the episode's) and open
         its session on it."""
         try:
-            episode = await anyio.to_thread.run_sync(self.manager.create_default)
+            episode = await off_the_loop(self.manager.create_default)
         except EpisodeLimitReached as exc:
             await _jsonrpc_error(503, INTERNAL_ERROR, str(exc), {"Retry-After": "5"})(scope, receive, send)
             return
@@ -425,7 +426,7 @@ class _PerClientDefault:
         finally:
             if not bound:  # the handshake failed: no client holds this episode
                 self.owners.pop(episode.id, None)
-                await anyio.to_thread.run_sync(self.manager.delete, episode.id)
+                await off_the_loop(partial(self.manager.delete, episode.id))
             else:
                 log.info("episode bound to an /mcp session", episode=episode.id)
 
@@ -616,7 +617,7 @@ def build_app(
     async def reaper() -> None:
         while True:
             await anyio.sleep(reap_interval)
-            await anyio.to_thread.run_sync(manager.reap)  # closing waits for operations in progress
+            await off_the_loop(manager.reap)  # closing waits for operations in progress
             gate.table.expire()
             mcp_endpoint.per_client.prune()
 
@@ -753,7 +754,7 @@ class _RecordWhenEnded:
         except LookupError:  # deleted meanwhile: its deletion recorded it
             return
         try:
-            await anyio.to_thread.run_sync(self.recorder.ended, episode)
+            await off_the_loop(partial(self.recorder.ended, episode))
         except Exception:  # a deleted-meanwhile episode, a full disk: the server goes on
             log.exception("recording an ended episode failed", episode=episode.id)
 

@@ -10,10 +10,9 @@ import json
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, Literal, TypeVar
 
-import anyio
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -28,6 +27,7 @@ from mcpsim.grading import GradingUnavailable, Verdict, Verifier
 from mcpsim.grading.verdict import VerdictSummary, load_verdict, shown
 from mcpsim.serve.access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url
 from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
+from mcpsim.serve.work import off_the_loop
 from mcpsim.tasks import Confirmed, Task, TaskFileError
 from mcpsim.tasks.dialogue import scripted_reply
 from mcpsim.tasks.scenario import GoldActionError, TaskSetupError
@@ -377,7 +377,7 @@ class ControlPlane:
         user turns) beyond that message. Never the gold solution or the rubric."""
         try:
             world = self.lookup(request.path_params["world"])
-            tasks = await anyio.to_thread.run_sync(lambda: self.manager.verifier(world.name).tasks.tasks)
+            tasks = await off_the_loop(lambda: self.manager.verifier(world.name).tasks.tasks)
         except (LookupError, TaskFileError) as exc:
             raise HttpError(404, str(exc).strip("'\"")) from None
         return JSONResponse(
@@ -419,8 +419,8 @@ class ControlPlane:
         except (LookupError, ValueError, TaskFileError) as exc:
             raise HttpError(422, str(exc).strip("'\"")) from None
         try:
-            episode = await anyio.to_thread.run_sync(
-                self.manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task, profile
+            episode = await off_the_loop(
+                partial(self.manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task, profile)
             )
         except EpisodeLimitReached as exc:
             raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
@@ -443,7 +443,7 @@ class ControlPlane:
     async def delete_episode(self, request: Request) -> Response:
         episode_id = request.path_params["episode_id"]
         # Off the event loop: closing waits for the operation in progress on the episode.
-        if not await anyio.to_thread.run_sync(self.manager.delete, episode_id, "deleted by the operator"):
+        if not await off_the_loop(partial(self.manager.delete, episode_id, "deleted by the operator")):
             raise HttpError(404, self.manager.gone_message(episode_id))
         return Response(status_code=204)
 
@@ -461,9 +461,7 @@ class ControlPlane:
                 raise ValueError
         except ValueError:
             raise HttpError(422, "limit must be a non-negative integer of at most 2**63 - 1") from None
-        tables, state_hash = await anyio.to_thread.run_sync(
-            lambda: (episode.tables(wanted, limit), episode.state_hash())
-        )
+        tables, state_hash = await off_the_loop(lambda: (episode.tables(wanted, limit), episode.state_hash()))
         return JSONResponse(
             {
                 "id": episode.id,
@@ -476,12 +474,12 @@ class ControlPlane:
 
     async def get_changes(self, request: Request) -> Response:
         episode = self.episode_of(request)
-        changes = await anyio.to_thread.run_sync(episode.changes)
+        changes = await off_the_loop(episode.changes)
         return JSONResponse({"id": episode.id, "changes": [c._asdict() for c in changes]})
 
     async def end_episode(self, request: Request) -> Response:
         episode = self.episode_of(request)
-        await anyio.to_thread.run_sync(episode.end)
+        await off_the_loop(episode.end)
         return JSONResponse(self.describe(request, episode))
 
     async def verify_episode(self, request: Request) -> Response:
@@ -490,7 +488,7 @@ class ControlPlane:
         task_id = self._task_of(episode, "there is no rubric to grade it against").id
         verifier = self.manager.verifier(episode.world.name)
         try:
-            verdict = await anyio.to_thread.run_sync(self._grade_once, verifier, episode, task_id, spec)
+            verdict = await off_the_loop(partial(self._grade_once, verifier, episode, task_id, spec))
         except GradingUnavailable as exc:  # not a verdict: the caller retries
             return _error(503, str(exc), headers={"Retry-After": "5"})
         return JSONResponse(shown(verdict, self.verdict_detail).model_dump(mode="json"))
@@ -502,7 +500,7 @@ class ControlPlane:
         episode = self.episode_of(request)
         spec = validated(UserTurn, await self.read_json(request), "user")
         task = self._task_of(episode, "there is no simulated user without one")
-        said = await anyio.to_thread.run_sync(scripted_reply, task, spec.messages)
+        said = await off_the_loop(partial(scripted_reply, task, spec.messages))
         return JSONResponse({"message": said, "done": said is None})
 
     def _task_of(self, episode: Episode, why: str) -> Task:
@@ -535,7 +533,7 @@ class ControlPlane:
         """The episode's database with a signed trailer (see `mcpsim.engine.snapshots`): restorable on a
         server with the same snapshot key, and still a plain SQLite file."""
         episode = self.episode_of(request)
-        data = await anyio.to_thread.run_sync(sign_episode, episode, self.key)
+        data = await off_the_loop(partial(sign_episode, episode, self.key))
         return Response(
             data,
             media_type="application/vnd.sqlite3",
@@ -550,7 +548,7 @@ class ControlPlane:
             verdict = shown(load_verdict(stored), self.verdict_detail) if stored is not None else None
             return episode_trajectory(episode, verdict=verdict.model_dump(mode="json") if verdict else None)
 
-        trajectory = await anyio.to_thread.run_sync(recorded)
+        trajectory = await off_the_loop(recorded)
         return JSONResponse(trajectory.model_dump(mode="json"))
 
     async def restore_episode(self, request: Request) -> Response:
@@ -561,7 +559,7 @@ class ControlPlane:
         data = await read_body(request, self.max_snapshot_bytes, "snapshot")
         # Checked off the event loop: the signature, then the schema (see mcpsim.engine.snapshots).
         try:
-            episode = await anyio.to_thread.run_sync(load_untrusted, self.lookup, data, self.key)
+            episode = await off_the_loop(partial(load_untrusted, self.lookup, data, self.key))
         except SnapshotError as exc:
             raise HttpError(422, f"snapshot refused: {exc}") from None
         except LookupError as exc:
@@ -575,7 +573,7 @@ class ControlPlane:
 
     async def fork_episode(self, request: Request) -> Response:
         source = self.episode_of(request)
-        fork = await anyio.to_thread.run_sync(source.fork)
+        fork = await off_the_loop(source.fork)
         try:
             episode = self.manager.add(fork)
         except EpisodeLimitReached as exc:
