@@ -31,6 +31,7 @@ from benchmarks.context import Context
 
 IDLE_PROBE = Path(__file__).with_name("idle_probe.py")
 CONCURRENCY = (1, 16, 64, 256)
+MIN_TRIALS = 4  # each task at least this many times per level: a run of 16 episodes is too short to compare
 
 
 async def _noop_cpu(client: Any, n: int) -> float:
@@ -96,7 +97,7 @@ def _graded(ctx: Context) -> dict[str, Any]:
                             if name == "http" and c > 64:
                                 continue  # one client per episode over real sockets: 64 shows the trend
                             noop[name].append(await _noop_cpu(mem if name == "in-process" else http, noop_n))
-                            trials = max(1, c // len(tasks)) if c > 1 else 1
+                            trials = max(1 if ctx.quick else MIN_TRIALS, c // len(tasks))
                             print(
                                 f"  graded episodes: {name}, concurrency {c}, {trials * len(tasks)} episodes",
                                 flush=True,
