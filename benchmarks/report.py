@@ -237,7 +237,14 @@ def _issue_section(t: dict[str, Any]) -> list[str]:
         parts.append(
             f"Graded oracle episodes through `run_episodes` (what `mcpsim run` runs: task episode, tools, "
             f"policy, the gold calls over MCP, grading, the trajectory written and fsynced), "
-            f"{graded['tasks']} retail tasks:\n"
+            f"{graded['tasks']} retail tasks"
+            + (
+                f", each level run {repeats} times (the figures of the run with the median CPU per episode;"
+                " episodes and errors summed)"
+                if (repeats := max(r.get("repeats", 1) for r in graded["runs"])) > 1
+                else ""
+            )
+            + ":\n"
         )
         parts.append(
             _keyed_table(
