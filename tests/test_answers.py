@@ -165,6 +165,9 @@ def test_slashed_and_dotted_dates_are_read_by_their_convention_and_a_dotted_pair
     assert not fact_stated(may_6, "It costs $6.05 and weighs 6.05 kg.")  # no year: numbers, not dates
     assert [(m.kind, m.value) for m in parse("It shipped 2026.05.06").mentions] == [("date", (2026, 5, 6))]
     assert "date" not in [m.kind for m in parse("You owe 25.05 dollars").mentions]
+    for text in ("Version 1.2.2026 is out", "build 2024.1.3 shipped", "v2026.05.06 is live", "sum 1000.10.12"):
+        assert "date" not in [m.kind for m in parse(text).mentions], text  # version numbers, not dates
+    assert not fact_stated(DateFact(date="2026-02-01"), "Upgrade to version 1.2.2026.")
 
 
 def test_a_year_less_date_is_kept_year_less_rather_than_filled_in_from_today():

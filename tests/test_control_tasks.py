@@ -162,3 +162,41 @@ async def test_concurrent_verifies_grade_in_one_worker_thread_at_a_time(live, mo
     assert len(verdicts) == 5 and all(v["passed"] is False and v["task_id"] == "pay-and-open" for v in verdicts)
     assert state["most"] == 1  # never two gradings at once (anyio's default would let all five in)
     assert all(name.startswith("AnyIO worker thread") for name in state["threads"]), state["threads"]
+
+
+async def test_a_long_grade_does_not_hold_up_creating_or_deleting_episodes(live, monkeypatch):
+    """Grading has a lane of its own: while one verify grades (here: until released), episodes
+    are still created and deleted."""
+    import threading
+
+    from mcpsim.grading.grader import Verifier
+
+    release, grading = threading.Event(), threading.Event()
+    grade = Verifier.grade
+
+    def held(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        grading.set()
+        release.wait(60)
+        return grade(self, *args, **kwargs)
+
+    monkeypatch.setattr(Verifier, "grade", held)
+    async with httpx.AsyncClient(base_url=live.url, timeout=60) as http:
+        first = (await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})).json()["id"]
+        result: list[dict] = []
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def verify() -> None:
+                    result.append((await http.post(f"/episodes/{first}/verify")).json())
+
+                tg.start_soon(verify)
+                with anyio.fail_after(30):
+                    while not grading.is_set():
+                        await anyio.sleep(0.01)
+                    created = await http.post("/episodes", json={"world": "ledger", "task": "pay-and-open"})
+                    assert created.status_code == 201
+                    assert (await http.delete(f"/episodes/{created.json()['id']}")).status_code == 204
+                release.set()
+        finally:
+            release.set()
+    assert result and result[0]["task_id"] == "pay-and-open"

@@ -247,6 +247,12 @@ async def test_a_run_keeps_a_higher_collector_threshold_and_one_set_while_it_ran
         config = RunConfig(world="retail", tasks=task_set.tasks[:1], out=tmp_path / "gc2")
         assert (await run_episodes(config, backend, OracleAgent, ScriptedUser, on_progress=change)).ran == 1
         assert gc.get_threshold() == (1_000, *before[1:])
+        gc.set_threshold(0, *before[1:])  # automatic collection off: a run must not turn it back on
+        seen: list[int] = []
+        config = RunConfig(world="retail", tasks=task_set.tasks[:1], out=tmp_path / "gc3")
+        watch = lambda _t: seen.append(gc.get_threshold()[0])  # noqa: E731
+        assert (await run_episodes(config, backend, OracleAgent, ScriptedUser, on_progress=watch)).ran == 1
+        assert seen == [0] and gc.get_threshold() == (0, *before[1:])
     finally:
         gc.set_threshold(*before)
 

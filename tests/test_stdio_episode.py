@@ -71,6 +71,23 @@ async def test_concurrent_processes_serialise_their_writes(tmp_path: Path) -> No
     assert Episode.restore(load_world("retail"), path.read_bytes()).calls == 5  # and written back
 
 
+def test_processes_taking_turns_on_one_file_number_their_calls_and_draw_ids_in_turn(tmp_path: Path) -> None:
+    """Two attachments of one file (two long-lived server processes) calling in turn: each call
+    sees the other's writes, so call numbers, the clock and drawn ids go on from the other's
+    (a process that kept its own last counters would number a call twice and draw an id again)."""
+    path = tmp_path / "episode.db"
+    first, second = _attach(path), _attach(path)
+    assert first.call("get_customer_details", {"customer_id": CUSTOMER}).call_seq == 1
+    added = second.call("add_customer_address", _address("3 Shared Way"))
+    assert added.error is None and added.call_seq == 2
+    again = first.call("add_customer_address", _address("4 Shared Way"))  # draws the next address id
+    assert again.error is None and again.call_seq == 3, again.error
+    assert first.call("get_customer_details", {"customer_id": CUSTOMER}).call_seq == 4
+    saved = Episode.restore(load_world("retail"), path.read_bytes())
+    assert [c.call_seq for c in saved.transcript()] == [1, 2, 3, 4] and saved.calls == 4
+    assert saved.clock() == first.clock() and not saved.flags
+
+
 def _serve(*args: str) -> Result:
     return CliRunner().invoke(main, ["serve", "retail", "--scale", "small", "--no-cache", *args])
 

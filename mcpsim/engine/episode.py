@@ -421,6 +421,7 @@ class Episode:
         orm = self._orm
         conn.execute("BEGIN")  # the bookkeeping below is part of the call
         session: Session | None = None
+        ctx: ToolContext | None = None
         try:
             call_seq, clock, counters = self._call_meta(conn)
             call_seq += 1
@@ -489,8 +490,9 @@ class Episode:
             # what the next call would read back: kept while nothing else writes to the database
             self._meta = (conn.total_changes, call_seq, now, ids.counters)
         finally:  # an exception that escaped (not a tool's: those are handled above) leaves nothing open
-            if session is not None:
-                session.close()
+            made = ctx.opened_session if ctx is not None else None
+            if made is not None:
+                made.close()
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
         return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
@@ -591,6 +593,15 @@ class Episode:
             self._closed = reason
             self._disconnect()
             self._parked = None
+
+    def _reload(self, data: bytes) -> None:
+        """Replace the database's content with `data` in place (another process's writes to a
+        shared episode; the caller holds the lock). What the episode kept of the old content goes:
+        SQLite's changed-row count does not move on a deserialize, so the counters a call kept
+        from its commit would otherwise be used again."""
+        self.conn.deserialize(data)
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self._meta = None
 
     def _disconnect(self) -> None:
         """Close the connections (the caller holds the lock)."""

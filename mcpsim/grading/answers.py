@@ -274,11 +274,14 @@ _DATE_DAY_FIRST = _rx(
 )
 _DATE_NUMERIC = _rx(r"(?<![\w/.$:,-])(?P<month>\d{1,2})/(?P<day>\d{1,2})(?:/(?P<year>\d{4}|\d{2}))?(?![\w/]|\.\d)")
 # 2026/05/25 or 2026.05.25 (year first: month then day); 25.05.2026 (dotted, year last: day first,
-# as it is written where dots separate a date). A dotted date needs its year: 25.05 is a number.
+# as it is written where dots separate a date). A dotted date needs its year (25.05 is a number),
+# a year of 1900-2099, and no version word before it ("version 1.2.2026", "build 2024.1.3").
+_YEAR_4 = r"(?P<year>(?:19|20)\d{2})"
 _DATE_YEAR_FIRST = _rx(
-    r"(?<![\w/.$:,-])(?P<year>\d{4})(?P<sep>[/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})(?![\w/]|\.\d)"
+    rf"(?<![\w/.$:,#-]){_YEAR_4}(?P<sep>[/.])(?P<month>\d{{1,2}})(?P=sep)(?P<day>\d{{1,2}})(?![\w/]|\.\d)"
 )
-_DATE_DOTTED = _rx(r"(?<![\w/.$:,-])(?P<day>\d{1,2})\.(?P<month>\d{1,2})\.(?P<year>\d{4})(?![\w/]|\.\d)")
+_DATE_DOTTED = _rx(rf"(?<![\w/.$:,#-])(?P<day>\d{{1,2}})\.(?P<month>\d{{1,2}})\.{_YEAR_4}(?![\w/]|\.\d)")
+_VERSION_BEFORE = _rx(r"\b(?:version|ver|release|build|v)\.?\s*$")
 _HOUR = r"(?<![\w:.$/])(?P<hour>\d{1,2})"  # not the end of a longer number, time, path or amount
 _HALF = r"(?P<half>[ap])\.?\s?m\b\.?"  # am, a.m., pm, p.m.
 _TIME_CLOCK = _rx(rf"{_HOUR}:(?P<minute>\d{{2}})(?::\d{{2}})?(?:\s*{_HALF})?(?![\d:])")
@@ -442,6 +445,9 @@ class _Scanner:
                     self.claim(match.start(), match.end(), "date", (year, month, day))
         for pattern in (_DATE_YEAR_FIRST, _DATE_DOTTED):
             for match in self.each(pattern):
+                if pattern is _DATE_YEAR_FIRST and match["sep"] == "." or pattern is _DATE_DOTTED:
+                    if _VERSION_BEFORE.search(self.text, max(0, match.start() - 12), match.start()):
+                        continue  # a version number, not a date
                 year, month, day = int(match["year"]), int(match["month"]), int(match["day"])
                 if pattern is _DATE_DOTTED and day <= 12 < month:  # 05.25.2026: month first after all
                     month, day = day, month

@@ -220,7 +220,8 @@ class _InProcessEpisode:
         verifier = self.manager.verifier(self.world)
         try:
             verdict = await off_the_loop(
-                lambda: verifier.grade(self.episode, self.episode.task_id, answer, conversation=conversation)
+                lambda: verifier.grade(self.episode, self.episode.task_id, answer, conversation=conversation),
+                lane="grade",
             )
         except GradingUnavailable as exc:
             raise GradingFailed(str(exc)) from exc

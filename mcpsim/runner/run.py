@@ -220,7 +220,8 @@ def _frozen_heap() -> Iterator[None]:
     collection every 20,000 net allocations, not every 700): an episode allocates thousands of
     short-lived container objects (requests, results, rows), and with hundreds of episodes in
     flight each young collection walks all of theirs. It is put back when the last run ends,
-    unless the process changed it meanwhile; a process that set a higher one keeps it."""
+    unless the process changed it meanwhile; a process that set a higher one, or turned automatic
+    collection off (a threshold of 0), keeps it."""
     with _RUNS_LOCK:
         _RUNS["active"] += 1
         if _RUNS["active"] == 1:
@@ -229,7 +230,7 @@ def _frozen_heap() -> Iterator[None]:
                 gc.freeze()
             before = gc.get_threshold()
             _RUNS["threshold"] = None
-            if before[0] < RUN_GC_THRESHOLD0:
+            if 0 < before[0] < RUN_GC_THRESHOLD0:  # 0: the host turned automatic collection off
                 gc.set_threshold(RUN_GC_THRESHOLD0, *before[1:])
                 _RUNS["threshold"] = before
     try:

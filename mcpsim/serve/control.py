@@ -488,7 +488,7 @@ class ControlPlane:
         task_id = self._task_of(episode, "there is no rubric to grade it against").id
         verifier = self.manager.verifier(episode.world.name)
         try:
-            verdict = await off_the_loop(partial(self._grade_once, verifier, episode, task_id, spec))
+            verdict = await off_the_loop(partial(self._grade_once, verifier, episode, task_id, spec), lane="grade")
         except GradingUnavailable as exc:  # not a verdict: the caller retries
             return _error(503, str(exc), headers={"Retry-After": "5"})
         return JSONResponse(shown(verdict, self.verdict_detail).model_dump(mode="json"))

@@ -96,8 +96,7 @@ class FileEpisode(Episode):
         if _digest(data) == self._seen:
             return
         with self._open():
-            self.conn.deserialize(data)
-            self.conn.execute("PRAGMA foreign_keys = ON")
+            self._reload(data)
         self._stale = None  # another process wrote since: this process's stale view is gone
         self._seen = _digest(data)
 
