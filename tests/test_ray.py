@@ -10,6 +10,7 @@ actors (an episode that kills its hosts, a host unreachable for a while), and th
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -194,6 +195,7 @@ def test_shipped_specs_are_written_once_per_content_and_reused(tmp_path: Path, m
     again = register_shipped(shipped)  # a second worker on the machine, or a later run
     assert [w.name for w in first] == [w.name for w in again] == ["shiplibrary"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]  # one folder, nothing else
+    assert folder.stat().st_mode & 0o077 == 0 and str(os.getuid()) in folder.name  # this user's alone
     assert sorted(p.name for p in (folder / "0").iterdir()) == ["shiplibrary.tasks.yaml", "shiplibrary.yaml"]
     assert (folder / "0" / "shiplibrary.yaml").stat().st_mtime_ns == stamp  # the same text is not written again
     assert [t.id for t in load_tasks("shiplibrary").tasks] == [t.id for t in written.tasks]

@@ -182,6 +182,8 @@ def register_shipped(specs: Sequence[ShippedSpec], folder: str | Path | None = N
     folder, not one each; files are replaced atomically, so workers starting together never read
     a half-written one."""
     root = Path(folder) if folder is not None else shipped_folder(specs)
+    if folder is None:
+        root.mkdir(mode=0o700, exist_ok=True)  # this user's alone: nobody else swaps a task file in
     worlds = []
     for number, spec in enumerate(specs):
         where = root / str(number)
@@ -195,9 +197,10 @@ def register_shipped(specs: Sequence[ShippedSpec], folder: str | Path | None = N
 
 
 def shipped_folder(specs: Sequence[ShippedSpec]) -> Path:
-    """The folder `register_shipped` writes `specs` to by default: one per distinct content."""
+    """The folder `register_shipped` writes `specs` to by default: one per user and distinct content."""
     digest = hashlib.sha256(json.dumps([[s.name, s.text, s.tasks] for s in specs]).encode()).hexdigest()[:20]
-    return Path(tempfile.gettempdir()) / f"mcpsim-specs-{digest}"
+    owner = f"{os.getuid()}-" if hasattr(os, "getuid") else ""  # another user's folder is never shared
+    return Path(tempfile.gettempdir()) / f"mcpsim-specs-{owner}{digest}"
 
 
 def _write_once(path: Path, text: str) -> None:
