@@ -219,9 +219,10 @@ class _InProcessEpisode:
 
         verifier = self.manager.verifier(self.world)
         try:
+            # one lane for all of a run's work (a run is one tenant: a slow grade holds up only its
+            # own run, and one thread contends least for the GIL); the server keeps grading apart
             verdict = await off_the_loop(
-                lambda: verifier.grade(self.episode, self.episode.task_id, answer, conversation=conversation),
-                lane="grade",
+                lambda: verifier.grade(self.episode, self.episode.task_id, answer, conversation=conversation)
             )
         except GradingUnavailable as exc:
             raise GradingFailed(str(exc)) from exc

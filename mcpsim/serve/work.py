@@ -3,15 +3,18 @@
 Creating, grading, recording, snapshotting and forking episodes is pure Python and SQLite: under
 the GIL, more worker threads do not run it faster, and dozens of them (anyio's default limiter
 allows 40) contending for the GIL cost more CPU than the work itself. Measured with the in-process
-runner: a graded episode's CPU at concurrency 64 and 256 was about 30% above concurrency 1 with
-anyio's default, 4-7% with one thread. The event loop stays free either way (tool calls run on it).
+runner (3 sweeps): episodes per CPU-second at concurrency 64 and 256 were about 68% of concurrency
+1's with anyio's default, 93-96% with one thread. The event loop stays free either way (tool calls run on it).
 
-Grading runs in a lane of its own ("grade"), so a long grade (a stalled one is cut off by the
-grader's own timeout) never holds up creating, deleting, reaping or snapshotting episodes, which
-share the other lane ("work"). No work run here waits for other work run here (a token holder
-waits at most for an episode's or the manager's lock, which the event loop or another token
-holder releases), so the limit cannot deadlock. Waits on events or other threads do not belong
-here: they would hold a token meanwhile.
+On a server (many tenants) grading runs in a lane of its own ("grade"), so a long grade (a
+stalled one is cut off by the grader's own timeout) never holds up creating, deleting, reaping or
+snapshotting episodes, which share the other lane ("work"); two lanes mean two threads that may
+contend, which the benchmarks show as a somewhat lower rate at high concurrency over HTTP. The
+in-process runner (one tenant: a run) puts all of its work in one lane.
+
+No work run here waits for other work run here (a token holder waits at most for an episode's or
+the manager's lock, which the event loop or another token holder releases), so the limit cannot
+deadlock. Waits on events or other threads do not belong here: they would hold a token meanwhile.
 """
 
 from __future__ import annotations
