@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 import anyio
-import anyio.to_thread
 import httpx
 import structlog
 from mcp import Client, StdioServerParameters
