@@ -304,6 +304,20 @@ def add_then_peek(ctx: ToolContext, gadget_id: str) -> list[str]:
     return sql.scalars(ctx, "SELECT id FROM gadget ORDER BY id")
 
 
+opened: list[tuple[Any, Gadget]] = []  # the sessions `load_then_fail` made and the rows it loaded
+
+
+@plain_world.tool()
+def load_then_fail(ctx: ToolContext, gadget_id: str, bug: bool = False) -> str:
+    """Load a gadget through the session (so one is made), then refuse or fail."""
+    row = ctx.get(Gadget, gadget_id)
+    opened.append((ctx.session, row))  # the row is held: the identity map is weak
+    row.price_cents += 1
+    if bug:
+        raise RuntimeError("a bug")
+    raise WorldError("refused after loading")
+
+
 class Escape(BaseException):
     """Not an Exception: the call does not handle it, it escapes (as KeyboardInterrupt would)."""
 
@@ -386,6 +400,16 @@ def test_an_exception_escaping_a_call_leaves_no_transaction_open(plain):
     with pytest.raises(Escape):
         plain.call("raise_price_then_escape", {"gadget_id": "g2"})
     assert plain.call("add_and_list", {"gadget_id": "g8"}).error is None and plain.calls == 2
+
+
+def test_a_session_a_failed_call_made_is_closed_and_its_change_undone(plain):
+    """A refused call and a simulator bug both close the session the tool asked for: nothing
+    stays in its identity map (a rollback alone keeps loaded rows there), and the change is undone."""
+    opened.clear()
+    assert plain.call("load_then_fail", {"gadget_id": "g2"}).error == "refused after loading"
+    assert plain.call("load_then_fail", {"gadget_id": "g2", "bug": True}).bug
+    assert len(opened) == 2 and all(row not in s and not s.in_transaction() for s, row in opened)
+    assert plain.call("peek", {"gadget_id": "g2"}).value["price_cents"] == 200
 
 
 def test_a_plain_read_through_the_context_makes_no_session_and_sees_pending_orm_writes(plain):
