@@ -5,6 +5,7 @@ the dialogue, and the conversation reaches the grader over every transport."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -312,6 +313,31 @@ def test_on_a_write_the_user_knows_the_amounts_of_its_own_records_read_with_any_
     assert confirmation_reply(question, task, failed) == NO_REPLY  # an error's text is no record
     echo = _read("r4", "calculate", {"expression": "#W0006911 57.12"}, json.dumps({"result": 57.12}))
     assert confirmation_reply(question, task, echo) == NO_REPLY  # the guess went in with the call
+
+
+def test_the_user_reads_the_conversation_only_as_far_as_the_question_needs(retail, monkeypatch):
+    """A question that names no amount, identifier or name is answered without reading the
+    conversation; the user's own records are searched only on a write, and only for an amount
+    that the task and the gold reads do not account for. Same answers as a full read."""
+    from mcpsim.tasks import dialogue
+
+    def never(*_args: object) -> Iterator[object]:
+        raise AssertionError("the conversation was read")
+        yield  # pragma: no cover
+
+    cancel, lookup = retail.tasks.get(CANCEL), retail.tasks.get("gift-card-balance")
+    record = _read("r1", "get_order_details", {"order_id": "#W0006911", "verbose": True}, '{"price": 57.12}')
+    searched: list[str] = []
+    own_records = dialogue._own_records_read
+    monkeypatch.setattr(dialogue, "_own_records_read", lambda *a: searched.append("own") or own_records(*a))
+
+    assert dialogue.unasked("Shall I go ahead?", cancel, never()) == []  # nothing named: not read at all
+    assert dialogue.unasked("Shall I cancel #W0006911 and refund $39.98?", cancel, record) == []
+    assert searched == []  # every amount is the task's own: its records are not searched
+    assert dialogue.unasked("Your balance is $57.12. Shall I go ahead?", lookup, record) == ["$57.12"]
+    assert searched == []  # a lookup: its records are never searched
+    assert dialogue.unasked("#W0006911 came to $57.12. Shall I cancel it?", cancel, record) == []
+    assert searched == ["own"]  # a write with an amount the task does not know: searched, once
 
 
 def test_on_a_lookup_only_the_gold_reads_show_the_user_its_records(retail):
