@@ -8,6 +8,7 @@ from __future__ import annotations
 import secrets
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -271,6 +272,58 @@ def test_concurrent_forks_and_forks_of_forks_all_keep_the_offer(server):
     for episode in episodes:
         shown, refused, _ = anyio.run(_offered, episode["mcp_url"], tool, offer["only"][0])
         assert shown == parent["tools"] and refused, (episode["id"], shown)
+
+
+def test_a_parent_deleted_while_its_fork_is_made_leaves_the_child_its_offer(tmp_path_factory, monkeypatch):
+    """The parent's offer is taken before the fork is made: a trainer that deletes the parent, and
+    creates another offered episode (which forgets deleted episodes' offers), while the fork is
+    under way still gets a child that lists only the offered tools. In process (the fork is held
+    at the point the race needs by wrapping the server's response capture; the server is real)."""
+    from mcpsim.factory.hosting import spec_world_loader
+    from mcpsim.serve import worlds
+    from mcpsim.serve.app import serve_in_thread
+    from mcpsim.serve.worlds import WorldHost
+
+    folder = tmp_path_factory.mktemp("race")
+    spec = expand(blueprints()["hotel"], 1, name="hotel").model_copy(update={"generated_tasks": 0})
+    (folder / "hotel.yaml").write_text(yaml.safe_dump(spec.model_dump(mode="json")))
+    made, release = threading.Event(), threading.Event()
+    captured = worlds._captured
+
+    async def held(app, scope, receive):  # the fork is made, its answer not yet handled
+        answer = await captured(app, scope, receive)
+        if scope["path"].endswith("/fork"):
+            made.set()
+            with anyio.fail_after(120):
+                while not release.is_set():
+                    await anyio.sleep(0.01)
+        return answer
+
+    monkeypatch.setattr(worlds, "_captured", held)
+    names, load = spec_world_loader(folder)
+    token = secrets.token_hex(16)
+    host = WorldHost(names, load, templates=TemplateCache(None), token=token)
+    with serve_in_thread(host.app) as url:
+        url, headers, tool, _, offer, parent = _offered_hotel((url, token, names), distractors=0)
+        forks: list[httpx.Response] = []
+        forking = threading.Thread(
+            target=lambda: forks.append(httpx.post(f"{url}/w/hotel/episodes/{parent['id']}/fork", headers=headers))
+        )
+        forking.start()
+        try:
+            assert made.wait(120), "the fork was never made"
+            gone = httpx.delete(f"{url}/w/hotel/episodes/{parent['id']}", headers=headers)
+            assert gone.status_code in (200, 204), gone.text
+            body = {"world": "hotel", "seed": 1, "scale": "small", "tools": offer}
+            assert httpx.post(f"{url}/w/hotel/episodes", json=body, headers=headers).status_code == 201
+            assert parent["id"] not in host.loaded["hotel"].offers  # the parent's offer is forgotten
+        finally:
+            release.set()
+            forking.join(120)
+        [child] = forks
+        assert child.status_code == 201, child.text
+        shown, refused, _ = anyio.run(_offered, child.json()["mcp_url"], tool, offer["only"][0])
+        assert shown == parent["tools"] and refused, shown
 
 
 def test_a_restored_snapshot_of_an_offered_episode_keeps_the_offer(server):
