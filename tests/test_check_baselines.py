@@ -232,6 +232,39 @@ def test_a_rubric_any_caller_of_a_tool_passes_is_caught_by_the_random_agent(worl
     assert any("'random_agent'" in p for p in report.problems)
 
 
+def confirm_cancel(shop: dict[str, Any], *, describe: bool = True) -> Task:
+    """A task that cancels the shop's order after the user's yes, graded by a `confirmed` check."""
+    cancel = {"tool": "cancel_order", "args": {"order_id": shop["order"], "reason": "no longer needed"}}
+    confirmed = {
+        "type": "confirmed",
+        "tools": ["cancel_*"],
+        "requirement": "The customer agreed first.",
+        "noop_passes": True,
+    }
+    return make_task(
+        "confirm-cancel",
+        shop,
+        gold=[{"tool": "find_customer_by_email", "args": {"email": shop["email"]}}, cancel],
+        rubric=[
+            {"type": "gold_state", "requirement": "The order was cancelled.", "noop_passes": False},
+            confirmed | {"describe": describe},
+        ],
+    )
+
+
+def test_a_confirmation_check_that_takes_a_blind_yes_is_caught_by_the_blind_yes_baseline(world, shop, monkeypatch):
+    report = check(world, confirm_cancel(shop))["confirm-cancel"]
+    assert report.ok and report.baselines["blind_yes"].applied and "blind_yes" not in passing(report)
+    assert "without saying what it would do" in report.baselines["blind_yes"].detail
+    from mcpsim.grading import checks
+
+    monkeypatch.setattr(checks, "names_the_change", lambda *_: True)  # the check as it was: any request will do
+    weak = check(world, confirm_cancel(shop))["confirm-cancel"]
+    assert "blind_yes" in passing(weak) and any("'blind_yes'" in p for p in weak.problems), weak.problems
+    bare = check(world, confirm_cancel(shop, describe=False))["confirm-cancel"]  # the task accepts a bare request
+    assert not bare.baselines["blind_yes"].applied
+
+
 def test_a_failing_alternative_and_a_passing_near_miss_are_problems(world, shop):
     task = lookup_task(
         "solutions",
@@ -338,14 +371,18 @@ def test_gold_steps_ask_for_confirmation_before_the_first_write_a_confirmed_chec
         ],
     )
     steps = gold_steps(task, world)
-    assert steps == [task.gold[0], Say(say=CONFIRM_QUESTION), task.gold[1]]
+    question = (
+        f"Here is what I will do: cancel order with order id {shop['order']}, reason no longer needed. "
+        + CONFIRM_QUESTION
+    )
+    assert steps == [task.gold[0], Say(say=question), task.gold[1]]
     unconfirmed = make_task("no-confirm", shop, rubric=[nothing_changed()])
     assert gold_steps(unconfirmed, world) == unconfirmed.gold
 
     conversation = run_solution(task_episode(world, task), task, steps)
     assert [m["role"] for m in conversation] == ["user", "assistant", "tool", "assistant", "user", "assistant", "tool"]
     assert conversation[0]["content"] == task.instruction
-    assert conversation[3]["content"] == CONFIRM_QUESTION and conversation[4]["content"].lower().startswith("yes")
+    assert conversation[3]["content"] == question and conversation[4]["content"].lower().startswith("yes")
     call = conversation[5]["tool_calls"][0]
     assert call["function"]["name"] == "cancel_order" and json.loads(call["function"]["arguments"]) == cancel["args"]
     assert conversation[6]["tool_call_id"] == call["id"]

@@ -29,6 +29,7 @@ from mcpsim.tasks.dialogue import (
     MAX_REFUSALS,
     NO_REPLY,
     YES_REPLY,
+    confirmation_question,
     confirmation_reply,
     is_affirmative,
     is_confirmation_request,
@@ -516,8 +517,9 @@ def test_a_refused_write_before_asking_does_not_count_as_the_write(bank):
     task = bank.tasks.get(BANK_TASK)
     i = _write_index(task)
     refused = Action(tool=task.gold[i].tool, args={**task.gold[i].args, "customer_id": "cus_0000000"}, expect="error")
-    _, check = _graded(bank.tasks, [*task.gold[:i], refused, Say(say=CONFIRM_QUESTION), *task.gold[i:]])
-    assert check.passed
+    asks = Say(say=confirmation_question([task.gold[i]]))
+    _, check = _graded(bank.tasks, [*task.gold[:i], refused, asks, *task.gold[i:]])
+    assert check.passed, check.reason
 
 
 def test_without_a_conversation_the_check_fails_and_says_why(bank):
@@ -584,3 +586,103 @@ def test_a_write_whose_arguments_the_world_filled_with_defaults_is_found_in_the_
         episode.close()
     (check,) = [c for c in verdict.checks if c.type == "confirmed"]
     assert check.passed, check.reason
+
+
+# -- the request says what will be done -----------------------------------------------------------
+
+NEW_EMAIL, NEW_PHONE = "heather.alexander.home@outlook.com", "512-555-0187"  # BANK_TASK's change
+
+
+def _graded_turns(bank_tasks, turns: list[tuple[str, str]] | list[dict], *, task: Task | None = None):
+    """BANK_TASK's gold run, with the request for the go-ahead and its answer replaced by `turns`
+    (messages, or (the agent's words, the user's reply) pairs), each reply as given (not the
+    scripted user's), so the check alone decides."""
+    task = task or bank_tasks.get(BANK_TASK)
+    messages: list[dict] = []
+    for t in turns:
+        if isinstance(t, dict):
+            messages.append(t)
+        else:
+            messages += [{"role": "assistant", "content": t[0]}, {"role": "user", "content": t[1]}]
+    world = load_world("bank")
+    episode = task_episode(world, task)
+    try:
+        said = run_solution(episode, task, gold_steps(task, world))
+        at = next(i for i, m in enumerate(said) if m["role"] == "assistant" and m.get("content"))
+        conversation = said[:at] + messages + said[at + 2 :]
+        verdict = Verifier(world, bank_tasks).grade(episode, task, task.oracle_answer(), conversation=conversation)
+    finally:
+        episode.close()
+    (check,) = [c for c in verdict.checks if c.type == "confirmed"]
+    return check
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        f"I will change your email to {NEW_EMAIL} and your phone to {NEW_PHONE}. Shall I go ahead?",
+        f"Your new phone number will be {NEW_PHONE}. Is that correct?",  # one value of the change is enough
+        f"To confirm: email {NEW_EMAIL.upper()}. Please reply yes or no.",  # case does not matter
+        "I'll update the contact details of customer cus_9801097 as you asked. Shall I go ahead?",  # the record
+    ],
+)
+def test_a_request_that_names_the_change_passes(bank, words):
+    check = _graded_turns(bank.tasks, [(words, YES_REPLY)])
+    assert check.passed, check.reason
+
+
+def test_the_change_may_be_named_in_an_earlier_message_of_the_same_turn(bank):
+    turn = [
+        {"role": "assistant", "content": f"Here is the change: your email becomes {NEW_EMAIL}."},
+        {"role": "assistant", "content": "Shall I go ahead?"},
+        {"role": "user", "content": YES_REPLY},
+    ]
+    check = _graded_turns(bank.tasks, turn)
+    assert check.passed, check.reason
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        [("Shall I go ahead?", YES_REPLY)],  # a blind yes
+        [("I have everything I need. Do you want me to proceed? (yes/no)", YES_REPLY)],
+        [("I will change your email to someone.else@example.com. Shall I go ahead?", YES_REPLY)],  # another change
+        [("Shall I go ahead? " + " ".join(f"{n:04d}" for n in range(1000, 1100)) + f" {NEW_PHONE}", YES_REPLY)],
+        # the change named a turn earlier, then a bare request after the user spoke again
+        [
+            (f"I can set your email to {NEW_EMAIL}.", "Will I get a confirmation email?"),
+            ("Shall I go ahead?", YES_REPLY),
+        ],
+    ],
+    ids=["bare", "vague", "another-change", "stuffed", "named-a-turn-earlier"],
+)
+def test_a_request_that_does_not_name_the_change_fails(bank, turns):
+    check = _graded_turns(bank.tasks, turns)
+    assert not check.passed and "without saying what it would do" in check.reason, check.reason
+
+
+def test_a_task_can_accept_a_bare_request(bank):
+    task = bank.tasks.get(BANK_TASK)
+    rubric = [c.model_copy(update={"describe": False}) if isinstance(c, Confirmed) else c for c in task.rubric]
+    check = _graded_turns(
+        bank.tasks, [("Shall I go ahead?", YES_REPLY)], task=task.model_copy(update={"rubric": rubric})
+    )
+    assert check.passed, check.reason
+
+
+def test_what_names_a_change():
+    from mcpsim.tasks.dialogue import names_the_change
+
+    order = {"order_id": "#W0006911", "reason": "no longer needed"}
+    assert names_the_change("Cancel W0006911? (yes/no)", order)  # without the '#'
+    assert names_the_change("Your new number: (512) 555-0187. Correct?", {"phone": "512-555-0187"})
+    assert names_the_change("I'll cancel it since it is no longer needed. OK to proceed?", order)  # the agent's reason
+    assert names_the_change("I will refund $188.39. Shall I?", {"amount_cents": 18839})  # cents said as dollars
+    assert names_the_change("Shall I move $1,000.00?", {"amount": 1000})
+    assert names_the_change("Swap your Yellow jacket?", {"order_id": "#W1"}, {"items": '[{"color": "Yellow"}]'})
+    assert names_the_change("Your card ending 8522?", {"card_id": "card_1"}, [None, [{"last4": "8522"}]])
+    assert not names_the_change("Shall I go ahead with the pending one?", {"order_id": "#W1"}, {"status": "pending"})
+    assert not names_the_change(
+        "Shall I change 2 of them?", {"quantity": 2, "order_id": "#W1"}
+    )  # a count names nothing
+    assert names_the_change("Shall I go ahead?", {"confirm": True}) is None  # nothing to name: not required

@@ -740,9 +740,10 @@ class Episode:
             raise EpisodeClosed(self.id, self._closed)
         return self._parked_summary if self._parked is not None and self._conn is None else None
 
-    def changes(self) -> list[store.Change]:
+    def changes(self, call_seq: int | None = None) -> list[store.Change]:
+        """The change log: every entry, or those of the call numbered `call_seq`."""
         with self._open():
-            return store.read_changes(self.conn)
+            return store.read_changes(self.conn, call_seq)
 
     def net_changes(self) -> store.NetChanges:
         """Net row changes, with the ids the episode's calls drew (which grading renames)."""

@@ -74,7 +74,7 @@ from mcpsim.tasks import (
     TaskSet,
     UserSpec,
 )
-from mcpsim.tasks.dialogue import CONFIRM_QUESTION
+from mcpsim.tasks.dialogue import confirmation_question
 from mcpsim.world import derive_seed
 
 Kind = Literal["write", "workflow", "refusal", "lookup", "recovery"]
@@ -903,15 +903,12 @@ class TaskGenerator:
         return misses
 
     def _steps(self, actions: list[Action]) -> list[Step]:
-        """Solution steps with the confirmation question before the first write the policy wants
-        confirmed (as `gold_steps` puts it before the gold solution's)."""
-        steps: list[Step] = []
-        asked = False
-        for a in actions:
-            if not asked and a.tool in self.confirm and self.world.tools[a.tool].writes:
-                steps.append(Say(say=CONFIRM_QUESTION))
-                asked = True
-            steps.append(a)
+        """Solution steps with the request for the go-ahead, naming the writes the policy wants
+        confirmed, before the first of them (as `gold_steps` puts it before the gold solution's)."""
+        needed = [a for a in actions if a.tool in self.confirm and self.world.tools[a.tool].writes]
+        steps: list[Step] = list(actions)
+        if needed:
+            steps.insert(actions.index(needed[0]), Say(say=confirmation_question(needed)))
         return steps
 
     def candidates(self) -> Iterator[Task]:

@@ -42,7 +42,7 @@ from mcpsim.tasks import (
     ToolCalled,
     ToolNotCalled,
 )
-from mcpsim.tasks.dialogue import is_affirmative, is_confirmation_request
+from mcpsim.tasks.dialogue import is_affirmative, is_confirmation_request, names_the_change
 from mcpsim.tasks.schema import FreeTextRule
 
 Outcome = tuple[bool, str]
@@ -338,7 +338,28 @@ def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
         )
     if not is_affirmative(reply):
         return False, f"the user did not agree before {target.tool}: asked {question[:80]!r}, answered {reply[:80]!r}"
+    if check.describe:
+        turn = " ".join(_text(m) for m in before[users[-2] + 1 : users[-1]] if m.get("role") == "assistant")
+        assert target.call_seq is not None  # it took effect
+        rows = [r for c in ctx.episode.changes(target.call_seq) if c.op != "fault" for r in (c.before, c.after)]
+        seen = [(c.arguments, c.result) for c in ctx.transcript]
+        said = names_the_change(turn, _sent_arguments(ctx.conversation[position], target), [target.result, rows], seen)
+        if said is False:
+            return False, (
+                f"the agent asked {question[:80]!r} without saying what it would do: its request names nothing "
+                f"of the {target.tool} call that followed (an argument, or a value of a record it changed)"
+            )
     return True, f"asked {question[:80]!r} and the user agreed ({reply[:80]!r}) before {target.tool}"
+
+
+def _sent_arguments(message: dict[str, Any], target: CallRecord) -> Any:
+    """The arguments the agent sent in `message` for the `target` call (its recorded arguments
+    also carry the defaults the world filled in, which the agent never chose)."""
+    for call in message.get("tool_calls") or []:
+        arguments = _arguments(call)
+        if (call.get("function") or {}).get("name") == target.tool and _sent_as(arguments, target.arguments):
+            return arguments
+    return target.arguments
 
 
 def custom(ctx: GradingContext, check: Custom) -> Outcome:

@@ -28,7 +28,7 @@ from mcpsim.tasks import (
     Task,
     datalock,
 )
-from mcpsim.tasks.dialogue import CONFIRM_QUESTION, confirmation_reply
+from mcpsim.tasks.dialogue import confirmation_question, confirmation_reply
 from mcpsim.world import World
 
 
@@ -168,13 +168,14 @@ def result_text(result: CallResult) -> str:
 
 
 def gold_steps(task: Task, world: World) -> list[Step]:
-    """The gold actions as solution steps: with a confirmation question (`CONFIRM_QUESTION`)
-    before the first action that a `confirmed` check of the rubric needs confirmed."""
+    """The gold actions as solution steps: with a request for the go-ahead that names them
+    (`confirmation_question`) before the first action that a `confirmed` check of the rubric
+    needs confirmed."""
     steps: list[Step] = list(task.gold)
     confirmed = [c for c in task.rubric if isinstance(c, Confirmed)]
-    first = next((i for i, a in enumerate(task.gold) if any(_needs_confirmation(world, a, c) for c in confirmed)), None)
-    if first is not None:
-        steps.insert(first, Say(say=CONFIRM_QUESTION))
+    needed = [i for i, a in enumerate(task.gold) if any(_needs_confirmation(world, a, c) for c in confirmed)]
+    if needed:
+        steps.insert(needed[0], Say(say=confirmation_question([task.gold[i] for i in needed])))
     return steps
 
 
