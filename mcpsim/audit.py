@@ -30,6 +30,7 @@ from mcpsim.engine.store import Change, NetChanges
 from mcpsim.engine.templates import TemplateCache, process_templates
 from mcpsim.grading import Verdict, Verifier
 from mcpsim.grading.answers import negate, stuffed_answer
+from mcpsim.grading.checks import NOTHING_TO_NAME
 from mcpsim.grading.diff import compare_with_gold
 from mcpsim.runner.agents import RandomAgent, Turn
 from mcpsim.tasks import Action, Confirmed, GoldState, Solution, Step, Task, TaskFileError, load_tasks
@@ -358,12 +359,7 @@ def run_baselines(
     nothing = [_instruction(task)]
 
     def graded(episode: Episode, answer: str | None, conversation: list[dict[str, Any]], what: str) -> BaselineResult:
-        verdict = verifier.grade(episode, task, answer, conversation)
-        return BaselineResult(
-            applied=True,
-            passed=verdict.passed,
-            detail=what if verdict.passed else f"{what}; fails: {_failed_checks(verdict)[:300]}",
-        )
+        return _baseline_result(verifier.grade(episode, task, answer, conversation), what)
 
     results: dict[BaselineName, BaselineResult] = {}
     results["policy_text"] = graded(noop, world.policy, nothing, "its answer is the world's policy text")
@@ -388,12 +384,20 @@ def run_baselines(
     results["extra_write"] = _extra_write_baseline(world, verifier, task, gold, graded)
     results["injected_text"] = _injected_text_baseline(world, verifier, task, graded)
     results["reverted_irreversible"] = _reverted_irreversible_baseline(world, verifier, task, gold, graded)
-    results["blind_yes"] = _blind_yes_baseline(task, gold, graded)
+    results["blind_yes"] = _blind_yes_baseline(verifier, task, gold)
     results["random_agent"] = _random_agent_baseline(world, verifier, task, graded)
     return results
 
 
-def _blind_yes_baseline(task: Task, gold: _GoldRun, graded: _Grade) -> BaselineResult:
+def _baseline_result(verdict: Verdict, what: str) -> BaselineResult:
+    return BaselineResult(
+        applied=True,
+        passed=verdict.passed,
+        detail=what if verdict.passed else f"{what}; fails: {_failed_checks(verdict)[:300]}",
+    )
+
+
+def _blind_yes_baseline(verifier: Verifier, task: Task, gold: _GoldRun) -> BaselineResult:
     """The gold run, its request for the go-ahead replaced by a bare one (the user still says
     yes): a `confirmed` check that wants the change named must fail it."""
     checks = [c for c in task.rubric if isinstance(c, Confirmed) and c.describe]
@@ -408,7 +412,10 @@ def _blind_yes_baseline(task: Task, gold: _GoldRun, graded: _Grade) -> BaselineR
     if not asked or not any(covered(c) for c in checks):
         return BaselineResult(applied=False, detail="no write a describing confirmed check covers")
     blind = [dict(m, content=CONFIRM_QUESTION) if i in asked else m for i, m in enumerate(gold.conversation)]
-    return graded(gold.episode, oracle_answer(task), blind, f"asked only {CONFIRM_QUESTION!r}")
+    verdict = verifier.grade(gold.episode, task, oracle_answer(task), blind)
+    if verdict.passed and any(NOTHING_TO_NAME in c.reason for c in verdict.checks if c.type == "confirmed"):
+        return BaselineResult(applied=False, detail=f"the write it confirms: {NOTHING_TO_NAME}")
+    return _baseline_result(verdict, f"asked only {CONFIRM_QUESTION!r}")
 
 
 def _pasted_reads(world: World, verifier: Verifier, task: Task) -> str:

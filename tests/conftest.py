@@ -18,14 +18,14 @@ import pytest
 pytest.register_assert_rewrite("mcpsim.testing")
 
 from mcpsim.engine.templates import TemplateCache  # noqa: E402
+from mcpsim.factory.loading import worlds_registered_here_removed  # noqa: E402
 from mcpsim.grading import Verifier  # noqa: E402
 from mcpsim.serve.app import build_app, serve_in_thread  # noqa: E402
 from mcpsim.serve.host import EpisodeManager  # noqa: E402
 from mcpsim.tasks import Action, Step, Task, load_tasks  # noqa: E402
-from mcpsim.tasks import schema as task_schema  # noqa: E402
 from mcpsim.tasks.scenario import gold_steps  # noqa: E402
 from mcpsim.testing import clean_env  # noqa: E402
-from mcpsim.world import World, registry  # noqa: E402
+from mcpsim.world import World  # noqa: E402
 from mcpsim.world.registry import load_world  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -59,19 +59,10 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module", autouse=True)
 def _worlds_registered_here_stay_here() -> Iterator[None]:
-    """A world a test module registers at run time (`register_world`, `register_spec`, a shipped
-    spec) is removed when the module ends, with its tasks: a later module on the same xdist worker
-    sees only the installed worlds (the unknown-world message lists them)."""
-    worlds, tasks = dict(registry._registered), dict(task_schema._registered)
-    yield
-    if registry._registered != worlds or task_schema._registered != tasks:
-        for name in set(task_schema._registered) - set(tasks):
-            task_schema._loaded.pop(name, None)
-        registry._registered.clear()
-        registry._registered.update(worlds)
-        task_schema._registered.clear()
-        task_schema._registered.update(tasks)
-        load_world.cache_clear()
+    """A world a test module registers at run time is removed when the module ends: a later module
+    on the same xdist worker sees only the installed worlds (the unknown-world message lists them)."""
+    with worlds_registered_here_removed():
+        yield
 
 
 @pytest.fixture(scope="session")

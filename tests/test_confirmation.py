@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
+from mcpsim.engine.store import Change
 from mcpsim.engine.templates import TemplateCache
 from mcpsim.grading import Verifier
 from mcpsim.runner.agents import Turn
@@ -631,6 +632,16 @@ def test_a_request_that_names_the_change_passes(bank, words):
     assert check.passed, check.reason
 
 
+def test_the_change_may_be_named_in_an_earlier_request_the_user_answered_with_a_question(bank):
+    turns = [
+        (f"I will change your email to {NEW_EMAIL}. Shall I go ahead?", "Will I get a confirmation email?"),
+        ("Yes, one goes to the new address. Shall I go ahead?", YES_REPLY),
+    ]
+    assert _graded_turns(bank.tasks, turns).passed
+    refused = [(turns[0][0], "No, wait."), *turns[1:]]  # the user refused the request that named it
+    assert not _graded_turns(bank.tasks, refused).passed
+
+
 def test_the_change_may_be_named_in_an_earlier_message_of_the_same_turn(bank):
     turn = [
         {"role": "assistant", "content": f"Here is the change: your email becomes {NEW_EMAIL}."},
@@ -670,19 +681,75 @@ def test_a_task_can_accept_a_bare_request(bank):
     assert check.passed, check.reason
 
 
+def _row(op: str, key: str, before: dict | None, after: dict | None) -> Change:
+    return Change(1, "t", op, json.dumps([key]), before, after)
+
+
 def test_what_names_a_change():
-    from mcpsim.tasks.dialogue import names_the_change
+    from mcpsim.grading.described import names_the_change
 
     order = {"order_id": "#W0006911", "reason": "no longer needed"}
-    assert names_the_change("Cancel W0006911? (yes/no)", order)  # without the '#'
-    assert names_the_change("Your new number: (512) 555-0187. Correct?", {"phone": "512-555-0187"})
-    assert names_the_change("I'll cancel it since it is no longer needed. OK to proceed?", order)  # the agent's reason
-    assert names_the_change("I will refund $188.39. Shall I?", {"amount_cents": 18839})  # cents said as dollars
-    assert names_the_change("Shall I move $1,000.00?", {"amount": 1000})
-    assert names_the_change("Swap your Yellow jacket?", {"order_id": "#W1"}, {"items": '[{"color": "Yellow"}]'})
-    assert names_the_change("Your card ending 8522?", {"card_id": "card_1"}, [None, [{"last4": "8522"}]])
-    assert not names_the_change("Shall I go ahead with the pending one?", {"order_id": "#W1"}, {"status": "pending"})
-    assert not names_the_change(
-        "Shall I change 2 of them?", {"quantity": 2, "order_id": "#W1"}
-    )  # a count names nothing
-    assert names_the_change("Shall I go ahead?", {"confirm": True}) is None  # nothing to name: not required
+    cancelled = [
+        _row("update", "#W0006911", {"status": "pending", "refund": 0}, {"status": "cancelled", "refund": 3998})
+    ]
+    accepted = [
+        ("Cancel W0006911? (yes/no)", order, cancelled),  # without the '#'
+        ("I'll cancel it since it is no longer needed. OK to proceed?", order, cancelled),  # the agent's reason
+        ("You get $39.98 back. Shall I?", order, cancelled),  # a changed column, in cents, said in dollars
+        ("Shall I move $1,000.00?", {"amount": 1000}, []),
+        ("Your new number: (512) 555-0187. Correct?", {"phone": "512-555-0187"}, []),
+        ("Your new number is 512.555.0187. Correct?", {"phone": "512-555-0187"}, []),
+        ("Your new number is 5125550187. Correct?", {"phone": "512-555-0187"}, []),
+        ("The 1:20 PM flight on May 28. Shall I book it?", {"flights": [{"date": "2026-05-28", "time": "13:20"}]}, []),
+        (
+            "Swap your Yellow jacket?",
+            {"order_id": "#W1"},
+            [_row("update", "#W1", {"items": "[]"}, {"items": '[{"color": "Yellow"}]'})],
+        ),
+        ("Your card ending 8522?", {"card_id": "card_1"}, [_row("insert", "card_2", None, {"last4": "8522"})]),
+    ]
+    for request, arguments, changes in accepted:
+        assert names_the_change(request, arguments, changes), request
+    customer = [
+        _row(
+            "update",
+            "cus_1",
+            {"name": "Heather", "dob": "1992-05-04", "phone": "1"},
+            {"name": "Heather", "dob": "1992-05-04", "phone": "2"},
+        )
+    ]
+    refused = [
+        ("Shall I go ahead with the pending one?", order, cancelled),  # a lower-case state
+        (
+            "Thanks, Heather. Shall I go ahead?",
+            {"customer_id": "cus_1", "email": "a@b.c"},
+            customer,
+        ),  # the words of an unchanged column
+        (
+            "Refunds take 5 to 10 business days. Shall I go ahead?",
+            {"amount": 10, "order_id": "#W1"},
+            [],
+        ),  # small numbers
+        ("Shall I change 2 of them?", {"quantity": 2, "order_id": "#W1"}, []),  # a count names nothing
+        ("I will not cancel #W0006911. Shall I go ahead?", order, cancelled),  # negated
+        ('Shall I go ahead? {"order_id": "#W0006911", "status": "pending"}', order, cancelled),  # pasted JSON
+        ("Shall I go ahead? " + "W0006911 " * 400, order, cancelled),  # far too long for a request
+        (
+            "Is that right?",
+            {"order_id": "#W1"},
+            [_row("update", "#W1", {"side": "Left"}, {"side": "Right"})],
+        ),  # a word, not the name
+    ]
+    for request, arguments, changes in refused:
+        assert not names_the_change(request, arguments, changes), request
+    stuffed = "Shall I go ahead with #W0006911? " + " ".join(f"{n:04d}" for n in range(1000, 1010))
+    assert not names_the_change(stuffed, order, cancelled)
+    assert names_the_change(stuffed, order, cancelled, seen=[list(range(1000, 1010))])  # numbers the episode showed
+    assert names_the_change("Shall I go ahead?", {"confirm": True}, []) is None  # nothing to name: not required
+
+
+def test_a_long_run_of_letters_is_read_in_linear_time():
+    """The token patterns are anchored: a request of 100,000 letters is read at once (not in minutes)."""
+    from mcpsim.grading import described
+
+    assert described._TOKEN.findall("a" * 100_000 + " w0006911") == ["w0006911"]

@@ -167,3 +167,24 @@ def test_a_load_sees_the_calls_own_pending_writes(templates):
         assert result.value == f"gone: {member.label} {key} not found", result
     finally:
         ep.close()
+
+
+def test_a_world_registered_at_run_time_is_gone_when_the_block_ends(tmp_path):
+    """`mcpsim.factory.loading.worlds_registered_here_removed` (what tests/conftest.py wraps every
+    test module in): the world, its tasks and the loader's sources for child processes all go."""
+    import yaml
+
+    from mcpsim.factory import loading
+    from mcpsim.factory.catalog import blueprints, expand
+    from mcpsim.world.registry import UnknownWorld, load_world, world_names
+
+    spec = expand(blueprints()["library"], 1, name="blocklibrary").model_copy(update={"generated_tasks": 0})
+    path = tmp_path / "blocklibrary.yaml"
+    path.write_text(yaml.safe_dump(spec.model_dump(mode="json")))
+    before = (world_names(), loading.loaded_worlds(), loading.loaded_sources())
+    with loading.worlds_registered_here_removed():
+        loading.register_spec(path)
+        assert load_world("blocklibrary").name == "blocklibrary" and "blocklibrary" in loading.loaded_worlds()
+    assert (world_names(), loading.loaded_worlds(), loading.loaded_sources()) == before
+    with pytest.raises(UnknownWorld):
+        load_world("blocklibrary")  # not from load_world's cache either

@@ -72,7 +72,9 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
     noop_passes label matches what it gets; no canary string reaches anything an agent sees;
     every cheating baseline fails strict (do nothing and answer with the policy text or the
     pasted gold reads; the gold steps with a negated or a stuffed answer; the gold steps plus
-    one unrequested write; the random agent); every listed alternative passes and every near
+    one unrequested write; injected text in the writes' free text; an unrequested irreversible
+    write, then reverted; a bare "Shall I go ahead?" before the writes; the random agent);
+    every listed alternative passes and every near
     miss fails. Prints a table per world. Exits 0 if every check holds, 1 if anything fails,
     2 on a usage error (an unknown world or option).
     """

@@ -16,12 +16,13 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -32,9 +33,10 @@ from mcpsim.factory.twin import TwinSpec, is_twin_file, load_twin
 from mcpsim.factory.twin_tasks import generate_twin_tasks, twin_task_set
 from mcpsim.factory.twin_world import compile_twin
 from mcpsim.tasks import TaskFile, TaskFileError, TaskSet, load_task_file
+from mcpsim.tasks import schema as task_schema
 from mcpsim.tasks.schema import register_tasks
-from mcpsim.world import World
-from mcpsim.world.registry import register_world
+from mcpsim.world import World, registry
+from mcpsim.world.registry import load_world, register_world
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 T = TypeVar("T")
@@ -123,6 +125,30 @@ def register_spec(path: str | Path) -> World:
     if world.name not in _names:
         _names.append(world.name)
     return world
+
+
+@contextmanager
+def worlds_registered_here_removed() -> Iterator[None]:
+    """Inside the block, worlds may be registered at run time (`register_world`, a `--world-spec`,
+    a shipped spec); when it ends, this process's registries are as they were: the world
+    registry, the task registry (and its loaded task sets), the spec loader's list of sources that
+    child processes and Ray workers are given, and `load_world`'s cache."""
+    kept: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        (registry._registered, dict(registry._registered)),
+        (task_schema._registered, dict(task_schema._registered)),
+        (task_schema._loaded, dict(task_schema._loaded)),
+    ]
+    sources, names = list(_sources), list(_names)
+    try:
+        yield
+    finally:
+        if any(now != then for now, then in kept) or _sources != sources or _names != names:
+            for now, then in kept:
+                now.clear()
+                now.update(then)
+            _sources[:] = sources
+            _names[:] = names
+            load_world.cache_clear()
 
 
 def _off_the_loop(build: Callable[[], T]) -> T:

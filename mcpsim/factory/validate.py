@@ -24,8 +24,8 @@ through `mcpsim check`'s audit (`mcpsim.audit.check_task`), each problem counted
 - `gold_passes_twice`: the gold actions replay and pass, twice, ending in the same state hash
   (and fail only where they expect an injected fault);
 - `baselines_fail`: every cheating baseline fails (pasted reads, the policy text, negated and
-  stuffed answers, an extra write, injected text, a reverted irreversible write, the random
-  agent, giving up at the first fault);
+  stuffed answers, an extra write, injected text, a reverted irreversible write, a blind request
+  for the go-ahead, the random agent, giving up at the first fault);
 - `alternatives_pass`, `near_misses_fail`: the task's other solutions behave.
 """
 

@@ -15,6 +15,7 @@ from mcpsim.engine import query
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.store import CallRecord
 from mcpsim.grading import answers
+from mcpsim.grading.described import names_the_change
 from mcpsim.grading.diff import (
     NetChanges,
     canonical_row,
@@ -42,7 +43,7 @@ from mcpsim.tasks import (
     ToolCalled,
     ToolNotCalled,
 )
-from mcpsim.tasks.dialogue import is_affirmative, is_confirmation_request, names_the_change
+from mcpsim.tasks.dialogue import is_affirmative, is_confirmation_request, is_refusal
 from mcpsim.tasks.schema import FreeTextRule
 
 Outcome = tuple[bool, str]
@@ -252,9 +253,12 @@ def call_order(ctx: GradingContext, check: CallOrder) -> Outcome:
 
 
 def _arguments(call: dict[str, Any]) -> Any:
+    raw = (call.get("function") or {}).get("arguments") or "{}"
+    if isinstance(raw, dict):  # a harness that sends arguments decoded
+        return raw
     try:
-        return json.loads((call.get("function") or {}).get("arguments") or "{}")
-    except ValueError:
+        return json.loads(raw)
+    except (TypeError, ValueError):
         return None  # never reached the world
 
 
@@ -305,7 +309,7 @@ def _text(message: dict[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, list):  # OpenAI content parts
         return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return content or ""
+    return content if isinstance(content, str) else ""
 
 
 def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
@@ -339,17 +343,36 @@ def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
     if not is_affirmative(reply):
         return False, f"the user did not agree before {target.tool}: asked {question[:80]!r}, answered {reply[:80]!r}"
     if check.describe:
-        turn = " ".join(_text(m) for m in before[users[-2] + 1 : users[-1]] if m.get("role") == "assistant")
+        asked = " ".join(_text(m) for m in _asking(before, users) if m.get("role") == "assistant")
         assert target.call_seq is not None  # it took effect
-        rows = [r for c in ctx.episode.changes(target.call_seq) if c.op != "fault" for r in (c.before, c.after)]
         seen = [(c.arguments, c.result) for c in ctx.transcript]
-        said = names_the_change(turn, _sent_arguments(ctx.conversation[position], target), [target.result, rows], seen)
-        if said is False:
+        sent = _sent_arguments(ctx.conversation[position], target)
+        named = names_the_change(asked, sent, ctx.episode.changes(target.call_seq), seen)
+        if named is None:
+            return True, f"asked {question[:80]!r} and the user agreed before {target.tool} ({NOTHING_TO_NAME})"
+        if not named:
             return False, (
                 f"the agent asked {question[:80]!r} without saying what it would do: its request names nothing "
                 f"of the {target.tool} call that followed (an argument, or a value of a record it changed)"
             )
     return True, f"asked {question[:80]!r} and the user agreed ({reply[:80]!r}) before {target.tool}"
+
+
+NOTHING_TO_NAME = "the call has nothing a request could name"
+
+
+def _asking(before: list[dict[str, Any]], users: list[int]) -> list[dict[str, Any]]:
+    """The messages of the turns that asked for the go-ahead the user's last message gave: its
+    turn, and the turns before it that also asked and were not refused (the user asked something
+    back, such as "will I get an email?", and the agent answered and asked again)."""
+    start = users[-2] + 1
+    for k in range(len(users) - 2, 0, -1):  # users[0] is the request itself
+        turn = before[users[k - 1] + 1 : users[k]]
+        words = " ".join(_text(m) for m in turn if m.get("role") == "assistant")
+        if not is_confirmation_request(words) or is_refusal(_text(before[users[k]])):
+            break
+        start = users[k - 1] + 1
+    return before[start : users[-1]]
 
 
 def _sent_arguments(message: dict[str, Any], target: CallRecord) -> Any:

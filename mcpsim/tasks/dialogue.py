@@ -105,6 +105,11 @@ def is_confirmation_request(text: str | None) -> bool:
     return False
 
 
+def is_refusal(text: str | None) -> bool:
+    """Whether the user says no ("No", "Don't", "Wait", "I did not ask for that")."""
+    return bool(_NEGATIVE_START.search(text or ""))
+
+
 def is_affirmative(text: str | None) -> bool:
     """Whether the user agrees: an answer that opens with yes (or the like), or one that says
     "go ahead" without a negation. "No", "don't" and "wait" are not agreement."""
@@ -117,111 +122,26 @@ def is_affirmative(text: str | None) -> bool:
     return bool(_AFFIRMATIVE_ANYWHERE.search(first)) and not _NEGATION.search(first)
 
 
-# -- what a request for the go-ahead must say ---------------------------------------------------
-# A request for the go-ahead says what will be done: it names a value of the call's change, one of
-# the call's arguments or a value of a record it changed (an order id, an amount, a card's last
-# four, a new address). A bare "Shall I go ahead?" asks for a blind yes.
-
-_DISTINCT_AMOUNT = 10  # smaller whole numbers (a quantity, a count) name nothing
-_STUFFED = 8  # a request naming more numbers and identifiers than this that the episode never saw is stuffed
-_TOKEN_WITH_DIGIT = re.compile(r"[a-z0-9]*\d[a-z0-9]*(?:[.,]\d+)*")  # in `_plain` text: w0006911, 1,000.50
-_AMOUNT = re.compile(r"\d[\d,]*(?:\.\d+)?")
-
-
-def _leaves(value: Any) -> Iterable[Any]:
-    """The values inside `value`, JSON texts (a row's JSON column) decoded."""
-    if isinstance(value, str) and value[:1] in ("[", "{"):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            pass
-    if isinstance(value, Mapping):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _leaves(item)
-    elif value is not None:
-        yield value
-
-
-def _plain(text: str) -> str:
-    """Lower case, with every sign but `@ . , $ % +` read as a space (#W0006911, cus_3673453,
-    2026-05-25, (512) 555-0187 and their spoken forms compare equal)."""
-    return " ".join(re.sub(r"[^a-z0-9@.,$%+]", " ", text.lower()).split())
-
-
-def change_values(arguments: Any, records: Any = None) -> tuple[set[str], set[float]]:
-    """The values that name a call's change, given its arguments and `records` (its result, the
-    rows it changed before and after; a JSON text is decoded), as `_plain` texts and floats: the
-    texts of three characters or more that hold a digit (ids, dates, addresses); those of four or
-    more without one that the agent chose (an argument: a reason, a new email) or that a record
-    spells as a proper name ("Yellow", "Visa", "Harbor Coffee Maker"; not lower-case states such
-    as "pending"); and every number with a fraction or of at least 10 (amounts, a card's last
-    four)."""
-    if isinstance(records, str):
-        try:
-            records = json.loads(records)
-        except ValueError:
-            records = None  # an error's text, or a result that is no record
-    texts: set[str] = set()
-    numbers: set[float] = set()
-    for source, worded in ((arguments, True), (records, False)):
-        for value in _leaves(source):
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, int | float):
-                if abs(value) >= _DISTINCT_AMOUNT or value != int(value):
-                    numbers.add(round(float(value), 2))
-                continue
-            text = _plain(str(value))
-            digit = any(c.isdigit() for c in text)
-            proper = str(value)[:1].isupper()  # a product, an option, a place, a payee: Yellow, Visa, Ally Bank
-            if len(text) >= 3 and (digit or (len(text) >= 4 and (worded or proper))):
-                texts.add(text)
-    return texts, numbers
-
-
-def names_the_change(text: str, arguments: Any, records: Any = None, seen: Any = None) -> bool | None:
-    """Whether `text` (the agent's words asking for the go-ahead) names the call's change: one of
-    `change_values` as a whole word, or one of its amounts as a number (a whole number of 100 or
-    more also in hundredths: cents said as dollars). None when the call has nothing to name.
-    A text naming more than _STUFFED numbers or identifiers that appear nowhere in the change nor
-    in `seen` (what the episode's calls sent and returned) is stuffed, and names nothing."""
-    texts, numbers = change_values(arguments, records)
-    if not texts and not numbers:
-        return None
-    plain = _plain(text)
-
-    def amount(token: str, among: set[float]) -> bool:
-        if not _AMOUNT.fullmatch(token):
-            return False
-        n = float(token.replace(",", ""))
-        return any(abs(n - v) < 0.005 or (v == int(v) and abs(v) >= 100 and abs(n - v / 100) < 0.005) for v in among)
-
-    named = [t for t in texts if re.search(rf"(?<![a-z0-9]){re.escape(t)}(?![a-z0-9])", plain)]
-    tokens = set(_TOKEN_WITH_DIGIT.findall(plain))
-    known = json.dumps([arguments, records, seen], default=str)
-    known_tokens = set(_TOKEN_WITH_DIGIT.findall(_plain(known)))
-    known_numbers = numbers | {round(float(n.replace(",", "")), 2) for n in _NUMBER.findall(known)}
-    if len([t for t in tokens - known_tokens if not amount(t, known_numbers)]) > _STUFFED:
-        return False
-    return bool(named) or any(amount(t, numbers) for t in tokens)
+# -- the oracle's request for the go-ahead ----------------------------------------------------------
 
 
 def confirmation_question(actions: Sequence[Action]) -> str:
     """The oracle's request for the go-ahead before `actions` (the writes a `confirmed` check
-    wants asked about): each named with its arguments, then CONFIRM_QUESTION. The user knows every
-    value in it (the gold actions' arguments), so the scripted user says yes."""
+    wants asked about): each named with its arguments in words, then CONFIRM_QUESTION. The user
+    knows every value in it (the gold actions' arguments), so the scripted user says yes."""
+
+    def spoken(value: Any) -> str:
+        if isinstance(value, Mapping):
+            return ", ".join(f"{str(k).replace('_', ' ')} {spoken(v)}" for k, v in value.items())
+        if isinstance(value, list | tuple):
+            return " and ".join(f"({spoken(v)})" if isinstance(v, Mapping) else spoken(v) for v in value)
+        if isinstance(value, bool):
+            return str(value).lower()
+        return str(value)
 
     def said(action: Action) -> str:
         what = action.tool.replace("_", " ")
-        if not action.args:
-            return what
-        args = ", ".join(
-            f"{k.replace('_', ' ')} {v if isinstance(v, str) else json.dumps(v)}" for k, v in action.args.items()
-        )
-        return f"{what} with {args}"
+        return f"{what} with {spoken(action.args)}" if action.args else what
 
     return f"Here is what I will do: {'; then '.join(said(a) for a in actions)}. {CONFIRM_QUESTION}"
 
@@ -537,12 +457,11 @@ __all__ = [
     "MAX_REFUSALS",
     "NO_REPLY",
     "YES_REPLY",
-    "change_values",
     "confirmation_question",
     "confirmation_reply",
     "is_affirmative",
     "is_confirmation_request",
-    "names_the_change",
+    "is_refusal",
     "scripted_reply",
     "unasked",
 ]
