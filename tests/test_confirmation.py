@@ -690,66 +690,71 @@ def test_what_names_a_change():
 
     order = {"order_id": "#W0006911", "reason": "no longer needed"}
     cancelled = [
-        _row("update", "#W0006911", {"status": "pending", "refund": 0}, {"status": "cancelled", "refund": 3998})
+        _row(
+            "update",
+            "#W0006911",
+            {"status": "pending", "refund_cents": 0, "customer_id": "cus_1", "updated_at": "2026-05-14T10:00:00"},
+            {"status": "cancelled", "refund_cents": 3998, "customer_id": "cus_1", "updated_at": "2026-05-15T09:00:00"},
+        )
     ]
+    booking = {"user_id": "u_1", "flights": [{"date": "2026-05-28", "time": "13:20"}], "cabin": "economy"}
+    booked = [_row("insert", "R1", None, {"id": "R1", "user_id": "u_1", "first_name": "Jennifer", "quantity": 1})]
     accepted = [
-        ("Cancel W0006911? (yes/no)", order, cancelled),  # without the '#'
+        ("Cancel W0006911? (yes/no)", order, cancelled),  # the record's key, without the '#'
         ("I'll cancel it since it is no longer needed. OK to proceed?", order, cancelled),  # the agent's reason
-        ("You get $39.98 back. Shall I?", order, cancelled),  # a changed column, in cents, said in dollars
+        ("You get $39.98 back. Shall I?", order, cancelled),  # a changed money column in cents, in dollars
+        ("No problem - I'll cancel order #W0006911. Shall I go ahead?", order, cancelled),  # no negation read
         ("Shall I move $1,000.00?", {"amount": 1000}, []),
         ("Your new number: (512) 555-0187. Correct?", {"phone": "512-555-0187"}, []),
-        ("Your new number is 512.555.0187. Correct?", {"phone": "512-555-0187"}, []),
+        ("Your new number is 512.555.0187. Correct?", {"phone": "+1 512 555 0187"}, []),
         ("Your new number is 5125550187. Correct?", {"phone": "512-555-0187"}, []),
-        ("The 1:20 PM flight on May 28. Shall I book it?", {"flights": [{"date": "2026-05-28", "time": "13:20"}]}, []),
+        ("The 1:20 PM flight on May 28. Shall I book it?", booking, booked),
         (
             "Swap your Yellow jacket?",
             {"order_id": "#W1"},
             [_row("update", "#W1", {"items": "[]"}, {"items": '[{"color": "Yellow"}]'})],
         ),
-        ("Your card ending 8522?", {"card_id": "card_1"}, [_row("insert", "card_2", None, {"last4": "8522"})]),
+        (
+            "Your card ending 8522?",
+            {"card_id": "card_1"},
+            [_row("update", "card_1", {"last4": "8522", "status": "active"}, {"last4": "8522", "status": "frozen"})],
+        ),
     ]
     for request, arguments, changes in accepted:
-        assert names_the_change(request, arguments, changes), request
-    customer = [
-        _row(
-            "update",
-            "cus_1",
-            {"name": "Heather", "dob": "1992-05-04", "phone": "1"},
-            {"name": "Heather", "dob": "1992-05-04", "phone": "2"},
-        )
-    ]
+        assert names_the_change(request, arguments, changes, today="2026-05-15"), request
+    customer = [_row("update", "cus_1", {"name": "Heather", "phone": "1"}, {"name": "Heather", "phone": "2"})]
     refused = [
         ("Shall I go ahead with the pending one?", order, cancelled),  # a lower-case state
-        (
-            "Thanks, Heather. Shall I go ahead?",
-            {"customer_id": "cus_1", "email": "a@b.c"},
-            customer,
-        ),  # the words of an unchanged column
-        (
-            "Refunds take 5 to 10 business days. Shall I go ahead?",
-            {"amount": 10, "order_id": "#W1"},
-            [],
-        ),  # small numbers
+        ("Thanks, Heather. Shall I go ahead?", {"customer_id": "cus_1", "email": "a@b.c"}, customer),  # unchanged words
+        ("Shall I go ahead on your account cus_1?", {"customer_id": "cus_1", **order}, cancelled),  # the owner's id
+        ("Today is May 15. Shall I go ahead?", order, cancelled),  # the day of the call (updated_at)
+        ("Fee: $0, $1. Shall I go ahead?", {"order_id": "#W1", "quantity": 1}, cancelled),  # a count, a zero
+        ("Thanks, Jennifer. Shall I go ahead?", booking, booked),  # the passenger is the user
+        ("Economy it is. Shall I go ahead?", booking, booked),  # one word the agent sent
+        ("Refunds take 5 to 10 business days. Shall I go ahead?", {"amount": 10, "order_id": "#W1"}, []),
         ("Shall I change 2 of them?", {"quantity": 2, "order_id": "#W1"}, []),  # a count names nothing
-        ("I will not cancel #W0006911. Shall I go ahead?", order, cancelled),  # negated
         ('Shall I go ahead? {"order_id": "#W0006911", "status": "pending"}', order, cancelled),  # pasted JSON
-        ("Shall I go ahead? " + "W0006911 " * 400, order, cancelled),  # far too long for a request
-        (
-            "Is that right?",
-            {"order_id": "#W1"},
-            [_row("update", "#W1", {"side": "Left"}, {"side": "Right"})],
-        ),  # a word, not the name
+        ("Shall I go ahead? {'order_id': '#W0006911'}", order, cancelled),  # a pasted Python dict
+        ("Shall I go ahead? " + "W0006911 " * 500, order, cancelled),  # far too long for a request
+        ("Is that right?", {"order_id": "#W1"}, [_row("update", "#W1", {"side": "Left"}, {"side": "Right"})]),
     ]
     for request, arguments, changes in refused:
-        assert not names_the_change(request, arguments, changes), request
+        assert not names_the_change(request, arguments, changes, today="2026-05-15"), request
     stuffed = "Shall I go ahead with #W0006911? " + " ".join(f"{n:04d}" for n in range(1000, 1010))
     assert not names_the_change(stuffed, order, cancelled)
     assert names_the_change(stuffed, order, cancelled, seen=[list(range(1000, 1010))])  # numbers the episode showed
     assert names_the_change("Shall I go ahead?", {"confirm": True}, []) is None  # nothing to name: not required
+    assert names_the_change("Shall I?", {"n": 10**400}, []) is None  # a huge number is no crash
 
 
-def test_a_long_run_of_letters_is_read_in_linear_time():
-    """The token patterns are anchored: a request of 100,000 letters is read at once (not in minutes)."""
+def test_a_long_request_is_refused_before_it_is_read(monkeypatch):
+    """The token pattern is anchored, and a request past the limit is refused before the answer
+    parser reads it (a 100,000-character request took minutes)."""
     from mcpsim.grading import described
 
     assert described._TOKEN.findall("a" * 100_000 + " w0006911") == ["w0006911"]
+    calls: list[str] = []
+    real = described.parse
+    monkeypatch.setattr(described, "parse", lambda text: calls.append(text) or real(text))
+    assert described.names_the_change("1" * 100_000, {"order_id": "#W0006911", "body": "x" * 9000}, []) is False
+    assert calls and all(len(c) <= described.PARSED_VALUE_LIMIT for c in calls)  # neither it nor a long value

@@ -347,7 +347,7 @@ def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
         assert target.call_seq is not None  # it took effect
         seen = [(c.arguments, c.result) for c in ctx.transcript]
         sent = _sent_arguments(ctx.conversation[position], target)
-        named = names_the_change(asked, sent, ctx.episode.changes(target.call_seq), seen)
+        named = names_the_change(asked, sent, ctx.episode.changes(target.call_seq), seen, target.clock[:10])
         if named is None:
             return True, f"asked {question[:80]!r} and the user agreed before {target.tool} ({NOTHING_TO_NAME})"
         if not named:

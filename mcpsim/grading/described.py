@@ -1,55 +1,73 @@
 """Whether an agent's request for the go-ahead says what it will do: the `confirmed` check's
 `describe` rule (`mcpsim.grading.checks.confirmed`).
 
-A request names the change when it states, not negated, one value of it:
+A request names the change when it states one value that tells this change apart:
 - an argument the agent sent: an id, an amount, a date, a time, a new email or address, or a
-  reason in its own words;
-- a value of a row the call changed: its key, a column the call changed (before or after), a
-  value with a digit of its other columns (a card's last four, an amount), or any column of a
-  row it inserted or deleted (an order's items, a payee's name).
+  reason in its own words; not a single word ("economy", a first name), and not an id that the
+  changed rows only point to (the customer's or user's id, which every change of theirs carries);
+- a value of a row the call changed: the row's key; a column the call changed, before or after;
+  a value with a digit of its other columns (a card's last four, an amount); any column of a
+  row it inserted or deleted (an item's name, a payee's name, a price). Ids the rows point to
+  (`*_id` columns), bookkeeping times (`*_at` columns), people's first and last names (the
+  user's own, on every booking of theirs) and the day of the call name nothing.
 Values are compared as the answer grader reads them (`mcpsim.grading.answers`): `#W0006911` and
-`W0006911`, `2026-05-28` and "May 28", `13:20` and "1:20 PM", `$1,000.00` and 1000 (and a
-whole number of cents said in dollars), `512-555-0187` and "(512) 555.0187". The words of
-unchanged columns (the customer's name, a state) name nothing, and neither do numbers under 100
-said without a currency ("10 business days").
+`W0006911`; `2026-05-28` and "May 28" (a date said without its year is the call's year); `13:20`
+and "1:20 PM"; `$1,000.00` and 1000; a whole number of cents in a money column said in dollars;
+`512-555-0187` and "(512) 555.0187". An amount said with its currency ("$5") matches only money:
+an argument or column named for it (amount, price, refund, balance, limit, ...) or a number with
+cents; never a count, a flag or zero. A bare number under 100 ("10 business days", "seat 3")
+names nothing. Proper names from the rows ("Yellow", "Ally Bank") count as written, so "Is that
+right?" is not the option "Right". The verb is not read: naming the record with a wrong or
+negated action still names it (the state checks catch a wrong action).
 
-A request that pastes JSON, runs past REQUEST_LIMIT characters or states more than STUFFED
-numbers and identifiers that the episode never showed is not a description, whatever it names.
+A request that pastes JSON or a Python dict, runs past REQUEST_LIMIT characters (the asking
+turns together) or states more than STUFFED numbers and identifiers that the episode had not
+shown is not a description, whatever it names.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mcpsim.engine.store import Change
-from mcpsim.grading.answers import Parsed, parse
+from mcpsim.grading.answers import Parsed, canonical, parse
 
-REQUEST_LIMIT = 2000  # characters: a description is a few sentences, not a dump
-STUFFED = 8  # numbers and identifiers a request may state that the episode never showed
-_SMALL = 100  # a bare number below this (a count, "24 hours") names nothing; as money it may
+REQUEST_LIMIT = 4000  # characters of the asking turns: a description is a few sentences, not a dump
+STUFFED = 8  # numbers and identifiers a request may state that the episode had not shown
+PARSED_VALUE_LIMIT = 500  # longer values (an email's body) are matched as text only
+_SMALL = 100  # a bare number below this (a count, "24 hours") names nothing
+_MONEY = re.compile(  # a name for money: `refund_cents`, `amount`, `price`; not `paid_bags` or `total_baggages`
+    r"(?:^|_)(?:amount|price|cost|fee|refund|balance|limit|cents|charge|fare|deposit|credit)s?(?:_|$)|(?:^|_)total$"
+)
+_POINTER = re.compile(r"(?:^|_)id$")  # a row's own key, or an id it points to
+_BOOKKEEPING = re.compile(r"_at$")  # created_at, updated_at: set by the world, not chosen
+_PERSON = re.compile(r"(?:^|_)(?:first|last|middle|given|family)_?name$")  # the user's own, on every booking
 _TOKEN = re.compile(r"(?<![a-z0-9])[a-z0-9]*\d[a-z0-9]*(?:[.,]\d+)*")  # in `_plain` text: w0006911, 1,000.50
 _PHONE = re.compile(r"^\+?[\d\s().-]{7,}$")
 _DIGIT_RUN = re.compile(r"\+?\d[\d\s().-]{5,}\d")
+_PYTHON_DICT = re.compile(r"'[\w .-]+'\s*:\s*\S")
 
 
-def _leaves(value: Any) -> Iterable[Any]:
-    """The values inside `value`, JSON texts (a row's JSON column) decoded."""
+def _pairs(value: Any, key: str = "") -> Iterable[tuple[str, Any]]:
+    """(the name it goes by, value) for each value inside `value`; JSON texts (a row's JSON
+    column) are decoded, and a list's items go by the list's name."""
     if isinstance(value, str) and value[:1] in ("[", "{"):
         try:
             value = json.loads(value)
         except ValueError:
             pass
     if isinstance(value, Mapping):
-        for item in value.values():
-            yield from _leaves(item)
+        for k, item in value.items():
+            yield from _pairs(item, str(k))
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _leaves(item)
+            yield from _pairs(item, key)
     elif value is not None and not isinstance(value, bool):
-        yield value
+        yield key, value
 
 
 def _plain(text: str) -> str:
@@ -57,100 +75,113 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9@.,$%+]", " ", text.lower()).split())
 
 
-def changed_values(changes: Sequence[Change]) -> list[Any]:
-    """The values of the rows a call changed that name its change: each row's key; an update's
-    changed columns, before and after, and the values with a digit of its other columns (a card's
-    last four, an amount, an account number; not a name or a state); every column of an inserted
-    or deleted row."""
-    found: list[Any] = []
+def _has_digit(value: Any) -> bool:
+    return isinstance(value, int | float) or any(c.isdigit() for c in str(value))
+
+
+def _digits(text: str) -> str:
+    """A phone number's digits, without a leading country code 1."""
+    digits = re.sub(r"\D", "", text)
+    return digits[1:] if len(digits) == 11 and digits.startswith("1") else digits
+
+
+def change_values(arguments: Any, changes: Sequence[Change], today: str = "") -> list[tuple[str, Any, bool]]:
+    """(name, value, chosen by the agent) for every value that can name the change (see the
+    module docstring); `today` is the call's date (ISO), which the rows' values name nothing by."""
+    keys: set[str] = set()
+    pointers: set[str] = set()
+    rows: list[tuple[str, Any, bool]] = []
     for change in changes:
         if change.op == "fault":
             continue
-        found.append(change.key)
+        for _, key in _pairs(change.key, "id"):
+            keys.add(str(key))
+            rows.append(("id", key, False))
         before, after = change.before or {}, change.after or {}
-        if change.op != "update":
-            found += list((after or before).values())
-            continue
-        for column, value in after.items():
-            if before.get(column) != value:
-                found += [before.get(column), value]
+        for column in {**before, **after}:
+            if _POINTER.search(column):
+                pointers |= {str(v) for v in (before.get(column), after.get(column)) if v is not None}
+                continue
+            if _BOOKKEEPING.search(column) or _PERSON.search(column):
+                continue
+            if change.op != "update":
+                rows += [(k, v, False) for k, v in _pairs((after or before).get(column), column)]
+            elif before.get(column) != after.get(column):
+                rows += [(k, v, False) for side in (before, after) for k, v in _pairs(side.get(column), column)]
             else:
-                found += [v for v in _leaves(value) if _has_digit(v)]
-    return found
-
-
-def _has_digit(value: Any) -> bool:
-    return isinstance(value, int | float) or any(c.isdigit() for c in str(value))
+                rows += [(k, v, False) for k, v in _pairs(after.get(column), column) if _has_digit(v)]
+    sent = [(k, v, True) for k, v in _pairs(arguments) if str(v) in keys or str(v) not in pointers]
+    return sent + [(k, v, chosen) for k, v, chosen in rows if not (today and str(v).startswith(today))]
 
 
 class _Change:
     """The change, read once: its typed values (as the answer grader reads them) and its texts."""
 
-    def __init__(self, arguments: Any, changes: Sequence[Change]) -> None:
+    def __init__(self, arguments: Any, changes: Sequence[Change], today: str) -> None:
+        self.year = int(today[:4]) if today[:4].isdigit() else None  # a date said without its year is this year's
         self.typed: set[tuple[str, Any]] = set()
-        self.cents: set[float] = set()  # whole numbers that may be cents
         self.texts: set[str] = set()  # `_plain` texts with a digit, or chosen by the agent
         self.proper: set[str] = set()  # a record's proper names, as written ("Harbor Coffee Maker")
         self.phones: set[str] = set()  # digits of phone-like values
-        for source, chosen in ((arguments, True), (changed_values(changes), False)):
-            for value in _leaves(source):
-                self._add(value, chosen)
+        for name, value, chosen in change_values(arguments, changes, today):
+            self._add(name.lower(), value, chosen)
 
-    def _add(self, value: Any, chosen: bool) -> None:
+    def _add(self, name: str, value: Any, chosen: bool) -> None:
         if isinstance(value, int | float):
-            self.typed.add(("number", round(float(value), 2)))
-            if isinstance(value, int) and abs(value) >= _SMALL:
-                self.cents.add(round(value / 100, 2))
+            if abs(value) > 1e15 or not math.isfinite(value):  # a huge int is compared, never made a float
+                return
+            number = round(float(value), 2)
+            self.typed.add(("number", number))
+            if number and (_MONEY.search(name) or not number.is_integer()):  # "$0" names nothing
+                self.typed.add(("money", number))
+                if isinstance(value, int) and (name.endswith("cents") or abs(value) >= _SMALL):
+                    self.typed.add(("money", round(value / 100, 2)))  # cents, said in dollars
             return
-        text = str(value).strip()
+        text = canonical(str(value)).strip()
         plain = _plain(text)
         if _PHONE.match(text) and sum(c.isdigit() for c in text) >= 7:
-            self.phones.add(re.sub(r"\D", "", text))
-        self.typed |= {(m.kind, _key(m.kind, m.value)) for m in parse(text).mentions if m.kind != "name"}
+            self.phones.add(_digits(text))
+        if len(text) <= PARSED_VALUE_LIMIT:
+            for m in parse(text).mentions:
+                if m.kind == "money" and not (_MONEY.search(name) or m.value != int(m.value)):  # type: ignore[call-overload]
+                    continue
+                if m.kind != "name":
+                    self.typed.add((m.kind, _key(m.kind, m.value)))
         if len(plain) >= 3 and any(c.isdigit() for c in plain):
             self.texts.add(plain)
-        elif len(plain) >= 4 and chosen:
-            self.texts.add(plain)
+        elif chosen:  # a reason, a new address or email; not a single word ("economy", a first name)
+            if len(plain) >= 4 and (" " in plain or "@" in plain or "." in plain):
+                self.texts.add(plain)
         elif len(plain) >= 3 and text[:1].isupper():  # as written: "Red", "Visa", "Ally Bank"
             self.proper.add(text)
 
     def named_by(self, request: Parsed) -> bool:
-        """Whether `request` states one of the change's values, not negated."""
+        """Whether `request` states one of the change's values."""
         text = request.text
-        spaced = re.sub(r"[^a-z0-9@.,$%+]", " ", text.lower())  # `_plain`, letter for letter
-        aligned = len(spaced) == len(text)
-
-        def stated(pattern: str, within: str) -> bool:
-            return any(
-                not (aligned and request.in_negated_clause(found.start())) for found in re.finditer(pattern, within)
-            )
-
         for m in request.mentions:
-            if request.in_negated_clause(m.start) or m.kind == "name":
+            if m.kind == "name":
                 continue
-            if m.kind == "date" and m.value[0] is None:  # type: ignore[index]  # "May 28": any year
-                if any(k == "date" and v[1:] == m.value[1:] for k, v in self.typed):  # type: ignore[index]
+            if m.kind == "date" and m.value[0] is None:  # type: ignore[index]  # "May 28": this year's
+                dates = [v for k, v in self.typed if k == "date" and v[1:] == m.value[1:]]  # type: ignore[index]
+                if any(self.year is None or v[0] == self.year for v in dates):
                     return True
                 continue
-            if m.kind in ("number", "money"):
-                small = abs(float(m.value)) < _SMALL and float(m.value).is_integer()  # type: ignore[arg-type]
-                if small and m.kind == "number":
-                    continue
-                value = round(float(m.value), 2)  # type: ignore[arg-type]
+            if m.kind == "number" and float(m.value).is_integer() and abs(float(m.value)) < _SMALL:  # type: ignore[arg-type]
+                continue
+            if m.kind == "number":
+                value = _key("number", m.value)
                 if ("number", value) in self.typed or ("money", value) in self.typed:
-                    return True
-                if m.kind == "money" and value in self.cents:
                     return True
                 continue
             if (m.kind, _key(m.kind, m.value)) in self.typed:
                 return True
-        words = (r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, t.split())) + r"(?![a-z0-9])" for t in self.texts)
-        if any(stated(pattern, spaced) for pattern in words):
+        plain = _plain(text)
+        for t in self.texts:
+            if re.search(r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, t.split())) + r"(?![a-z0-9])", plain):
+                return True
+        if any(re.search(rf"\b{re.escape(name)}\b", text) for name in self.proper):  # as written: not "right"
             return True
-        if any(stated(rf"\b{re.escape(name)}\b", text) for name in self.proper):  # as written: not "right"
-            return True
-        said = {re.sub(r"\D", "", run) for run in _DIGIT_RUN.findall(text)}
-        return any(d == p or (d.startswith("1") and d[1:] == p) for d in said for p in self.phones)
+        return any(_digits(run) in self.phones for run in _DIGIT_RUN.findall(text))
 
     @property
     def empty(self) -> bool:
@@ -165,15 +196,20 @@ def _key(kind: str, value: Any) -> Any:
     return value
 
 
-def names_the_change(request: str, arguments: Any, changes: Sequence[Change], seen: Any = None) -> bool | None:
+def names_the_change(
+    request: str, arguments: Any, changes: Sequence[Change], seen: Any = None, today: str = ""
+) -> bool | None:
     """Whether `request` (the agent's words asking for the go-ahead) names the change a call made
     with `arguments` (as the agent sent them), whose change-log entries are `changes`; `seen` is
-    what the episode's calls sent and returned. None when the change has nothing to name."""
-    change = _Change(arguments, changes)
+    what the episode's calls sent and returned, `today` the call's date (ISO). None when the change
+    has nothing to name."""
+    change = _Change(arguments, changes, today)
     if change.empty:
         return None
+    if len(request) > REQUEST_LIMIT or _PYTHON_DICT.search(request):
+        return False
     parsed = parse(request)
-    if len(request) > REQUEST_LIMIT or parsed.json_pairs:
+    if parsed.json_pairs:
         return False
     known = _plain(json.dumps([arguments, [list(c) for c in changes], seen], default=str))
     shown = set(_TOKEN.findall(known))
@@ -182,4 +218,4 @@ def names_the_change(request: str, arguments: Any, changes: Sequence[Change], se
     return change.named_by(parsed)
 
 
-__all__ = ["REQUEST_LIMIT", "STUFFED", "changed_values", "names_the_change"]
+__all__ = ["PARSED_VALUE_LIMIT", "REQUEST_LIMIT", "STUFFED", "change_values", "names_the_change"]
