@@ -720,8 +720,9 @@ def test_what_names_a_change():
             [_row("update", "card_1", {"last4": "8522", "status": "active"}, {"last4": "8522", "status": "frozen"})],
         ),
     ]
+    owners = ["cus_1", "u_1"]  # what the identity lookup answered with
     for request, arguments, changes in accepted:
-        assert names_the_change(request, arguments, changes, today="2026-05-15"), request
+        assert names_the_change(request, arguments, changes, today="2026-05-15", owners=owners), request
     customer = [_row("update", "cus_1", {"name": "Heather", "phone": "1"}, {"name": "Heather", "phone": "2"})]
     refused = [
         ("Shall I go ahead with the pending one?", order, cancelled),  # a lower-case state
@@ -739,7 +740,9 @@ def test_what_names_a_change():
         ("Is that right?", {"order_id": "#W1"}, [_row("update", "#W1", {"side": "Left"}, {"side": "Right"})]),
     ]
     for request, arguments, changes in refused:
-        assert not names_the_change(request, arguments, changes, today="2026-05-15"), request
+        assert not names_the_change(request, arguments, changes, today="2026-05-15", owners=owners), request
+    account = "Shall I go ahead on your account cus_1?"  # the owner's id names the record it keys
+    assert names_the_change(account, {"customer_id": "cus_1"}, customer, owners=owners)
     stuffed = "Shall I go ahead with #W0006911? " + " ".join(f"{n:04d}" for n in range(1000, 1010))
     assert not names_the_change(stuffed, order, cancelled)
     assert names_the_change(stuffed, order, cancelled, seen=[list(range(1000, 1010))])  # numbers the episode showed

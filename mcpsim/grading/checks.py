@@ -15,7 +15,7 @@ from mcpsim.engine import query
 from mcpsim.engine.episode import Episode
 from mcpsim.engine.store import CallRecord
 from mcpsim.grading import answers
-from mcpsim.grading.described import names_the_change
+from mcpsim.grading.described import names_the_change, owner_ids
 from mcpsim.grading.diff import (
     NetChanges,
     canonical_row,
@@ -347,7 +347,9 @@ def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
         assert target.call_seq is not None  # it took effect
         seen = [(c.arguments, c.result) for c in ctx.transcript]
         sent = _sent_arguments(ctx.conversation[position], target)
-        named = names_the_change(asked, sent, ctx.episode.changes(target.call_seq), seen, target.clock[:10])
+        first = next((c.result for c in ctx.transcript if c.ok), None)
+        changes = ctx.episode.changes(target.call_seq)
+        named = names_the_change(asked, sent, changes, seen, target.clock[:10], owner_ids(first))
         if named is None:
             return True, f"asked {question[:80]!r} and the user agreed before {target.tool} ({NOTHING_TO_NAME})"
         if not named:

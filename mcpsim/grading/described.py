@@ -3,13 +3,14 @@
 
 A request names the change when it states one value that tells this change apart:
 - an argument the agent sent: an id, an amount, a date, a time, a new email or address, or a
-  reason in its own words; not a single word ("economy", a first name), and not an id that the
-  changed rows only point to (the customer's or user's id, which every change of theirs carries);
+  reason in its own words; not a single word ("economy", a first name);
 - a value of a row the call changed: the row's key; a column the call changed, before or after;
   a value with a digit of its other columns (a card's last four, an amount); any column of a
-  row it inserted or deleted (an item's name, a payee's name, a price). Ids the rows point to
-  (`*_id` columns), bookkeeping times (`*_at` columns), people's first and last names (the
-  user's own, on every booking of theirs) and the day of the call name nothing.
+  row it inserted or deleted (an item's name, a payee's name, a price).
+The person's own ids (those the episode's first call, the identity lookup, answered with: the
+customer's or user's id, which every change of theirs carries) name nothing unless they are the
+key of a changed row; nor do bookkeeping times (`*_at` columns), people's first and last names
+(the user's own, on every booking of theirs) and the day of the call.
 Values are compared as the answer grader reads them (`mcpsim.grading.answers`): `#W0006911` and
 `W0006911`; `2026-05-28` and "May 28" (a date said without its year is the call's year); `13:20`
 and "1:20 PM"; `$1,000.00` and 1000; a whole number of cents in a money column said in dollars;
@@ -85,11 +86,19 @@ def _digits(text: str) -> str:
     return digits[1:] if len(digits) == 11 and digits.startswith("1") else digits
 
 
-def change_values(arguments: Any, changes: Sequence[Change], today: str = "") -> list[tuple[str, Any, bool]]:
+def owner_ids(first_result: Any) -> set[str]:
+    """The ids the first call of an episode answered with (`customer_id`, `user_id`: the identity
+    lookup a policy starts with): the person's own ids, which every change of theirs carries."""
+    return {str(v) for k, v in _pairs(first_result) if _POINTER.search(k.lower())}
+
+
+def change_values(
+    arguments: Any, changes: Sequence[Change], today: str = "", owners: Iterable[str] = ()
+) -> list[tuple[str, Any, bool]]:
     """(name, value, chosen by the agent) for every value that can name the change (see the
-    module docstring); `today` is the call's date (ISO), which the rows' values name nothing by."""
+    module docstring); `today` is the call's date (ISO) and `owners` the person's own ids
+    (`owner_ids`), which name nothing unless they are the key of a row the call changed."""
     keys: set[str] = set()
-    pointers: set[str] = set()
     rows: list[tuple[str, Any, bool]] = []
     for change in changes:
         if change.op == "fault":
@@ -99,9 +108,6 @@ def change_values(arguments: Any, changes: Sequence[Change], today: str = "") ->
             rows.append(("id", key, False))
         before, after = change.before or {}, change.after or {}
         for column in {**before, **after}:
-            if _POINTER.search(column):
-                pointers |= {str(v) for v in (before.get(column), after.get(column)) if v is not None}
-                continue
             if _BOOKKEEPING.search(column) or _PERSON.search(column):
                 continue
             if change.op != "update":
@@ -110,20 +116,23 @@ def change_values(arguments: Any, changes: Sequence[Change], today: str = "") ->
                 rows += [(k, v, False) for side in (before, after) for k, v in _pairs(side.get(column), column)]
             else:
                 rows += [(k, v, False) for k, v in _pairs(after.get(column), column) if _has_digit(v)]
-    sent = [(k, v, True) for k, v in _pairs(arguments) if str(v) in keys or str(v) not in pointers]
-    return sent + [(k, v, chosen) for k, v, chosen in rows if not (today and str(v).startswith(today))]
+    others = set(owners) - keys
+    if today:  # the rows' bookkeeping of the call's own day (an issue date) names nothing
+        rows = [(k, v, c) for k, v, c in rows if not str(v).startswith(today)]
+    sent = [(k, v, True) for k, v in _pairs(arguments)]
+    return [(k, v, c) for k, v, c in sent + rows if str(v) not in others]
 
 
 class _Change:
     """The change, read once: its typed values (as the answer grader reads them) and its texts."""
 
-    def __init__(self, arguments: Any, changes: Sequence[Change], today: str) -> None:
+    def __init__(self, arguments: Any, changes: Sequence[Change], today: str, owners: Iterable[str]) -> None:
         self.year = int(today[:4]) if today[:4].isdigit() else None  # a date said without its year is this year's
         self.typed: set[tuple[str, Any]] = set()
         self.texts: set[str] = set()  # `_plain` texts with a digit, or chosen by the agent
         self.proper: set[str] = set()  # a record's proper names, as written ("Harbor Coffee Maker")
         self.phones: set[str] = set()  # digits of phone-like values
-        for name, value, chosen in change_values(arguments, changes, today):
+        for name, value, chosen in change_values(arguments, changes, today, owners):
             self._add(name.lower(), value, chosen)
 
     def _add(self, name: str, value: Any, chosen: bool) -> None:
@@ -197,13 +206,18 @@ def _key(kind: str, value: Any) -> Any:
 
 
 def names_the_change(
-    request: str, arguments: Any, changes: Sequence[Change], seen: Any = None, today: str = ""
+    request: str,
+    arguments: Any,
+    changes: Sequence[Change],
+    seen: Any = None,
+    today: str = "",
+    owners: Iterable[str] = (),
 ) -> bool | None:
     """Whether `request` (the agent's words asking for the go-ahead) names the change a call made
     with `arguments` (as the agent sent them), whose change-log entries are `changes`; `seen` is
-    what the episode's calls sent and returned, `today` the call's date (ISO). None when the change
-    has nothing to name."""
-    change = _Change(arguments, changes, today)
+    what the episode's calls sent and returned, `today` the call's date (ISO), `owners` the
+    person's own ids (`owner_ids`). None when the change has nothing to name."""
+    change = _Change(arguments, changes, today, owners)
     if change.empty:
         return None
     if len(request) > REQUEST_LIMIT or _PYTHON_DICT.search(request):
@@ -218,4 +232,4 @@ def names_the_change(
     return change.named_by(parsed)
 
 
-__all__ = ["PARSED_VALUE_LIMIT", "REQUEST_LIMIT", "STUFFED", "change_values", "names_the_change"]
+__all__ = ["PARSED_VALUE_LIMIT", "REQUEST_LIMIT", "STUFFED", "change_values", "names_the_change", "owner_ids"]
