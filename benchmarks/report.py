@@ -684,7 +684,7 @@ def _e2e_section(report: dict[str, Any]) -> list[str]:
         return []
     return [
         f"`run_episodes` with the oracle agent and scripted user on {e2e['tasks']} retail tasks, trials "
-        f"per concurrency {e2e['trials']}, {e2e['rounds']} round(s) alternating backends and "
+        f"per concurrency {_trials(e2e['trials'])}, {e2e['rounds']} round(s) alternating backends and "
         "concurrencies after a warm-up (task templates, gold replays). HTTP: `create_app` + "
         "`serve_in_thread` in this process. CPU: process CPU per episode (both ends).\n",
         _table(
@@ -836,3 +836,8 @@ _SECTION_WRITERS: dict[str, Callable[[dict[str, Any]], list[str] | None]] = {
 }
 SECTIONS = list(_SECTION_WRITERS)
 """The report's headings, in order: each section's lines come from its writer."""
+
+
+def _trials(trials: dict) -> str:
+    """`{1: 1, 16: 2}` whether the keys are numbers (this run) or texts (a run merged from JSON)."""
+    return "{" + ", ".join(f"{int(k)}: {v}" for k, v in sorted(trials.items(), key=lambda kv: int(kv[0]))) + "}"
