@@ -225,10 +225,11 @@ def names_the_change(
     parsed = parse(request)
     if parsed.json_pairs:
         return False
-    known = _plain(json.dumps([arguments, [list(c) for c in changes], seen], default=str))
-    shown = set(_TOKEN.findall(known))
-    if len(set(_TOKEN.findall(_plain(request))) - shown) > STUFFED:
-        return False
+    said = set(_TOKEN.findall(_plain(request)))
+    if len(said) > STUFFED:  # only then can it be stuffed: read what the episode showed
+        known = _plain(json.dumps([arguments, [list(c) for c in changes], seen], default=str))
+        if len(said - set(_TOKEN.findall(known))) > STUFFED:
+            return False
     return change.named_by(parsed)
 
 
