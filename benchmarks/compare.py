@@ -32,7 +32,7 @@ MEASURES = ["toolcalls", "create", "grade", "e2e", "memory"]
 
 
 def _templates(cache: str) -> Any:
-    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.engine import TemplateCache
 
     return TemplateCache(cache)
 
@@ -45,9 +45,9 @@ def w_toolcalls(cache: str) -> dict[str, Any]:
     from benchmarks.bare_server import build_bare_server
     from benchmarks.common import Interleaved, rotations
     from benchmarks.toolcalls import TOOLS, RetailArgs
-    from mcpsim.engine.episode import Episode
-    from mcpsim.serve.mcp import build_server
-    from mcpsim.world.registry import load_world
+    from mcpsim.engine import Episode
+    from mcpsim.serve import build_server
+    from mcpsim.world import load_world
 
     world = load_world("retail")
     episode = Episode.create(world, 0, "default", templates=_templates(cache))
@@ -89,8 +89,8 @@ def w_toolcalls(cache: str) -> dict[str, Any]:
 def w_create(cache: str) -> dict[str, Any]:
     """Episode creation, and creation + the first tool call (what a deferred cost moves to)."""
     from benchmarks.common import median
-    from mcpsim.engine.episode import Episode
-    from mcpsim.world.registry import load_world
+    from mcpsim.engine import Episode
+    from mcpsim.world import load_world
 
     templates = _templates(cache)
     out = {}
@@ -118,9 +118,8 @@ def w_create(cache: str) -> dict[str, Any]:
 def w_grade(cache: str) -> dict[str, Any]:
     from benchmarks.common import median
     from mcpsim.grading import Verifier
-    from mcpsim.tasks import load_tasks, scenario
-    from mcpsim.tasks.scenario import run_actions, task_episode
-    from mcpsim.world.registry import load_world
+    from mcpsim.tasks import gold_steps, load_tasks, run_solution, task_episode
+    from mcpsim.world import load_world
 
     world = load_world("retail")
     tasks = load_tasks("retail")
@@ -131,11 +130,7 @@ def w_grade(cache: str) -> dict[str, Any]:
         episodes = []
         for _ in range(3):
             episode = task_episode(world, task, templates=templates)
-            if hasattr(scenario, "gold_steps"):  # trees with confirmation checks grade the dialogue too
-                conversation = scenario.run_solution(episode, task, scenario.gold_steps(task, world))
-            else:
-                run_actions(episode, task.gold)
-                conversation = None
+            conversation = run_solution(episode, task, gold_steps(task, world))
             episodes.append((episode, conversation))
         for i, (episode, conversation) in enumerate(episodes):
             t0 = time.perf_counter()
@@ -161,12 +156,8 @@ def w_grade(cache: str) -> dict[str, Any]:
 def w_e2e(cache: str) -> dict[str, Any]:
     import anyio
 
-    from mcpsim.runner.agents import make_agent
-    from mcpsim.runner.backends import HttpBackend, InProcessBackend
-    from mcpsim.runner.run import RunConfig, run_episodes
-    from mcpsim.runner.users import ScriptedUser
-    from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
-    from mcpsim.serve.host import EpisodeManager
+    from mcpsim.runner import HttpBackend, InProcessBackend, RunConfig, ScriptedUser, make_agent, run_episodes
+    from mcpsim.serve import EpisodeManager, ServeConfig, create_app, serve_in_thread
     from mcpsim.tasks import load_tasks
 
     tasks = load_tasks("retail").tasks[:16]
@@ -204,8 +195,8 @@ def w_e2e(cache: str) -> dict[str, Any]:
 
 def w_memory(cache: str) -> dict[str, Any]:
     from benchmarks.common import rss_bytes, settle
-    from mcpsim.engine.episode import Episode
-    from mcpsim.world.registry import load_world
+    from mcpsim.engine import Episode
+    from mcpsim.world import load_world
 
     world = load_world("retail")
     templates = _templates(cache)

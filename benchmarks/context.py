@@ -46,7 +46,7 @@ class Context:
         self.skipped.append({"section": section, "what": what, "why": why})
 
     def load_worlds(self) -> None:
-        from mcpsim.world.registry import load_world, world_names
+        from mcpsim.world import load_world, world_names
 
         for name in world_names():
             try:
@@ -64,14 +64,14 @@ class Context:
     def templates(self) -> Any:
         """The suite's shared template cache (memory + the disk directory)."""
         if self._templates is None:
-            from mcpsim.engine.templates import TemplateCache
+            from mcpsim.engine import TemplateCache
 
             self._templates = TemplateCache(self.cache_dir)
         return self._templates
 
     def retail_app(self, max_episodes: int) -> Any:
         """mcpsim's HTTP app serving retail episodes from this suite's template cache (token "bench")."""
-        from mcpsim.serve.app import ServeConfig, create_app
+        from mcpsim.serve import ServeConfig, create_app
 
         return create_app(
             ServeConfig(

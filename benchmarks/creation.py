@@ -38,8 +38,7 @@ def _deserialize(data: bytes, first_query: bool) -> float:
 
 
 def run(ctx: Context) -> dict[str, Any]:
-    from mcpsim.engine.episode import Episode
-    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.engine import Episode, TemplateCache
 
     templates: list[dict[str, Any]] = []
     pairs: list[tuple[str, str]] = []

@@ -21,9 +21,7 @@ CONCURRENCY = (1, 16, 64)
 
 
 async def _run_once(ctx: Context, backend: Any, tasks: list[Any], trials: int, concurrency: int) -> dict[str, Any]:
-    from mcpsim.runner.agents import make_agent
-    from mcpsim.runner.run import RunConfig, run_episodes
-    from mcpsim.runner.users import ScriptedUser
+    from mcpsim.runner import RunConfig, ScriptedUser, make_agent, run_episodes
 
     with tempfile.TemporaryDirectory(dir=ctx.scratch, prefix="run-") as out:
         config = RunConfig(world="retail", tasks=tasks, out=Path(out), trials=trials, concurrency=concurrency)
@@ -48,9 +46,8 @@ def run(ctx: Context) -> dict[str, Any]:
     if "retail" not in ctx.worlds:
         ctx.skip("e2e", "all", "the retail world did not load")
         return {}
-    from mcpsim.runner.backends import HttpBackend, InProcessBackend
-    from mcpsim.serve.app import serve_in_thread
-    from mcpsim.serve.host import EpisodeManager
+    from mcpsim.runner import HttpBackend, InProcessBackend
+    from mcpsim.serve import EpisodeManager, serve_in_thread
     from mcpsim.tasks import load_tasks
 
     all_tasks = load_tasks("retail").tasks

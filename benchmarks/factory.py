@@ -2,7 +2,7 @@
 
     python -m benchmarks.factory --count 1000 --seed 0 --out /tmp/catalogue [--workers N] [--tasks 10]
 
-runs `mcpsim.factory.catalogue.run_catalogue` (every check, tasks included) and samples the
+runs `mcpsim.catalogue._run.run_catalogue` (every check, tasks included) and samples the
 resident memory of this process and its pool workers twice a second. It prints one JSON object
 (and writes it to `--result`, default benchmarks/results/factory-<count>.json): the catalogue's
 report (worlds, tools, tasks, rejections per check, task lengths, distinctness), wall seconds,
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpsim import logs
-from mcpsim.factory.catalogue import run_catalogue
+from mcpsim.catalogue import run_catalogue
 
 RESULTS = Path(__file__).with_name("results")
 

@@ -19,7 +19,7 @@ _CONVERSATIONS: dict[tuple[str, str], list[dict[str, Any]]] = {}  # the gold dia
 
 def _solved(world: Any, task: Any, templates: Any) -> Any:
     """A task episode after its gold solution (with the confirmation turn its rubric may check)."""
-    from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
+    from mcpsim.tasks import gold_steps, run_solution, task_episode
 
     episode = task_episode(world, task, templates=templates)
     _CONVERSATIONS[(world.name, task.id)] = run_solution(episode, task, gold_steps(task, world))
@@ -35,8 +35,7 @@ def _grade(verifier: Any, episode: Any, task: Any) -> tuple[float, Any]:
 
 def _world(ctx: Context, name: str, world: Any) -> dict[str, Any]:
     from mcpsim.grading import Verifier
-    from mcpsim.tasks import load_tasks
-    from mcpsim.tasks.scenario import task_episode
+    from mcpsim.tasks import load_tasks, task_episode
 
     tasks = load_tasks(name)
     chosen = tasks.tasks[:5] if ctx.quick else tasks.tasks[:MAX_TASKS]
@@ -91,7 +90,7 @@ def _world(ctx: Context, name: str, world: Any) -> dict[str, Any]:
 def _bench_task(ctx: Context, scale: str) -> Any:
     """The same task at any scale: add an address for the first customer, and check it the way
     real rubrics do (rows, gold state, allowed changes, transcript, answer)."""
-    from mcpsim.engine.episode import Episode
+    from mcpsim.engine import Episode
 
     world = ctx.worlds["retail"]
     episode = Episode.create(world, 0, scale, templates=ctx.templates)

@@ -34,8 +34,8 @@ def _trim() -> bool:
 def main() -> None:
     cache_dir, total, active = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     quiet_logs()
-    from mcpsim.engine.templates import TemplateCache
-    from mcpsim.serve.host import EpisodeManager
+    from mcpsim.engine import TemplateCache
+    from mcpsim.serve import EpisodeManager
 
     manager = EpisodeManager(
         TemplateCache(cache_dir), max_episodes=total + 10, max_episode_bytes=None, ttl_seconds=None, max_active=active

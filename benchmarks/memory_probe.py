@@ -20,9 +20,8 @@ def main() -> None:
     world_name, scale, cache_dir, counts_text = sys.argv[1:5]
     counts = sorted(int(c) for c in counts_text.split(","))
     quiet_logs()
-    from mcpsim.engine.episode import Episode
-    from mcpsim.engine.templates import TemplateCache
-    from mcpsim.world.registry import load_world
+    from mcpsim.engine import Episode, TemplateCache
+    from mcpsim.world import load_world
 
     world = load_world(world_name)
     templates = TemplateCache(cache_dir)

@@ -42,11 +42,11 @@ LABELS = {
 # Frames that name a subsystem whatever encloses them: (function, a part of its file's path, bucket)
 _FRAMES = [
     ("validate_tool_result", "mcp/client", "client.validate"),
-    ("__call__", "mcpsim/serve/mcp.py", "middleware"),
-    ("call", "mcpsim/serve/mcp.py", "wrapper"),
-    ("_execute", "mcpsim/engine/episode.py", "episode"),
-    ("__init__", "mcpsim/engine/episode.py", "create.other"),
-    ("close", "mcpsim/engine/episode.py", "create.close"),
+    ("__call__", "mcpsim/serve/_mcp.py", "middleware"),
+    ("call", "mcpsim/serve/_mcp.py", "wrapper"),
+    ("_execute", "mcpsim/engine/_episode.py", "episode"),
+    ("__init__", "mcpsim/engine/_episode.py", "create.other"),
+    ("close", "mcpsim/engine/_episode.py", "create.close"),
     ("validate_arguments", "func_metadata", "sdk.args"),
     ("convert_result", "func_metadata", "sdk.result"),
     ("_serialize", "mcp/server/runner", "sdk.serialize"),
@@ -66,7 +66,7 @@ def _classify(frame: Any, inherited: str) -> str:
         return "world.orm"
     if inherited == "episode" and orm:
         return "episode.orm"
-    if inherited == "episode" and path.endswith("mcpsim/engine/store.py"):
+    if inherited == "episode" and path.endswith("mcpsim/engine/_store.py"):
         return "episode.sql"
     if inherited == "episode" and fn == "to_jsonable_python":
         return "episode.json"
@@ -137,8 +137,8 @@ def run(ctx: Context) -> dict[str, Any]:
     from mcp import Client
 
     from benchmarks.toolcalls import RetailArgs
-    from mcpsim.engine.episode import Episode
-    from mcpsim.serve.mcp import build_server
+    from mcpsim.engine import Episode
+    from mcpsim.serve import build_server
 
     world = ctx.worlds["retail"]
     calls = 60 if ctx.quick else 400
@@ -230,8 +230,7 @@ def run(ctx: Context) -> dict[str, Any]:
     save("create", _profile(create, interval), n_create, "create.other", "Episode.create + close, retail default")
 
     from mcpsim.grading import Verifier
-    from mcpsim.tasks import load_tasks
-    from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
+    from mcpsim.tasks import gold_steps, load_tasks, run_solution, task_episode
 
     tasks = load_tasks("retail").tasks[: 4 if ctx.quick else 12]
     verifier = Verifier(world, load_tasks("retail"), templates=ctx.templates)

@@ -28,8 +28,7 @@ TASKS = ["gift-card-balance", "add-address-make-default", "cancel-pending-order"
 
 
 def measure(episodes: int) -> dict[str, object]:
-    from mcpsim.runner.cluster import LocalCluster, run_on_ray
-    from mcpsim.runner.run import RunConfig
+    from mcpsim.runner import LocalCluster, RunConfig, run_on_ray
     from mcpsim.tasks import load_tasks
 
     retail = load_tasks("retail")

@@ -57,9 +57,7 @@ async def _noop_cpu(client: Any, n: int) -> float:
 
 
 async def _episodes(ctx: Context, backend: Any, tasks: list[Any], trials: int, concurrency: int) -> dict[str, Any]:
-    from mcpsim.runner.agents import make_agent
-    from mcpsim.runner.run import RunConfig, run_episodes
-    from mcpsim.runner.users import ScriptedUser
+    from mcpsim.runner import RunConfig, ScriptedUser, make_agent, run_episodes
 
     with tempfile.TemporaryDirectory(dir=ctx.scratch, prefix="run-") as out:
         config = RunConfig(world="retail", tasks=tasks, out=Path(out), trials=trials, concurrency=concurrency)
@@ -80,9 +78,8 @@ def _graded(ctx: Context) -> dict[str, Any]:
     from mcp import Client
 
     from benchmarks.bare_server import build_bare_server
-    from mcpsim.runner.backends import HttpBackend, InProcessBackend
-    from mcpsim.serve.app import serve_in_thread
-    from mcpsim.serve.host import EpisodeManager
+    from mcpsim.runner import HttpBackend, InProcessBackend
+    from mcpsim.serve import EpisodeManager, serve_in_thread
     from mcpsim.tasks import load_tasks
 
     tasks = load_tasks("retail").tasks[: 3 if ctx.quick else 16]
@@ -141,9 +138,8 @@ def _reads(ctx: Context) -> dict[str, Any]:
     from mcp import Client
 
     from benchmarks.bare_server import build_bare_server
-    from mcpsim.serve.mcp import build_server
-    from mcpsim.tasks import load_tasks
-    from mcpsim.tasks.scenario import task_episode
+    from mcpsim.serve import build_server
+    from mcpsim.tasks import load_tasks, task_episode
 
     world = ctx.worlds["retail"]
     tasks = load_tasks("retail").tasks[: 3 if ctx.quick else 40]
@@ -165,7 +161,7 @@ def _reads(ctx: Context) -> dict[str, Any]:
                 Client(build_bare_server()) as bare,
                 Client(build_server(world, lambda episode_id: episodes[episode_id or ""])) as sim,
             ):
-                from mcpsim.serve.mcp import META_EPISODE
+                from mcpsim.serve import META_EPISODE
 
                 # In blocks, not call by call: an in-memory MCP call's tail (the server task
                 # finishing its request) runs during the next await, which would charge it to
@@ -218,9 +214,8 @@ def _reset(ctx: Context) -> dict[str, Any]:
     """task_episode (an episode of a task, ready for its first call) at the default scale, CPU per
     reset; at each scale, `Episode.create` (a reset without setup: the tasks are written against
     the default scale's rows). The first call is timed apart: SQLite parses the schema then."""
-    from mcpsim.engine.episode import Episode
-    from mcpsim.tasks import load_tasks
-    from mcpsim.tasks.scenario import task_episode
+    from mcpsim.engine import Episode
+    from mcpsim.tasks import load_tasks, task_episode
 
     world = ctx.worlds["retail"]
     n = 5 if ctx.quick else 40

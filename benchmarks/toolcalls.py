@@ -103,7 +103,7 @@ def _sizes(ctx: Context) -> tuple[int, int, int]:
 
 
 def _retail_episode(ctx: Context, scale: str) -> Any:
-    from mcpsim.engine.episode import Episode
+    from mcpsim.engine import Episode
 
     return Episode.create(ctx.worlds["retail"], 0, scale, templates=ctx.templates)
 
@@ -129,7 +129,7 @@ async def _measure_transport(ctx: Context, transport: str, scales: list[str]) ->
         variants: dict[str, Variant] = {}
         servers: dict[str, Any] = {}  # scale -> client of mcpsim's server
         if transport == "inmemory":
-            from mcpsim.serve.mcp import build_server
+            from mcpsim.serve import build_server
 
             bare = await stack.enter_async_context(Client(build_bare_server()))
             for scale in scales:
@@ -163,7 +163,7 @@ async def _measure_transport(ctx: Context, transport: str, scales: list[str]) ->
                 setup[f"mcpsim_{scale}_start_s"] = seconds
                 servers[scale] = (client, RetailArgs(episode))
         elif transport == "http":
-            from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+            from mcpsim.serve import ServeConfig, create_app, serve_in_thread
 
             bare_server = build_bare_server()
             bare_app = bare_server.streamable_http_app(json_response=True, host="127.0.0.1")

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _HOMES = {
-    "CallResult": "mcpsim.engine.episode",
-    "Episode": "mcpsim.engine.episode",
-    "TemplateCache": "mcpsim.engine.templates",
+    "CallResult": "mcpsim.engine._episode",
+    "Episode": "mcpsim.engine._episode",
+    "TemplateCache": "mcpsim.engine._templates",
     "IdGenerator": "mcpsim.world",
     "PartialFailure": "mcpsim.world",
     "RowView": "mcpsim.world",
@@ -30,13 +30,12 @@ _HOMES = {
     "World": "mcpsim.world",
     "WorldError": "mcpsim.world",
     "add_calculator": "mcpsim.world",
-    "load_world": "mcpsim.world.registry",
-    "world_names": "mcpsim.world.registry",
+    "load_world": "mcpsim.world._registry",
+    "world_names": "mcpsim.world._registry",
 }
 
 if TYPE_CHECKING:
-    from mcpsim.engine.episode import CallResult, Episode
-    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.engine import CallResult, Episode, TemplateCache
     from mcpsim.world import (
         IdGenerator,
         PartialFailure,
@@ -47,8 +46,9 @@ if TYPE_CHECKING:
         World,
         WorldError,
         add_calculator,
+        load_world,
+        world_names,
     )
-    from mcpsim.world.registry import load_world, world_names
 
 
 def __getattr__(name: str) -> Any:

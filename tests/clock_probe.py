@@ -9,10 +9,10 @@ import json
 import sys
 from datetime import date
 
-from mcpsim.audit import check_world
-from mcpsim.engine import store
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.world.registry import load_world, world_names
+from mcpsim.audit._audit import check_world
+from mcpsim.engine import _store as store
+from mcpsim.engine._templates import TemplateCache
+from mcpsim.world._registry import load_world, world_names
 
 SCALES = ("small", "default")
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from mcpsim.tasks import Task
-from mcpsim.tasks.scenario import oracle_answer
+from mcpsim.tasks._scenario import oracle_answer
 
 
 def mcpsim_argv(*args: str) -> list[str]:

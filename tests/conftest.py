@@ -13,25 +13,25 @@ from typing import IO
 import httpx
 import pytest
 
-# mcpsim.testing is also loaded as a plugin below; register it for assert rewriting before the
+# mcpsim.testing._driver is also loaded as a plugin below; register it for assert rewriting before the
 # import that follows, or pytest warns (an error here) that it was imported before rewriting
-pytest.register_assert_rewrite("mcpsim.testing")
+pytest.register_assert_rewrite("mcpsim.testing._driver")
 
-from mcpsim.engine.templates import TemplateCache  # noqa: E402
-from mcpsim.factory.loading import worlds_registered_here_removed  # noqa: E402
+from mcpsim.catalogue._loading import worlds_registered_here_removed  # noqa: E402
+from mcpsim.engine._templates import TemplateCache  # noqa: E402
 from mcpsim.grading import Verifier  # noqa: E402
-from mcpsim.serve.app import build_app, serve_in_thread  # noqa: E402
-from mcpsim.serve.host import EpisodeManager  # noqa: E402
+from mcpsim.serve._app import build_app, serve_in_thread  # noqa: E402
+from mcpsim.serve._host import EpisodeManager  # noqa: E402
 from mcpsim.tasks import Action, Step, Task, load_tasks  # noqa: E402
-from mcpsim.tasks.scenario import gold_steps  # noqa: E402
-from mcpsim.testing import clean_env  # noqa: E402
+from mcpsim.tasks._scenario import gold_steps  # noqa: E402
+from mcpsim.testing._driver import clean_env  # noqa: E402
 from mcpsim.world import World  # noqa: E402
-from mcpsim.world.registry import load_world  # noqa: E402
+from mcpsim.world._registry import load_world  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 import toyworld  # noqa: E402
 
-pytest_plugins = ["mcpsim.testing", "pytester"]  # world_driver, mcpsim_templates; pytester for test_testing
+pytest_plugins = ["mcpsim.testing._driver", "pytester"]  # world_driver, mcpsim_templates; pytester for test_testing
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcpsim.serve.app import serve_in_thread
+from mcpsim.serve._app import serve_in_thread
 
 
 @dataclass

@@ -10,10 +10,10 @@ from typing import TypeVar
 
 import pytest
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache, build_template
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._templates import TemplateCache, build_template
 from mcpsim.world import World
-from mcpsim.world.registry import load_world
+from mcpsim.world._registry import load_world
 
 F = TypeVar("F", bound=Callable[..., object])
 

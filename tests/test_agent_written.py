@@ -1,22 +1,22 @@
 """What the agent wrote is always graded: a volatile column hides only what the world sets, and
 free text (a memo, a message body) is graded by its task's `free_text` rule, so an injected
 instruction in a bank memo fails while a memo in the agent's own words passes
-(`mcpsim.grading.written`). Also the `mcpsim check` baselines that try both."""
+(`mcpsim.grading._written`). Also the `mcpsim check` baselines that try both."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
-from mcpsim.audit import INJECTION, check_task, inject_free_text
-from mcpsim.engine.store import CallRecord
+from mcpsim.audit._audit import INJECTION, check_task, inject_free_text
+from mcpsim.engine._store import CallRecord
 from mcpsim.grading import Verifier
-from mcpsim.grading.diff import compare_with_gold
-from mcpsim.grading.written import Grounding, Written, grounded_problem, tokens
+from mcpsim.grading._diff import compare_with_gold
+from mcpsim.grading._written import Grounding, Written, grounded_problem, tokens
 from mcpsim.tasks import Action, Step, Task, TaskFile, TaskSet, load_tasks
-from mcpsim.tasks.scenario import gold_steps
-from mcpsim.tasks.schema import FreeTextRule
-from mcpsim.world.registry import load_world
+from mcpsim.tasks._models import FreeTextRule
+from mcpsim.tasks._scenario import gold_steps
+from mcpsim.world._registry import load_world
 from tests.conftest import lunch_reply
 from tests.verifier_fixtures import gold_state_reason, play
 

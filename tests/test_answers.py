@@ -1,4 +1,4 @@
-"""Answer grading (mcpsim.grading.answers): typed facts, negation, hedged and stuffed values,
+"""Answer grading (mcpsim.grading._answers): typed facts, negation, hedged and stuffed values,
 formats, inflections and forbidden facts, on hand-made facts and on the real tasks."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsim.grading.answers import alternatives, fact_stated, grade_answer, negate, parse, stuffed_answer
+from mcpsim.grading._answers import alternatives, fact_stated, grade_answer, negate, parse, stuffed_answer
 from mcpsim.tasks import (
     AnyFact,
     CountFact,
@@ -26,8 +26,8 @@ from mcpsim.tasks import (
     TimeFact,
     load_tasks,
 )
-from mcpsim.tasks.scenario import run_actions, task_episode
-from mcpsim.world.registry import load_world
+from mcpsim.tasks._scenario import run_actions, task_episode
+from mcpsim.world._registry import load_world
 from tests.conftest import run_python
 
 REPO = Path(__file__).resolve().parent.parent
@@ -181,7 +181,7 @@ LIBFAKETIME = [
     Path("/usr/lib/faketime/libfaketime.so.1"),
 ]
 PROBE = (
-    "import json, sys; from datetime import date; from mcpsim.grading.answers import parse; "
+    "import json, sys; from datetime import date; from mcpsim.grading._answers import parse; "
     "print(json.dumps([date.today().isoformat(), [[m.kind, m.value] for t in sys.argv[1:] "
     "for m in parse(t).mentions]]))"
 )

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mcpsim.audit import (
+from mcpsim.audit._audit import (
     BASELINES,
     TaskReport,
     WorldReport,
@@ -24,12 +24,13 @@ from mcpsim.audit import (
     run_random_agent,
 )
 from mcpsim.cli import main
-from mcpsim.engine.episode import Episode
-from mcpsim.grading import Verifier, answers
+from mcpsim.engine._episode import Episode
+from mcpsim.grading import Verifier
+from mcpsim.grading import _answers as answers
 from mcpsim.tasks import Action, Say, Task, TaskFile, TaskSet, state_fact
-from mcpsim.tasks.dialogue import CONFIRM_QUESTION
-from mcpsim.tasks.scenario import GoldActionError, gold_steps, run_actions, run_solution, task_episode
-from mcpsim.world.registry import load_world
+from mcpsim.tasks._dialogue import CONFIRM_QUESTION
+from mcpsim.tasks._scenario import GoldActionError, gold_steps, run_actions, run_solution, task_episode
+from mcpsim.world._registry import load_world
 
 CANARY = "MCPSIM-CANARY-check-baselines-0123456789"
 
@@ -256,7 +257,7 @@ def test_a_confirmation_check_that_takes_a_blind_yes_is_caught_by_the_blind_yes_
     report = check(world, confirm_cancel(shop))["confirm-cancel"]
     assert report.ok and report.baselines["blind_yes"].applied and "blind_yes" not in passing(report)
     assert "without saying what it would do" in report.baselines["blind_yes"].detail
-    from mcpsim.grading import checks
+    from mcpsim.grading import _checks as checks
 
     monkeypatch.setattr(checks, "names_the_change", lambda *_: True)  # the check as it was: any request will do
     weak = check(world, confirm_cancel(shop))["confirm-cancel"]
@@ -334,7 +335,7 @@ def test_the_check_json_carries_per_baseline_counts_and_the_table_names_every_ba
     canned = WorldReport(
         world="retail", world_version=world.version, ok=False, problems=[], tasks=list(reports.values())
     )
-    monkeypatch.setattr("mcpsim.audit.check_world", lambda name: canned)
+    monkeypatch.setattr("mcpsim.audit._audit.check_world", lambda name: canned)
 
     result = CliRunner().invoke(main, ["check", "retail", "--json"])
     assert result.exit_code == 1, result.output

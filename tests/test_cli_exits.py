@@ -50,7 +50,7 @@ def test_serve_refuses_a_port_in_use_before_claiming_to_serve() -> None:
     import subprocess
     import sys
 
-    from mcpsim.testing import clean_env
+    from mcpsim.testing._driver import clean_env
 
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]

@@ -86,8 +86,8 @@ def test_build_shows_progress_on_stderr_only_when_asked(tmp_path: Path) -> None:
 
 def test_verify(tmp_path: Path) -> None:
     from mcpsim.tasks import load_tasks
-    from mcpsim.tasks.scenario import task_episode
-    from mcpsim.world.registry import load_world
+    from mcpsim.tasks._scenario import task_episode
+    from mcpsim.world._registry import load_world
 
     task = load_tasks("retail").get("cancel-pending-order")
     snapshot = tmp_path / "episode.db"

@@ -1,4 +1,4 @@
-"""One source for every setting: ServeConfig's fields (mcpsim/serve/config.py) give the defaults
+"""One source for every setting: ServeConfig's fields (mcpsim/serve/_settings.py) give the defaults
 and environment variables that `mcpsim serve --http`'s options and `ServeConfig.from_env` use, and
 RunConfig's give `mcpsim run`'s."""
 
@@ -8,11 +8,11 @@ import dataclasses
 
 import pytest
 
-from mcpsim.cli.running import run
-from mcpsim.cli.serving import serve
-from mcpsim.engine.templates import parse_size
-from mcpsim.runner.config import RunConfig
-from mcpsim.serve.config import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeConfig, env_var
+from mcpsim.cli._running import run
+from mcpsim.cli._serving import serve
+from mcpsim.engine._templates import parse_size
+from mcpsim.runner._settings import RunConfig
+from mcpsim.serve._settings import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeConfig, env_var
 
 # option name -> (ServeConfig or ClientLimits field, how the option shows "no limit")
 SERVE_OPTIONS = {
@@ -128,7 +128,7 @@ def test_serve_http_passes_every_option_to_its_config(monkeypatch: pytest.Monkey
         seen.append(config)
         raise Stop
 
-    monkeypatch.setattr("mcpsim.serve.app.create_app", create_app)
+    monkeypatch.setattr("mcpsim.serve._app.create_app", create_app)
     args = ["serve", "retail", "--http", "--port", "0", "--token", "t" * 20, "--seed", "3", "--scale", "small"]
     args += ["--max-episodes", "7", "--ttl", "9", "--allowed-host", "example.com", "--record", str(tmp_path)]
     args += ["--sessions-per-client", "2", "--session-idle-timeout", "5", "--max-episode-bytes", "1MiB"]
@@ -145,7 +145,7 @@ def test_serve_http_passes_every_option_to_its_config(monkeypatch: pytest.Monkey
 def test_the_verdict_details_are_the_graders() -> None:
     from typing import get_args
 
-    from mcpsim.grading.verdict import VerdictDetail
-    from mcpsim.serve.config import VERDICT_DETAILS
+    from mcpsim.grading._verdict import VerdictDetail
+    from mcpsim.serve._settings import VERDICT_DETAILS
 
     assert get_args(VerdictDetail) == VERDICT_DETAILS

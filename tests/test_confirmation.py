@@ -14,17 +14,17 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.engine.store import Change
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine._store import Change
+from mcpsim.engine._templates import TemplateCache
 from mcpsim.grading import Verifier
-from mcpsim.runner.agents import Turn
-from mcpsim.runner.backends import InProcessBackend
-from mcpsim.runner.loop import final_answer
-from mcpsim.runner.run import RunConfig, run_episodes
-from mcpsim.runner.users import ScriptedUser
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.runner._agents import Turn
+from mcpsim.runner._backends import InProcessBackend
+from mcpsim.runner._loop import final_answer
+from mcpsim.runner._run import RunConfig, run_episodes
+from mcpsim.runner._users import ScriptedUser
+from mcpsim.serve._host import EpisodeManager
 from mcpsim.tasks import Action, ConfirmationReply, Confirmed, Say, Task, UserSpec
-from mcpsim.tasks.dialogue import (
+from mcpsim.tasks._dialogue import (
     CONFIRM_QUESTION,
     MAX_CONFIRMATIONS_IN_A_ROW,
     MAX_REFUSALS,
@@ -35,10 +35,10 @@ from mcpsim.tasks.dialogue import (
     is_affirmative,
     is_confirmation_request,
 )
-from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
-from mcpsim.tasks.schema import FieldEquals
-from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, Trajectory, Usage
-from mcpsim.world.registry import load_world
+from mcpsim.tasks._models import FieldEquals
+from mcpsim.tasks._scenario import gold_steps, run_solution, task_episode
+from mcpsim.trajectories._records import FunctionCall, Message, ToolCall, Trajectory, Usage
+from mcpsim.world._registry import load_world
 
 CANCEL = "cancel-pending-order"  # retail: cancel #W0006911, refund $39.98
 BANK_TASK = "update-email-and-phone"  # bank: its rubric has a `confirmed` check
@@ -321,7 +321,7 @@ def test_the_user_reads_the_conversation_only_as_far_as_the_question_needs(retai
     """A question that names no amount, identifier or name is answered without reading the
     conversation; the user's own records are searched only on a write, and only for an amount
     that the task and the gold reads do not account for. Same answers as a full read."""
-    from mcpsim.tasks import dialogue
+    from mcpsim.tasks import _dialogue as dialogue
 
     def never(*_args: object) -> Iterator[object]:
         raise AssertionError("the conversation was read")
@@ -686,7 +686,7 @@ def _row(op: str, key: str, before: dict | None, after: dict | None) -> Change:
 
 
 def test_what_names_a_change():
-    from mcpsim.grading.described import names_the_change
+    from mcpsim.grading._described import names_the_change
 
     order = {"order_id": "#W0006911", "reason": "no longer needed"}
     cancelled = [
@@ -753,7 +753,7 @@ def test_what_names_a_change():
 def test_a_long_request_is_refused_before_it_is_read(monkeypatch):
     """The token pattern is anchored, and a request past the limit is refused before the answer
     parser reads it (a 100,000-character request took minutes)."""
-    from mcpsim.grading import described
+    from mcpsim.grading import _described as described
 
     assert described._TOKEN.findall("a" * 100_000 + " w0006911") == ["w0006911"]
     calls: list[str] = []

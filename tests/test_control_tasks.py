@@ -7,7 +7,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.engine.episode import Episode
+from mcpsim.engine._episode import Episode
 from tests.verifier_fixtures import CANARY, ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -121,12 +121,12 @@ async def test_faults_are_chosen_per_episode_and_bad_profiles_get_422(live):
 
 async def test_concurrent_verifies_grade_in_one_worker_thread_at_a_time(live, monkeypatch):
     """The control plane's work off the event loop (here: grading) runs one thread at a time
-    (`mcpsim.serve.work`), not in as many as anyio allows: every verify is answered, none two
+    (`mcpsim.serve._work`), not in as many as anyio allows: every verify is answered, none two
     at once, none on the server's event loop."""
     import threading
     import time
 
-    from mcpsim.grading.grader import Verifier
+    from mcpsim.grading._grader import Verifier
 
     state = {"now": 0, "most": 0, "threads": set()}
     lock = threading.Lock()
@@ -169,7 +169,7 @@ async def test_a_long_grade_does_not_hold_up_creating_or_deleting_episodes(live,
     are still created and deleted."""
     import threading
 
-    from mcpsim.grading.grader import Verifier
+    from mcpsim.grading._grader import Verifier
 
     release, grading = threading.Event(), threading.Event()
     grade = Verifier.grade

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine._templates import TemplateCache
 from mcpsim.tasks import datalock, load_tasks
-from mcpsim.tasks.scenario import TaskSetupError, task_episode
-from mcpsim.world.registry import load_world, world_names
+from mcpsim.tasks._scenario import TaskSetupError, task_episode
+from mcpsim.world._registry import load_world, world_names
 
 
 @pytest.mark.parametrize("name", world_names())

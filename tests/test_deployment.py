@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from mcpsim.cli import main
-from mcpsim.cli.serving import serve
+from mcpsim.cli._serving import serve
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,7 @@ def test_a_plain_install_ships_the_library_every_world_and_their_data(wheel):
     names = set(wheel.namelist())
     assert {
         "mcpsim/cli/__init__.py",
-        "mcpsim/engine/episode.py",
+        "mcpsim/engine/_episode.py",
         "mcpsim_worlds/retail/__init__.py",
         "mcpsim_worlds/retail/policy.md",
     } <= names
@@ -124,7 +124,7 @@ def test_a_world_that_fails_to_load_is_listed_with_its_error_and_the_others_stil
 
     from click.testing import CliRunner
 
-    import mcpsim.world.registry as registry
+    import mcpsim.world._registry as registry
 
     real = registry.entry_points
 

@@ -13,12 +13,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from mcpsim.acceptance._describe import DescribeError, describe_world, prompt, repair_message
 from mcpsim.cli import main
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.factory.describe import DescribeError, describe_world, prompt, repair_message
-from mcpsim.factory.spec import WorldSpec, json_schema
-from mcpsim.runner.llm import ChatClient
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._templates import TemplateCache
+from mcpsim.runner._llm import ChatClient
+from mcpsim.specs._spec import WorldSpec, json_schema
 from tests.commands import mcpsim_argv
 from tests.conftest import CLEAN_ENV
 from tests.fake_openai import FakeModel, fake_openai
@@ -153,7 +153,7 @@ def test_the_same_replies_give_the_same_world_without_asking(repaired, tmp_path)
     written = WorldSpec.model_validate(yaml.safe_load((tmp_path / "vet.yaml").read_text()))
     assert written.digest() == found.spec.digest()
     templates = TemplateCache(None)
-    from mcpsim.factory import compile_spec
+    from mcpsim.specs._compiler import compile_spec
 
     hashes = {
         Episode.create(compile_spec(s).world, 0, "small", templates=templates).state_hash()

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpsim.engine import store
-from mcpsim.world.registry import load_world, world_names
+from mcpsim.engine import _store as store
+from mcpsim.world._registry import load_world, world_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = Path(__file__).with_name("clock_probe.py")
@@ -196,15 +196,15 @@ def test_the_lint_refuses_wall_clock_and_global_random_calls(tmp_path: Path, sou
 def test_the_template_hash_does_not_depend_on_the_process() -> None:
     """A second process (another PYTHONHASHSEED) builds airline's small template to the same hash
     as this one; airline drew birth dates from the wall clock before."""
-    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.engine._templates import TemplateCache
 
     world = load_world("airline")
     conn = store.connect(TemplateCache(None).get(world, 0, "small"))
     mine = store.full_state_hash(conn, world.metadata)
     conn.close()
     code = (
-        "from mcpsim.engine import store; from mcpsim.world.registry import load_world; "
-        "from mcpsim.engine.templates import TemplateCache; w = load_world('airline'); "
+        "from mcpsim.engine import store; from mcpsim.world._registry import load_world; "
+        "from mcpsim.engine._templates import TemplateCache; w = load_world('airline'); "
         "c = store.connect(TemplateCache(None).get(w, 0, 'small')); "
         "print(store.full_state_hash(c, w.metadata))"
     )

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcpsim.testing import clean_env
+from mcpsim.testing._driver import clean_env
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "writing-a-world.md"
 

@@ -21,11 +21,11 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.runner import backends
-from mcpsim.runner.backends import BackendError, HttpBackend
+from mcpsim.runner import _backends as backends
+from mcpsim.runner._backends import BackendError, HttpBackend
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectories.schema import Trajectory
-from mcpsim.world.registry import load_world
+from mcpsim.trajectories._records import Trajectory
+from mcpsim.world._registry import load_world
 from tests.conftest import CLEAN_ENV, free_port, spawn_retail_http, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
@@ -170,7 +170,7 @@ def test_record_writes_an_episode_when_it_is_graded_and_recovers_the_calls_of_li
 
 
 def test_an_ended_episode_is_written_at_end_and_again_only_when_a_verdict_arrives(tmp_path):
-    from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+    from mcpsim.serve._app import ServeConfig, create_app, serve_in_thread
 
     task_id = load_tasks("retail").tasks[0].id
     app = create_app(ServeConfig(world="retail", scale="small", record_dir=str(tmp_path), no_auth=True))
@@ -195,8 +195,8 @@ def test_an_ended_episode_is_written_at_end_and_again_only_when_a_verdict_arrive
 
 
 def test_recovery_drops_a_line_cut_short_by_a_crash(tmp_path):
-    from mcpsim.trajectories.journal import Journal, LiveHeader
-    from mcpsim.trajectories.recording import Recorder
+    from mcpsim.trajectories._journal import Journal, LiveHeader
+    from mcpsim.trajectories._served import Recorder
 
     whole = Trajectory(
         episode_id="a", world="retail", world_version="v", agent="x", status="completed", termination="recorded"

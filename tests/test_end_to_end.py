@@ -12,8 +12,8 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcpsim.engine.episode import Episode
-from mcpsim.world.registry import load_world
+from mcpsim.engine._episode import Episode
+from mcpsim.world._registry import load_world
 from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""The in-process environment API (mcpsim.env): reset/step over real worlds and tasks, the
+"""The in-process environment API (mcpsim.env._environment): reset/step over real worlds and tasks, the
 verifier's reward at the end, fork, snapshot and restore of a live environment."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.env import AsyncEnv, Env, EnvError, MessageAction, StepResult, ToolCallAction
-from mcpsim.runner.agents import oracle_steps
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.engine._templates import TemplateCache
+from mcpsim.env._environment import AsyncEnv, Env, EnvError, MessageAction, StepResult, ToolCallAction
+from mcpsim.runner._agents import oracle_steps
+from mcpsim.serve._host import EpisodeManager
 from mcpsim.tasks import Say, load_tasks
 
 TASK = "add-address-make-default"  # needs a confirmation before the write
@@ -151,7 +151,7 @@ def test_bad_actions_get_precise_errors(manager: EpisodeManager) -> None:
         calls = env.trajectory().calls
         assert [c.ok for c in calls] == [False, False, True]
         with pytest.raises(EnvError, match="not a tool message"):
-            from mcpsim.trajectories.schema import Message
+            from mcpsim.trajectories._records import Message
 
             env.reset(TASK)
             env.step(Message(role="tool", content="x", tool_call_id="c"))

@@ -13,10 +13,10 @@ from sqlalchemy import JSON
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._templates import TemplateCache
 from mcpsim.world import ToolContext, World, WorldError, sql
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world._seeding import SeedContext
 
 
 @pytest.fixture
@@ -198,7 +198,7 @@ def test_a_write_refused_after_the_end_is_in_the_transcript(episode):
 
 
 def test_the_state_hash_follows_the_rows_whatever_path_led_to_them(episode, ledger, templates):
-    from mcpsim.engine import store
+    from mcpsim.engine import _store as store
 
     a, b = accounts(episode)[:2]
     start = episode.state_hash()
@@ -413,7 +413,7 @@ def test_a_session_a_failed_call_made_is_closed_and_its_change_undone(plain):
 
 
 def test_a_plain_read_through_the_context_makes_no_session_and_sees_pending_orm_writes(plain):
-    from mcpsim.world.seeding import derive_seed
+    from mcpsim.world._seeding import derive_seed
 
     got = plain.call("peek", {"gadget_id": "g2"})
     assert got.value == {
@@ -428,7 +428,7 @@ def test_a_plain_read_through_the_context_makes_no_session_and_sees_pending_orm_
 
 
 def test_a_call_reads_metadata_written_between_calls(episode, ledger):
-    from mcpsim.engine import store
+    from mcpsim.engine import _store as store
 
     episode.call("list_accounts")
     later = ledger.epoch + timedelta(days=3)
@@ -443,7 +443,7 @@ def test_a_call_reads_metadata_written_between_calls(episode, ledger):
 
 
 def test_the_metadata_a_call_writes_is_stored_as_write_meta_stores_it(ledger, templates):
-    from mcpsim.engine import store
+    from mcpsim.engine import _store as store
 
     a = Episode.create(ledger, seed=1, scale="small", templates=templates)
     b = Episode.create(ledger, seed=1, scale="small", templates=templates)

@@ -11,12 +11,12 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.engine import store
-from mcpsim.engine.episode import Episode
+from mcpsim.engine import _store as store
+from mcpsim.engine._episode import Episode
 from mcpsim.grading import Verifier
 from mcpsim.tasks import load_tasks
-from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
-from mcpsim.world.registry import load_world
+from mcpsim.tasks._scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
+from mcpsim.world._registry import load_world
 from tests.commands import mcpsim_argv, verify_args
 from tests.conftest import CLEAN_ENV
 from tests.verifier_fixtures import ledger_tasks

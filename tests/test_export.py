@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from mcpsim.trajectories import export as export_module
-from mcpsim.trajectories.export import ExportError, export
-from mcpsim.trajectories.schema import CallLog, FunctionCall, Message, ToolCall, ToolDef, Trajectory, Usage
+from mcpsim.trajectories import _export as export_module
+from mcpsim.trajectories._export import ExportError, export
+from mcpsim.trajectories._records import CallLog, FunctionCall, Message, ToolCall, ToolDef, Trajectory, Usage
 
 GOOD_ARGS = '{"account_id": "acc_1"}'
 BAD_ARGS = '{"account_id": '  # a model's garbage: not JSON at all

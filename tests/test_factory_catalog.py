@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpsim.factory import compile_spec, load_spec
-from mcpsim.factory.catalog import MIN_TOOLS, BlueprintError, blueprints, catalogue_specs, expand
-from mcpsim.factory.catalogue import DISTINCT, REPORT_CHECKS, WorldResult, run_catalogue, summarise, tool_signature
-from mcpsim.factory.loading import spec_files
-from mcpsim.factory.validate import CHECKS
-from mcpsim.tasks.schema import TaskFile
+from mcpsim.acceptance._validate import CHECKS
+from mcpsim.catalogue._blueprints import MIN_TOOLS, BlueprintError, blueprints, catalogue_specs, expand
+from mcpsim.catalogue._loading import spec_files
+from mcpsim.catalogue._run import DISTINCT, REPORT_CHECKS, WorldResult, run_catalogue, summarise, tool_signature
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.specs._spec import load_spec
+from mcpsim.tasks._models import TaskFile
 from tests.conftest import CLEAN_ENV
 
 SAMPLE = 20

@@ -20,11 +20,11 @@ import yaml
 from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.factory.arguments import Arguments
-from mcpsim.factory.catalog import blueprints, expand
-from mcpsim.factory.compiler import compile_spec
+from mcpsim.catalogue._blueprints import blueprints, expand
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._templates import TemplateCache
+from mcpsim.specs._arguments import Arguments
+from mcpsim.specs._compiler import compile_spec
 from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
 
 NAMES = ["hotel", "library", "it_helpdesk"]
@@ -279,10 +279,10 @@ def test_a_parent_deleted_while_its_fork_is_made_leaves_the_child_its_offer(tmp_
     creates another offered episode (which forgets deleted episodes' offers), while the fork is
     under way still gets a child that lists only the offered tools. In process (the fork is held
     at the point the race needs by wrapping the server's response capture; the server is real)."""
-    from mcpsim.factory.hosting import spec_world_loader
-    from mcpsim.serve import worlds
-    from mcpsim.serve.app import serve_in_thread
-    from mcpsim.serve.worlds import WorldHost
+    from mcpsim.catalogue._hosting import spec_world_loader
+    from mcpsim.serve import _worlds as worlds
+    from mcpsim.serve._app import serve_in_thread
+    from mcpsim.serve._worlds import WorldHost
 
     folder = tmp_path_factory.mktemp("race")
     spec = expand(blueprints()["hotel"], 1, name="hotel").model_copy(update={"generated_tasks": 0})

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpsim.factory import compile_spec, load_spec
-from mcpsim.factory.spec import parse_spec
-from mcpsim.factory.taskgen import TaskGenerator, candidates_digest
-from mcpsim.factory.validate import DeterminismChecker, process_hashes, tasks_digest, validate
+from mcpsim.acceptance._validate import DeterminismChecker, process_hashes, tasks_digest, validate
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.specs._spec import load_spec, parse_spec
+from mcpsim.taskgen._generator import TaskGenerator, candidates_digest
 from tests.conftest import CLEAN_ENV
 
-validate_module = importlib.import_module("mcpsim.factory.validate")  # the package exports a function of that name
+validate_module = importlib.import_module("mcpsim.acceptance._validate")  # the package exports a function of that name
 SPECS = Path(__file__).parent.parent / "examples" / "specs"
 BIKES = SPECS / "bikes.yaml"
 COUNT = 3  # tasks, each audited: a few seconds a process

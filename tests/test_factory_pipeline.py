@@ -17,16 +17,18 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.factory import compile_spec, load_spec, parse_spec, validate
-from mcpsim.factory.taskgen import task_set
-from mcpsim.factory.validate import CHECKS
+from mcpsim.acceptance import _validate as validate
+from mcpsim.acceptance._validate import CHECKS
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._templates import TemplateCache
 from mcpsim.grading import Verifier
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.specs._spec import load_spec, parse_spec
+from mcpsim.taskgen._generator import task_set
 from mcpsim.tasks import Say
-from mcpsim.tasks.dialogue import confirmation_reply
-from mcpsim.tasks.scenario import gold_steps
-from mcpsim.world.registry import world_names
+from mcpsim.tasks._dialogue import confirmation_reply
+from mcpsim.tasks._scenario import gold_steps
+from mcpsim.world._registry import world_names
 from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
 
 pytestmark = pytest.mark.anyio

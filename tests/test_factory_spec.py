@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpsim.factory import SpecError, json_schema, load_spec, parse_spec
+from mcpsim.specs._spec import SpecError, json_schema, load_spec, parse_spec
 
 ROOT = Path(__file__).parent.parent
 LIBRARY = ROOT / "examples" / "specs" / "library.yaml"
@@ -21,7 +21,7 @@ def library() -> dict:
 
 def test_the_published_schema_is_generated_from_the_models():
     published = json.loads((ROOT / "schemas" / "world-spec.schema.json").read_text())
-    assert published == json_schema(), "run: python -m mcpsim.factory schema > schemas/world-spec.schema.json"
+    assert published == json_schema(), "run: python -m mcpsim.acceptance schema > schemas/world-spec.schema.json"
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "examples" / "specs").glob("*.yaml")), ids=lambda p: p.stem)

@@ -9,19 +9,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpsim.audit import check_task
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.factory import compile_spec, load_spec
-from mcpsim.factory import taskgen as taskgen_module
-from mcpsim.factory.arguments import Arguments
-from mcpsim.factory.operands import message_pattern
-from mcpsim.factory.spec import parse_spec
-from mcpsim.factory.taskgen import KINDS, TaskGenerator, generate_tasks, task_set
-from mcpsim.factory.validate import tasks_digest
+from mcpsim.acceptance._validate import tasks_digest
+from mcpsim.audit._audit import check_task
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._templates import TemplateCache
 from mcpsim.grading import Verifier
+from mcpsim.specs._arguments import Arguments
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.specs._operands import message_pattern
+from mcpsim.specs._spec import load_spec, parse_spec
+from mcpsim.taskgen import _generator as taskgen_module
+from mcpsim.taskgen._generator import KINDS, TaskGenerator, generate_tasks, task_set
 from mcpsim.tasks import CallOrder, Confirmed, IdFact, TaskFile
-from mcpsim.tasks.scenario import task_episode
+from mcpsim.tasks._scenario import task_episode
 
 SPECS = Path(__file__).parent.parent / "examples" / "specs"
 

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpsim.factory import CHECKS, compile_spec, load_spec, parse_spec, validate
+from mcpsim.acceptance import _validate as validate
+from mcpsim.acceptance._validate import CHECKS
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.specs._spec import load_spec, parse_spec
 from tests.conftest import CLEAN_ENV
 
 SPECS = Path(__file__).parent.parent / "examples" / "specs"
@@ -74,7 +77,7 @@ def test_seed_data_that_breaks_a_constraint_is_rejected():
 def test_a_refusal_that_writes_is_caught(monkeypatch):
     """A tool that writes and then refuses (a simulator that forgot to roll back) is rejected."""
     compiled = compile_spec(load_spec(SPECS / "library.yaml"))
-    from mcpsim.engine import episode as episode_module
+    from mcpsim.engine import _episode as episode_module
 
     original = episode_module.Episode.call
 

@@ -9,9 +9,10 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcpsim.engine.episode import Episode
-from mcpsim.factory import compile_spec, load_spec
-from mcpsim.serve.mcp import build_server
+from mcpsim.engine._episode import Episode
+from mcpsim.serve._mcp import build_server
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.specs._spec import load_spec
 from mcpsim.world import ToolContext
 from tests.conftest import CLEAN_ENV
 
@@ -113,7 +114,7 @@ async def test_served_over_stdio_from_the_spec_file(tmp_path):
     clinic = SPECS / "clinic.yaml"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcpsim.factory", "serve", str(clinic), "--scale", "small"],
+        args=["-m", "mcpsim.acceptance", "serve", str(clinic), "--scale", "small"],
         env=CLEAN_ENV | {"PYTHONUNBUFFERED": "1"},
         cwd=str(tmp_path),
     )
@@ -170,13 +171,13 @@ def test_a_load_sees_the_calls_own_pending_writes(templates):
 
 
 def test_a_world_registered_at_run_time_is_gone_when_the_block_ends(tmp_path):
-    """`mcpsim.factory.loading.worlds_registered_here_removed` (what tests/conftest.py wraps every
+    """`mcpsim.catalogue._loading.worlds_registered_here_removed` (what tests/conftest.py wraps every
     test module in): the world, its tasks and the loader's sources for child processes all go."""
     import yaml
 
-    from mcpsim.factory import loading
-    from mcpsim.factory.catalog import blueprints, expand
-    from mcpsim.world.registry import UnknownWorld, load_world, world_names
+    from mcpsim.catalogue import _loading as loading
+    from mcpsim.catalogue._blueprints import blueprints, expand
+    from mcpsim.world._registry import UnknownWorld, load_world, world_names
 
     spec = expand(blueprints()["library"], 1, name="blocklibrary").model_copy(update={"generated_tasks": 0})
     path = tmp_path / "blocklibrary.yaml"

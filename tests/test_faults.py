@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.faults import BUILTIN, FaultProfile, FaultProfileError, load_profile
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._faults import BUILTIN, FaultProfile, FaultProfileError, load_profile
 
 
 def profile(**fields) -> FaultProfile:
@@ -205,7 +205,7 @@ def test_a_scripted_fault_that_cannot_apply_to_the_tool_does_not_fire(ledger, te
 
 
 def test_a_write_that_timed_out_still_counts_as_done_for_ordering_checks(ledger, templates):
-    from mcpsim.grading.checks import GradingContext, evaluate
+    from mcpsim.grading._checks import GradingContext, evaluate
     from mcpsim.tasks import CallOrder, Task, ToolCalled
 
     ep = episode(ledger, templates, profile(script=[{"tool": "open_account", "call": 1, "fault": "timeout"}]))

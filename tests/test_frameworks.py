@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsim.testing import clean_env
+from mcpsim.testing._driver import clean_env
 from tests.venvs import cached_venv
 
 FRAMEWORKS = {  # name -> the pip requirements of its own venv

@@ -23,12 +23,12 @@ import httpx
 import pytest
 from mcp import Client, MCPError
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.faults import BUILTIN
-from mcpsim.serve.control import MAX_BODY_BYTES
-from mcpsim.trajectories.recording import episode_trajectory
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._faults import BUILTIN
+from mcpsim.serve._control import MAX_BODY_BYTES
+from mcpsim.trajectories._served import episode_trajectory
 from mcpsim.world import World
-from mcpsim.world.registry import load_world, world_names
+from mcpsim.world._registry import load_world, world_names
 
 pytestmark = pytest.mark.anyio
 

@@ -18,14 +18,14 @@ from click.testing import CliRunner
 
 from mcpsim.cli import main
 from mcpsim.grading import GradingUnavailable
-from mcpsim.runner import loop
-from mcpsim.runner.agents import NoopAgent, OracleAgent
-from mcpsim.runner.backends import InProcessBackend
-from mcpsim.runner.run import RunConfig, run_episodes
-from mcpsim.runner.users import ScriptedUser
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.runner import _loop as loop
+from mcpsim.runner._agents import NoopAgent, OracleAgent
+from mcpsim.runner._backends import InProcessBackend
+from mcpsim.runner._run import RunConfig, run_episodes
+from mcpsim.runner._users import ScriptedUser
+from mcpsim.serve._host import EpisodeManager
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectories.schema import Trajectory
+from mcpsim.trajectories._records import Trajectory
 from tests.commands import oracle_run_args
 from tests.verifier_fixtures import ledger_tasks
 

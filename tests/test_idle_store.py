@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from mcpsim.engine.episode import Episode, EpisodeClosed
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.runner.backends import share_validators
-from mcpsim.serve.host import EpisodeManager
-from mcpsim.serve.mcp import META_EPISODE, build_server
+from mcpsim.engine._episode import Episode, EpisodeClosed
+from mcpsim.engine._templates import TemplateCache
+from mcpsim.runner._backends import share_validators
+from mcpsim.serve._host import EpisodeManager
+from mcpsim.serve._mcp import META_EPISODE, build_server
 
 
 @pytest.fixture

@@ -14,16 +14,16 @@ import pytest
 import yaml
 from mcp import Client
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.faults import BUILTIN, FaultProfile, FaultProfileError, load_profile, profile_from_request
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.runner.backends import InProcessBackend
-from mcpsim.runner.run import RunConfig, run_episodes
-from mcpsim.runner.users import ScriptedUser
-from mcpsim.serve.host import EpisodeManager
-from mcpsim.serve.mcp import build_server
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._faults import BUILTIN, FaultProfile, FaultProfileError, load_profile, profile_from_request
+from mcpsim.engine._templates import TemplateCache
+from mcpsim.runner._backends import InProcessBackend
+from mcpsim.runner._run import RunConfig, run_episodes
+from mcpsim.runner._users import ScriptedUser
+from mcpsim.serve._host import EpisodeManager
+from mcpsim.serve._mcp import build_server
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectories.schema import FunctionCall, Message, ToolCall, Trajectory
+from mcpsim.trajectories._records import FunctionCall, Message, ToolCall, Trajectory
 from tests.conftest import MCP_INITIALIZE
 
 pytestmark = pytest.mark.anyio

@@ -1,20 +1,20 @@
 """Irreversible effects count: a message sent and then deleted, a file shared and then unshared,
 an invitation declined and then accepted all leave the gold solution's final rows, yet the world
 saw them. Grading compares what irreversible calls wrote, agent against gold; the order of the
-writes and a retry of a refused call do not matter (`mcpsim.grading.effects`)."""
+writes and a retry of a refused call do not matter (`mcpsim.grading._effects`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.faults import load_profile
-from mcpsim.engine.store import Change, NetChange
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._faults import load_profile
+from mcpsim.engine._store import Change, NetChange
 from mcpsim.grading import Verifier
-from mcpsim.grading.diff import compare_with_gold
-from mcpsim.grading.effects import EpisodeChanges, Write, compare_irreversible, irreversible_writes
+from mcpsim.grading._diff import compare_with_gold
+from mcpsim.grading._effects import EpisodeChanges, Write, compare_irreversible, irreversible_writes
 from mcpsim.tasks import Action, Task
-from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_solution, task_episode
+from mcpsim.tasks._scenario import gold_steps, oracle_answer, run_solution, task_episode
 from tests.conftest import lunch_reply
 from tests.verifier_fixtures import gold_state_reason, play
 

@@ -1,4 +1,4 @@
-"""One trajectory journal (issue 12, item 2; issue 11, item 8): `mcpsim.trajectories.journal` is
+"""One trajectory journal (issue 12, item 2; issue 11, item 8): `mcpsim.trajectories._journal` is
 the one writer and reader of trajectory JSONL files, with one crash policy. Finished episodes are
 fsynced lines; live episodes journal their calls as they happen, and the calls of an episode that
 was live at a crash come back on restart; a torn last line is dropped, any other bad line named."""
@@ -12,17 +12,17 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpsim.engine.episode import Episode
-from mcpsim.runner.run import RunConfig, RunError, run_episodes
-from mcpsim.trajectories.journal import (
+from mcpsim.engine._episode import Episode
+from mcpsim.runner._run import RunConfig, RunError, run_episodes
+from mcpsim.trajectories._journal import (
     Journal,
     JournalError,
     LiveHeader,
     iter_trajectories,
     read_trajectories,
 )
-from mcpsim.trajectories.recording import Recorder, call_logs, episode_trajectory
-from mcpsim.trajectories.schema import Trajectory
+from mcpsim.trajectories._records import Trajectory
+from mcpsim.trajectories._served import Recorder, call_logs, episode_trajectory
 
 
 def trajectory(episode_id: str, **fields: object) -> Trajectory:

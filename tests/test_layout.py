@@ -1,17 +1,14 @@
-"""The tree's rules: imports go one way (import-linter's contracts in pyproject.toml), every package
-is found by a plain install, old module paths still work for one release, and the public API is
-what `__all__` says."""
+"""The tree's rules: imports go one way and private modules stay inside their package
+(import-linter's contracts in pyproject.toml), every package is found by a plain install, and the
+public API is what `__all__` says."""
 
 from __future__ import annotations
 
-import importlib
 import shutil
 import subprocess
 import sys
 import warnings
 from pathlib import Path
-
-import pytest
 
 import mcpsim
 
@@ -35,7 +32,7 @@ def test_a_layer_violation_is_caught(tmp_path: Path) -> None:
     reported (the copy, so that concurrent test runs never see the probe)."""
     shutil.copytree(ROOT / "mcpsim", tmp_path / "mcpsim", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    (tmp_path / "mcpsim" / "world" / "_layer_probe.py").write_text("import mcpsim.serve.app  # breaks the layering\n")
+    (tmp_path / "mcpsim" / "world" / "_layer_probe.py").write_text("import mcpsim.serve._app  # breaks the layering\n")
     out = subprocess.run(
         [_tool("lint-imports"), "--no-cache"],
         cwd=tmp_path,
@@ -45,15 +42,7 @@ def test_a_layer_violation_is_caught(tmp_path: Path) -> None:
         env={"PATH": "", "PYTHONPATH": str(tmp_path)},
     )
     assert out.returncode != 0
-    assert "mcpsim.world._layer_probe -> mcpsim.serve.app" in out.stdout, out.stdout[-3000:]
-
-
-@pytest.mark.parametrize("old", ["seeding", "toolkit", "registry"])
-def test_old_paths_still_import_with_a_warning(old: str) -> None:
-    sys.modules.pop(f"mcpsim.{old}", None)
-    with pytest.warns(DeprecationWarning, match=f"mcpsim.world.{old}"):
-        legacy = importlib.import_module(f"mcpsim.{old}")
-    assert legacy is importlib.import_module(f"mcpsim.world.{old}")
+    assert "mcpsim.world._layer_probe -> mcpsim.serve._app" in out.stdout, out.stdout[-3000:]
 
 
 def test_public_api_is_importable() -> None:

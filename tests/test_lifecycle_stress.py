@@ -22,8 +22,8 @@ import httpx
 import mcp_types
 import pytest
 
-from mcpsim.engine.episode import Episode, EpisodeClosed
-from mcpsim.engine.faults import FaultProfile
+from mcpsim.engine._episode import Episode, EpisodeClosed
+from mcpsim.engine._faults import FaultProfile
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -93,8 +93,8 @@ RACE = textwrap.dedent("""
     import sys, threading, time
     sys.path.insert(0, {tests!r})
     import toyworld
-    from mcpsim.engine.episode import Episode, EpisodeClosed
-    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.engine._episode import Episode, EpisodeClosed
+    from mcpsim.engine._templates import TemplateCache
 
     SLOW = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000) "
             "SELECT count(*) AS c FROM n")

@@ -7,17 +7,17 @@ import json
 import anyio
 import pytest
 
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.runner.agents import OpenAIAgent
-from mcpsim.runner.backends import InProcessBackend
-from mcpsim.runner.llm import ChatClient
-from mcpsim.runner.loop import RolloutSettings
-from mcpsim.runner.run import RunConfig, run_episodes
-from mcpsim.runner.users import LlmUser, ScriptedUser
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.engine._templates import TemplateCache
+from mcpsim.runner._agents import OpenAIAgent
+from mcpsim.runner._backends import InProcessBackend
+from mcpsim.runner._llm import ChatClient
+from mcpsim.runner._loop import RolloutSettings
+from mcpsim.runner._run import RunConfig, run_episodes
+from mcpsim.runner._users import LlmUser, ScriptedUser
+from mcpsim.serve._host import EpisodeManager
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectories.schema import Trajectory
-from mcpsim.world.registry import load_world
+from mcpsim.trajectories._records import Trajectory
+from mcpsim.world._registry import load_world
 from tests.fake_openai import FakeModel, fake_openai
 
 pytestmark = pytest.mark.anyio

@@ -6,8 +6,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcpsim.engine.episode import Episode
-from mcpsim.serve.mcp import build_server, policy_uri
+from mcpsim.engine._episode import Episode
+from mcpsim.serve._mcp import build_server, policy_uri
 
 pytestmark = pytest.mark.anyio
 
@@ -121,7 +121,7 @@ async def test_output_schemas_are_published_lean_and_accept_and_refuse_what_the_
 
 
 def test_lean_schema_leaves_what_it_cannot_prove_equivalent():
-    from mcpsim.serve.mcp import lean_schema
+    from mcpsim.serve._mcp import lean_schema
 
     recursive = {"$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
                  "$ref": "#/$defs/Node"}  # fmt: skip

@@ -10,8 +10,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpsim.engine.episode import Episode
-from mcpsim.serve.mcp import build_server
+from mcpsim.engine._episode import Episode
+from mcpsim.serve._mcp import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -5,9 +5,9 @@ is passed only by a verification that succeeded."""
 from __future__ import annotations
 
 from mcpsim.grading import Verifier
-from mcpsim.grading.checks import GradingContext, evaluate
+from mcpsim.grading._checks import GradingContext, evaluate
 from mcpsim.tasks import Action, CallOrder, Task, ToolNotCalled
-from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
+from mcpsim.tasks._scenario import gold_steps, run_solution, task_episode
 
 
 def result_of(episode, tool: str) -> dict:

@@ -1,4 +1,4 @@
-"""The where-DSL (mcpsim.engine.query): `where_sql` over SQLite and `row_matches` in Python give the
+"""The where-DSL (mcpsim.engine._query): `where_sql` over SQLite and `row_matches` in Python give the
 same answer for every where clause over the same rows (every operator; integers, floats, text
 that reads as a number, accents, case, NULL, lists), and refuse the same malformed clauses."""
 
@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Boolean, Column, DateTime, Float, Integer, LargeBinary, MetaData, Numeric, String, Table, Text
 
-from mcpsim.engine import query, store
-from mcpsim.engine.templates import engine_for
+from mcpsim.engine import _query as query
+from mcpsim.engine import _store as store
+from mcpsim.engine._templates import engine_for
 
 METADATA = MetaData()
 THINGS = Table(

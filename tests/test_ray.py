@@ -25,12 +25,10 @@ import pytest
 import ray  # in the test extra: a missing Ray fails this file, never skips it
 import yaml
 
-from mcpsim.factory.catalog import blueprints, expand
-from mcpsim.factory.compiler import compile_spec
-from mcpsim.factory.loading import ShippedSpec, register_shipped, shipped_folder
-from mcpsim.factory.taskgen import generate_tasks, task_set
-from mcpsim.runner.backends import InProcessBackend
-from mcpsim.runner.cluster import (
+from mcpsim.catalogue._blueprints import blueprints, expand
+from mcpsim.catalogue._loading import ShippedSpec, register_shipped, shipped_folder
+from mcpsim.runner._backends import InProcessBackend
+from mcpsim.runner._cluster import (
     HostPool,
     LocalCluster,
     RayEndpoint,
@@ -40,12 +38,14 @@ from mcpsim.runner.cluster import (
     serve_on_ray,
     worker_env,
 )
-from mcpsim.runner.config import RolloutSettings
-from mcpsim.runner.run import Job, RunConfig, run_episodes
-from mcpsim.serve.app import serve_in_thread
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.runner._run import Job, RunConfig, run_episodes
+from mcpsim.runner._settings import RolloutSettings
+from mcpsim.serve._app import serve_in_thread
+from mcpsim.serve._host import EpisodeManager
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.taskgen._generator import generate_tasks, task_set
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectories.schema import Trajectory
+from mcpsim.trajectories._records import Trajectory
 from tests.commands import mcpsim_argv
 from tests.conftest import CLEAN_ENV, MCP_INITIALIZE, free_port
 from tests.venvs import CLIENT

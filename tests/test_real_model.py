@@ -11,10 +11,10 @@ from typing import Any
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.runner.agents import Turn
-from mcpsim.runner.llm import ChatClient
-from mcpsim.runner.users import STOP
-from mcpsim.trajectories.schema import Message
+from mcpsim.runner._agents import Turn
+from mcpsim.runner._llm import ChatClient
+from mcpsim.runner._users import STOP
+from mcpsim.trajectories._records import Message
 from tests.fake_openai import FakeModel, fake_openai
 
 TASK = "cancel-pending-order"

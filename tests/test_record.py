@@ -16,11 +16,11 @@ from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
 
 from mcpsim.cli import main
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.faults import load_profile
-from mcpsim.factory.record import Recording, fault_kind, fidelity, learn, load_recording, record, shape, template
-from mcpsim.factory.twin import infer_twin
-from mcpsim.factory.twin_world import compile_twin
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._faults import load_profile
+from mcpsim.recordings._stdio import Recording, fault_kind, fidelity, learn, load_recording, record, shape, template
+from mcpsim.twins._infer import infer_twin
+from mcpsim.twins._world import compile_twin
 from tests.commands import mcpsim_argv
 from tests.conftest import CLEAN_ENV
 from tests.test_twin import SURFACE
@@ -210,7 +210,7 @@ def test_an_empty_recording_has_no_calls(tmp_path):
 
 def test_a_server_that_ignores_the_client_leaving_is_stopped(tmp_path, monkeypatch):
     """The client hangs up (stdin closed); a server that stays is terminated after the grace."""
-    from mcpsim.factory import record as recording
+    from mcpsim.recordings import _stdio as recording
 
     monkeypatch.setattr(recording, "EXIT_GRACE_S", 0.5)
     stubborn = [sys.executable, "-c", "import sys, time\nsys.stdin.read()\ntime.sleep(600)"]

@@ -25,13 +25,13 @@ from pydantic import BaseModel
 from starlette.responses import JSONResponse, PlainTextResponse
 
 from mcpsim.cli import main
-from mcpsim.engine.episode import Episode
-from mcpsim.factory.record import Recorder, load_recording
-from mcpsim.factory.record_http import EventReader, proxy_url
-from mcpsim.factory.twin import infer_twin
-from mcpsim.factory.twin_world import compile_twin
-from mcpsim.serve.app import serve_in_thread
-from mcpsim.serve.mcp import build_server
+from mcpsim.engine._episode import Episode
+from mcpsim.recordings._http import EventReader, proxy_url
+from mcpsim.recordings._stdio import Recorder, load_recording
+from mcpsim.serve._app import serve_in_thread
+from mcpsim.serve._mcp import build_server
+from mcpsim.twins._infer import infer_twin
+from mcpsim.twins._world import compile_twin
 from tests.commands import mcpsim_argv
 from tests.conftest import CLEAN_ENV, MCP_INITIALIZE
 from tests.test_record import NOTE

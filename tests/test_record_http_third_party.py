@@ -31,9 +31,9 @@ from mcp import Client
 
 from benchmarks import twins
 from mcpsim.cli import main
-from mcpsim.factory.record import load_recording
-from mcpsim.factory.twin import load_twin
-from mcpsim.factory.twin_world import check_twin
+from mcpsim.recordings._stdio import load_recording
+from mcpsim.twins._infer import load_twin
+from mcpsim.twins._world import check_twin
 from tests.conftest import CLEAN_ENV
 from tests.test_record_http import recorder
 

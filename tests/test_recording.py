@@ -10,11 +10,11 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+from mcpsim.serve._app import ServeConfig, create_app, serve_in_thread
 from mcpsim.tasks import load_tasks
-from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
-from mcpsim.trajectories.schema import Trajectory
-from mcpsim.world.registry import load_world
+from mcpsim.tasks._scenario import gold_steps, run_solution, task_episode
+from mcpsim.trajectories._records import Trajectory
+from mcpsim.world._registry import load_world
 
 pytestmark = pytest.mark.anyio
 

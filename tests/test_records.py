@@ -14,12 +14,12 @@ from typing import Any, get_args
 
 import pytest
 
-from mcpsim.engine import store
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.faults import FaultProfile
+from mcpsim.engine import _store as store
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._faults import FaultProfile
 from mcpsim.grading import Verdict
-from mcpsim.grading.verdict import DiffEntry, StoredVerdictError, VerdictSummary, load_verdict, shown
-from mcpsim.serve.control import EpisodeInfo
+from mcpsim.grading._verdict import DiffEntry, StoredVerdictError, VerdictSummary, load_verdict, shown
+from mcpsim.serve._control import EpisodeInfo
 
 OLD = json.loads((Path(__file__).parent / "data" / "episode_meta_format5.json").read_text(encoding="utf-8"))
 OLD_META: dict[str, str] = dict(OLD["meta"])  # key -> the value's JSON text, as stored

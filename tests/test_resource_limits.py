@@ -10,11 +10,11 @@ import sys
 import httpx
 import pytest
 
-from mcpsim.engine import store
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache, parse_size, process_templates
-from mcpsim.serve.app import ServeConfig
-from mcpsim.serve.host import EpisodeLimitReached, EpisodeManager
+from mcpsim.engine import _store as store
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._templates import TemplateCache, parse_size, process_templates
+from mcpsim.serve._app import ServeConfig
+from mcpsim.serve._host import EpisodeLimitReached, EpisodeManager
 from tests.conftest import CLEAN_ENV
 
 pytestmark = pytest.mark.anyio

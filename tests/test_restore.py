@@ -15,9 +15,10 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.engine import snapshots, store
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.snapshots import SnapshotError, load_untrusted, sign, split
+from mcpsim.engine import _snapshots as snapshots
+from mcpsim.engine import _store as store
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._snapshots import SnapshotError, load_untrusted, sign, split
 from tests.verifier_fixtures import ledger_tasks
 
 pytestmark = pytest.mark.anyio
@@ -215,7 +216,7 @@ def test_even_with_the_key_another_world_version_is_refused(episode, ledger):
 
 
 def test_every_real_worlds_snapshot_passes_its_schema_check(templates):
-    from mcpsim.world.registry import load_world, world_names
+    from mcpsim.world._registry import load_world, world_names
 
     for name in world_names():
         world = load_world(name)
@@ -228,7 +229,7 @@ def test_every_real_worlds_snapshot_passes_its_schema_check(templates):
 
 async def test_an_upload_past_the_size_limit_gets_413(serve_http, ledger, episode):
     live = serve_http([ledger], snapshot_key=KEY)
-    from mcpsim.serve.control import ControlPlane
+    from mcpsim.serve._control import ControlPlane
 
     limit = ControlPlane.max_snapshot_bytes
     ControlPlane.max_snapshot_bytes = 64 * 1024
@@ -248,7 +249,7 @@ async def test_an_upload_past_the_size_limit_gets_413(serve_http, ledger, episod
 
 
 async def test_a_restore_is_checked_off_the_event_loop(live, episode, monkeypatch):
-    from mcpsim.serve import control
+    from mcpsim.serve import _control as control
 
     started, release = threading.Event(), threading.Event()
     real = control.load_untrusted
@@ -290,7 +291,7 @@ def test_the_key_comes_from_the_option_the_environment_or_the_process(monkeypatc
 
 
 def test_the_loopback_runner_keeps_one_key_per_run_folder(tmp_path, monkeypatch):
-    from mcpsim.cli.running import _loopback_snapshot_key
+    from mcpsim.cli._running import _loopback_snapshot_key
 
     monkeypatch.delenv("MCPSIM_SNAPSHOT_KEY", raising=False)
     first = _loopback_snapshot_key(tmp_path / "run")
@@ -312,12 +313,12 @@ def test_the_signature_covers_the_labels(episode):
 
 
 async def test_keep_first_and_resume_over_http_restore_what_the_server_signed(serve_http, tmp_path):
-    from mcpsim.runner.agents import OracleAgent
-    from mcpsim.runner.backends import HttpBackend
-    from mcpsim.runner.run import RunConfig, run_episodes
-    from mcpsim.runner.users import ScriptedUser
+    from mcpsim.runner._agents import OracleAgent
+    from mcpsim.runner._backends import HttpBackend
+    from mcpsim.runner._run import RunConfig, run_episodes
+    from mcpsim.runner._users import ScriptedUser
     from mcpsim.tasks import load_tasks
-    from mcpsim.world.registry import load_world
+    from mcpsim.world._registry import load_world
     from tests.test_runner import GatedOracle, lines
 
     world, task_set = load_world("retail"), load_tasks("retail")
@@ -376,7 +377,7 @@ def test_restamping_keeps_an_autoincrement_tables_counter():
     world = World(
         "notes", title="Notes", description="test", metadata=Base.metadata, policy="-", scales={"default": {}}
     )
-    from mcpsim.engine.templates import engine_for
+    from mcpsim.engine._templates import engine_for
 
     upload = store.connect()  # an empty database of the world
     world.metadata.create_all(engine_for(upload))

@@ -15,10 +15,10 @@ from mcp import Client
 
 from mcpsim.cli import main
 from mcpsim.grading import Verifier
-from mcpsim.serve.mcp import build_server, policy_uri
+from mcpsim.serve._mcp import build_server, policy_uri
 from mcpsim.tasks import load_tasks
-from mcpsim.tasks.scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
-from mcpsim.world.registry import load_world
+from mcpsim.tasks._scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
+from mcpsim.world._registry import load_world
 from tests.commands import verify_args
 from tests.conftest import CLEAN_ENV
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from mcpsim.engine.templates import TemplateCache
-from mcpsim.factory import compile_spec, load_spec
-from mcpsim.factory.taskgen import TaskGenerator, generate_tasks, task_set
+from mcpsim.engine._templates import TemplateCache
 from mcpsim.grading import Verifier
-from mcpsim.grading.answers import grade_answer
+from mcpsim.grading._answers import grade_answer
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.specs._spec import load_spec
+from mcpsim.taskgen._generator import TaskGenerator, generate_tasks, task_set
 from mcpsim.tasks import (
     Action,
     AllowedChanges,
@@ -25,7 +26,7 @@ from mcpsim.tasks import (
     PhraseFact,
     Task,
 )
-from mcpsim.tasks.scenario import run_solution, task_episode
+from mcpsim.tasks._scenario import run_solution, task_episode
 
 SPECS = Path(__file__).parent.parent / "examples" / "specs"
 
@@ -312,7 +313,7 @@ def test_a_refusal_blocker_is_the_only_reason(clinic, clinic_tasks):
 
 
 def test_relaying_the_worlds_refusal_message_states_the_blocking_value():
-    from mcpsim.factory.taskgen import _relayed
+    from mcpsim.taskgen._generator import _relayed
 
     found = _relayed("Doctor {doctor.name} is not accepting new appointments", ["accepting", "full_list"], "full list")
     assert found == ["not accepting new appointments"]
@@ -355,7 +356,7 @@ def test_an_enum_lookup_asks_for_a_less_common_value(library, clinic):
 
 
 def test_a_count_requirement_names_its_noun_in_the_plural():
-    from mcpsim.factory.taskgen import _stated
+    from mcpsim.taskgen._generator import _stated
 
     assert _stated(CountFact(count=4, noun="capacity")) == "4 capacities"
     assert _stated(CountFact(count=6, noun="leave request")) == "6 leave requests"

@@ -15,15 +15,15 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.runner.agents import OracleAgent, Turn
-from mcpsim.runner.backends import InProcessBackend
-from mcpsim.runner.metrics import summarize
-from mcpsim.runner.run import RUN_GC_THRESHOLD0, RunConfig, run_episodes
-from mcpsim.runner.users import ScriptedUser
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.runner._agents import OracleAgent, Turn
+from mcpsim.runner._backends import InProcessBackend
+from mcpsim.runner._run import RUN_GC_THRESHOLD0, RunConfig, run_episodes
+from mcpsim.runner._summary import summarize
+from mcpsim.runner._users import ScriptedUser
+from mcpsim.serve._host import EpisodeManager
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectories.schema import Trajectory
-from mcpsim.world.registry import load_world
+from mcpsim.trajectories._records import Trajectory
+from mcpsim.world._registry import load_world
 from tests.commands import mcpsim_argv, oracle_run_args
 from tests.conftest import CLEAN_ENV
 
@@ -316,7 +316,7 @@ class SleepyAgent(OracleAgent):
 
 @pytest.mark.anyio
 async def test_an_episode_past_its_timeout_ends_as_timeout_and_is_still_graded(tmp_path, task_set):
-    from mcpsim.runner.loop import RolloutSettings
+    from mcpsim.runner._loop import RolloutSettings
 
     task = next(t for t in task_set.tasks if len(t.gold) >= 2)
     backend = InProcessBackend(EpisodeManager(__import__("mcpsim").TemplateCache(), ttl_seconds=None))
@@ -360,7 +360,7 @@ def test_run_refuses_options_that_do_not_go_together(tmp_path, args: list[str], 
 
 def test_ray_is_imported_only_when_a_ray_run_starts() -> None:
     code = (
-        "import sys, mcpsim.cli.running, mcpsim.runner.run, mcpsim.runner.cluster, mcpsim.env; "
+        "import sys, mcpsim.cli._running, mcpsim.runner._run, mcpsim.runner._cluster, mcpsim.env._environment; "
         "assert 'ray' not in sys.modules, 'ray was imported'"
     )
     result = subprocess.run([mcpsim_argv()[0], "-c", code], capture_output=True, text=True, timeout=120, env=CLEAN_ENV)
@@ -370,11 +370,11 @@ def test_ray_is_imported_only_when_a_ray_run_starts() -> None:
 @pytest.mark.anyio
 async def test_the_in_process_backend_works_off_the_loop_one_thread_at_a_time(tmp_path, task_set):
     """Creating, grading and recording episodes is pure Python and SQLite: the backend runs it in
-    one worker thread at a time (`mcpsim.serve.work`), not in as many as anyio allows, whose contention
+    one worker thread at a time (`mcpsim.serve._work`), not in as many as anyio allows, whose contention
     for the GIL cost more CPU than the work at high concurrency. Episodes still overlap."""
     import threading
 
-    from mcpsim.serve import work
+    from mcpsim.serve import _work as work
 
     state = {"now": 0, "most": 0, "threads": set()}
     lock = threading.Lock()

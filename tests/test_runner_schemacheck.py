@@ -14,9 +14,9 @@ from jsonschema.validators import validator_for
 from mcp import Client
 from referencing import Registry
 
-from mcpsim.runner.schemacheck import CheckedFirst, Unhandled, checked_first, compile_check
-from mcpsim.serve.mcp import build_server
-from mcpsim.world.registry import load_world
+from mcpsim.runner._outputs import CheckedFirst, Unhandled, checked_first, compile_check
+from mcpsim.serve._mcp import build_server
+from mcpsim.world._registry import load_world
 
 WORLDS = ("airline", "bank", "retail", "workspace")
 

@@ -17,9 +17,9 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from structlog.testing import capture_logs
 
 from mcpsim.cli import main
-from mcpsim.serve.access import HostOriginGuard, summarize_verdict
-from mcpsim.serve.app import ServeConfig, build_app, serve_in_thread
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.serve._access import HostOriginGuard, summarize_verdict
+from mcpsim.serve._app import ServeConfig, build_app, serve_in_thread
+from mcpsim.serve._host import EpisodeManager
 from tests.conftest import MCP_INITIALIZE, free_port, spawn_retail_http, wait_until_healthy
 from tests.verifier_fixtures import ledger_tasks
 

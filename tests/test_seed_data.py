@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpsim.world.registry import load_world
-from mcpsim.world.seeding import load_seed_data
+from mcpsim.world._registry import load_world
+from mcpsim.world._seeding import load_seed_data
 
 
 def test_seed_data_reads_sections_with_shared_values_by_alias(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim.world.seeding import IdGenerator, derive_seed
+from mcpsim.world._seeding import IdGenerator, derive_seed
 
 
 @pytest.mark.parametrize("digits", [1, 2, 3, 4])

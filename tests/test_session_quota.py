@@ -16,15 +16,15 @@ from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from starlette.applications import Starlette
 
-from mcpsim.serve.access import (
+from mcpsim.serve._access import (
     ClientLimits,
     QuotaExceeded,
     SessionTable,
     client_keys,
     quota,
 )
-from mcpsim.serve.app import ServeConfig, build_app, serve_in_thread
-from mcpsim.serve.host import EpisodeManager
+from mcpsim.serve._app import ServeConfig, build_app, serve_in_thread
+from mcpsim.serve._host import EpisodeManager
 from tests.conftest import MCP_INITIALIZE
 
 pytestmark = pytest.mark.anyio

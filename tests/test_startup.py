@@ -1,5 +1,5 @@
 """stdio start-up: `mcpsim serve WORLD` answers `initialize` from the world's card while a thread
-loads the world (mcpsim.serve.startup). Real server processes over real stdio (JSON-RPC lines on
+loads the world (mcpsim.serve._startup). Real server processes over real stdio (JSON-RPC lines on
 their stdin and stdout), a real template cache on disk."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from mcpsim.serve import startup
-from mcpsim.serve.startup import _stamp, own_sources, read_card, usage_problem, write_card
-from mcpsim.testing import clean_env
+from mcpsim.serve import _startup as startup
+from mcpsim.serve._startup import _stamp, own_sources, read_card, usage_problem, write_card
+from mcpsim.testing._driver import clean_env
 
 CUSTOMER = "cus_0558461"  # the first customer of retail, seed 0, small scale
 INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
@@ -267,8 +267,8 @@ def test_a_bad_task_or_fault_profile_exits_2_at_once_with_a_card(
 
 def test_serving_stdio_imports_no_database_or_logging_library_before_the_handshake() -> None:
     probe = (
-        "import sys, mcpsim, mcpsim.cli, mcpsim.cli.serving, mcpsim.serve.startup; "
-        "print(sorted(m for m in ('sqlalchemy', 'sqlmodel', 'structlog', 'faker', 'mcpsim.engine.episode') "
+        "import sys, mcpsim, mcpsim.cli, mcpsim.cli._serving, mcpsim.serve._startup; "
+        "print(sorted(m for m in ('sqlalchemy', 'sqlmodel', 'structlog', 'faker', 'mcpsim.engine._episode') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=clean_env())

@@ -13,9 +13,9 @@ from mcp import Client
 
 from mcpsim import Episode
 from mcpsim.cli import main
-from mcpsim.serve.stdio import EpisodeFileError, FileEpisode
-from mcpsim.testing import stdio_server
-from mcpsim.world.registry import load_world
+from mcpsim.serve._stdio import EpisodeFileError, FileEpisode
+from mcpsim.testing._driver import stdio_server
+from mcpsim.world._registry import load_world
 
 pytestmark = pytest.mark.anyio
 

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._templates import TemplateCache
 
 
 def test_a_template_is_built_once_per_key_however_many_episodes(ledger):

@@ -1,11 +1,11 @@
-"""mcpsim.testing, the driver and fixtures world authors use: each helper fails loudly for the
+"""mcpsim.testing._driver, the driver and fixtures world authors use: each helper fails loudly for the
 reason it names, and a simulator bug never passes a test silently."""
 
 from __future__ import annotations
 
 import pytest
 
-from mcpsim.testing import WorldDriver, stdio_server
+from mcpsim.testing._driver import WorldDriver, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +49,7 @@ def test_reads_name_the_query_that_found_nothing(drv):
 
 
 def test_the_fixture_fails_a_test_whose_episode_hit_a_simulator_bug(pytester):
-    pytester.makeconftest('pytest_plugins = ["mcpsim.testing"]')
+    pytester.makeconftest('pytest_plugins = ["mcpsim.testing._driver"]')
     pytester.makepyfile(f"""
         import sys
         sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.runner.llm import ModelError, token_turn
-from mcpsim.trajectories.export import export
-from mcpsim.trajectories.schema import Trajectory
+from mcpsim.runner._llm import ModelError, token_turn
+from mcpsim.trajectories._export import export
+from mcpsim.trajectories._records import Trajectory
 from tests.fake_openai import FakeModel, fake_openai, fake_tokenize
 
 TASK = "gift-card-balance"

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mcpsim.world import WorldError
-from mcpsim.world.toolkit import dollars, evaluate_arithmetic, iso, money, to_cents
+from mcpsim.world._toolkit import dollars, evaluate_arithmetic, iso, money, to_cents
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from mcpsim.engine.episode import Episode
-from mcpsim.factory.twin import (
+from mcpsim.engine._episode import Episode
+from mcpsim.runner._llm import ChatClient
+from mcpsim.serve._app import serve_in_thread
+from mcpsim.serve._mcp import build_server
+from mcpsim.twins._infer import (
     ServerSurface,
     common_prefix,
     infer_twin,
@@ -22,10 +25,7 @@ from mcpsim.factory.twin import (
     singular,
     words,
 )
-from mcpsim.factory.twin_world import check_twin, compile_twin
-from mcpsim.runner.llm import ChatClient
-from mcpsim.serve.app import serve_in_thread
-from mcpsim.serve.mcp import build_server
+from mcpsim.twins._world import check_twin, compile_twin
 from tests.fake_openai import FakeModel, fake_openai
 
 pytestmark = pytest.mark.anyio
@@ -263,12 +263,12 @@ def test_the_published_twin_schema_is_generated_from_the_models():
     """schemas/twin-spec.schema.json is `TwinSpec`'s schema, and a twin spec validates against it."""
     import jsonschema
 
-    from mcpsim.factory import twin_schema
+    from mcpsim.twins import _spec_schema as twin_schema
 
     root = Path(__file__).parent.parent
     published = json.loads((root / "schemas" / "twin-spec.schema.json").read_text())
     assert published == twin_schema.json_schema(), (
-        "run: python -m mcpsim.factory.twin_schema > schemas/twin-spec.schema.json"
+        "run: python -m mcpsim.twins._spec_schema > schemas/twin-spec.schema.json"
     )
     validator = jsonschema.Draft202012Validator(published)
     validator.validate(json.loads(infer_twin(SURFACE).model_dump_json()))

@@ -18,12 +18,12 @@ from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
 
 from benchmarks import twins
-from mcpsim.audit import check_task
+from mcpsim.audit._audit import check_task
 from mcpsim.cli import main
-from mcpsim.factory.twin import load_twin
-from mcpsim.factory.twin_tasks import twin_task_set
-from mcpsim.factory.twin_world import compile_twin
 from mcpsim.grading import Verifier
+from mcpsim.twins._infer import load_twin
+from mcpsim.twins._tasks import twin_task_set
+from mcpsim.twins._world import compile_twin
 from tests.commands import mcpsim_argv
 from tests.conftest import CLEAN_ENV
 

@@ -14,14 +14,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mcpsim.audit import check_task
+from mcpsim.acceptance._validate import tasks_digest
+from mcpsim.audit._audit import check_task
 from mcpsim.cli import main
-from mcpsim.factory.twin import infer_twin, load_twin
-from mcpsim.factory.twin_tasks import generate_twin_tasks, twin_task_set, validate_twin_tasks
-from mcpsim.factory.twin_world import compile_twin
-from mcpsim.factory.validate import tasks_digest
 from mcpsim.grading import Verifier
 from mcpsim.tasks import RowExists, Solution, Task, TaskFile
+from mcpsim.twins._infer import infer_twin, load_twin
+from mcpsim.twins._tasks import generate_twin_tasks, twin_task_set, validate_twin_tasks
+from mcpsim.twins._world import compile_twin
 from tests.commands import mcpsim_argv
 from tests.conftest import CLEAN_ENV
 from tests.test_twin import SURFACE
@@ -76,7 +76,7 @@ def test_the_same_spec_gives_the_same_tasks_in_another_process(report, tmp_path)
     path = tmp_path / "notes.twin.json"
     path.write_text(SPEC.model_dump_json())
     done = subprocess.run(
-        [sys.executable, "-m", "mcpsim.factory.twin_tasks", str(path), "--count", "8"],
+        [sys.executable, "-m", "mcpsim.twins._tasks", str(path), "--count", "8"],
         capture_output=True,
         text=True,
         env=CLEAN_ENV,
@@ -250,7 +250,7 @@ def test_a_broken_twin_spec_is_a_usage_error(tmp_path):
 def test_braces_in_the_data_stay_text() -> None:
     """A record's text with braces (`{"x": 1}`, `{greeting}`) is worded as it is: the greeting is
     filled in by replacement, never by formatting the instruction a second time."""
-    from mcpsim.factory.twin_tasks import Plan, TwinTaskGenerator
+    from mcpsim.twins._tasks import Plan, TwinTaskGenerator
 
     generator = TwinTaskGenerator(SPEC, seed=0)
     try:
@@ -266,7 +266,7 @@ def test_braces_in_the_data_stay_text() -> None:
 def test_sample_arguments_follow_references_in_the_input_schema() -> None:
     """A pydantic parameter (`notes: list[Note]`) reaches the twin as `$defs` and `$ref`: its
     sample is an object with the referenced fields, not a bare string."""
-    from mcpsim.factory.twin_world import sample_arguments
+    from mcpsim.twins._world import sample_arguments
 
     tool = next(t for t in SPEC.tools if t.operation.kind != "call")
     note = {"type": "object", "properties": {"title": {"type": "string"}, "stars": {"type": "integer"}}}

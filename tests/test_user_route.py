@@ -1,6 +1,6 @@
 """The simulated user over HTTP (`POST /episodes/{id}/user`, `Client.user_reply`): a harness
 outside mcpsim's process runs a task's whole dialogue, and the user says what the in-process
-scripted user (`mcpsim.runner.users.ScriptedUser`) says, for the same task and conversation."""
+scripted user (`mcpsim.runner._users.ScriptedUser`) says, for the same task and conversation."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import sys
 import anyio
 import pytest
 
-from mcpsim.runner.users import ScriptedUser
+from mcpsim.runner._users import ScriptedUser
 from mcpsim.tasks import load_tasks
-from mcpsim.tasks.dialogue import YES_REPLY, scripted_reply
-from mcpsim.trajectories.schema import Message, Usage
+from mcpsim.tasks._dialogue import YES_REPLY, scripted_reply
+from mcpsim.trajectories._records import Message, Usage
 from tests.venvs import CLIENT
 
 sys.path.insert(0, str(CLIENT))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim.engine import store
-from mcpsim.engine.episode import Episode
+from mcpsim.engine import _store as store
+from mcpsim.engine._episode import Episode
 from mcpsim.grading import Verifier
-from mcpsim.grading.answers import fact_stated
-from mcpsim.grading.grader import GradingUnavailable
+from mcpsim.grading._answers import fact_stated
+from mcpsim.grading._grader import GradingUnavailable
 from mcpsim.tasks import Task
-from mcpsim.tasks.scenario import TaskSetupError, oracle_answer, run_actions, task_episode
+from mcpsim.tasks._scenario import TaskSetupError, oracle_answer, run_actions, task_episode
 from tests.verifier_fixtures import ledger_tasks
 
 
@@ -348,7 +348,7 @@ def test_independent_inserts_in_another_order_than_gold_still_match(ledger, temp
 
 
 def test_ordering_can_cover_reads_and_forbidden_calls_can_ignore_refusals(verifier):
-    from mcpsim.grading.checks import GradingContext, evaluate
+    from mcpsim.grading._checks import GradingContext, evaluate
     from mcpsim.tasks import CallOrder, ToolNotCalled
 
     task = verifier.tasks.get("pay-and-open")

@@ -18,14 +18,14 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.cli import main
-from mcpsim.grading.metrics import pass_at_1, pass_hat_k
-from mcpsim.runner.metrics import summarize as run_summary
-from mcpsim.serve.app import serve_in_thread
+from mcpsim.grading._scores import pass_at_1, pass_hat_k
+from mcpsim.runner._summary import summarize as run_summary
+from mcpsim.serve._app import serve_in_thread
 from mcpsim.tasks import load_tasks
-from mcpsim.trajectories.journal import read_trajectories
-from mcpsim.view.pages import run_viewer
-from mcpsim.view.runs import SHOWN_K, RunFile, episode_key, failure_kind, shown_pass_hat_k
-from mcpsim.world.registry import load_world
+from mcpsim.trajectories._journal import read_trajectories
+from mcpsim.view._pages import run_viewer
+from mcpsim.view._runs import SHOWN_K, RunFile, episode_key, failure_kind, shown_pass_hat_k
+from mcpsim.world._registry import load_world
 from tests.conftest import CLEAN_ENV
 
 _DEMO: list[tuple[Path, Path, str]] = []  # test_view_browser.py uses the fixture too: the demo runs once
@@ -289,7 +289,7 @@ def test_mcpsim_view_refuses_what_is_not_a_run(tmp_path):
 
 
 def test_two_runs_of_the_same_folder_name_get_names_apart(demo_runs, tmp_path):
-    from mcpsim.cli.viewing import _names
+    from mcpsim.cli._viewing import _names
 
     a, b = tmp_path / "x" / "oracle", tmp_path / "y" / "oracle"
     a.mkdir(parents=True), b.mkdir(parents=True)

@@ -17,11 +17,11 @@ import anyio
 import httpx
 import pytest
 
-from mcpsim.serve.app import serve_in_thread
-from mcpsim.trajectories.journal import read_trajectories
-from mcpsim.view.pages import run_viewer
-from mcpsim.view.runs import RunFile
-from mcpsim.world.registry import load_world
+from mcpsim.serve._app import serve_in_thread
+from mcpsim.trajectories._journal import read_trajectories
+from mcpsim.view._pages import run_viewer
+from mcpsim.view._runs import RunFile
+from mcpsim.world._registry import load_world
 from tests import test_view
 from tests.test_view import customer_of, new_address
 

@@ -19,13 +19,13 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcpsim.engine import store
-from mcpsim.engine.episode import BUG_MESSAGE, Episode
-from mcpsim.engine.templates import TemplateCache, build_template
-from mcpsim.serve.mcp import policy_uri
-from mcpsim.testing import WorldDriver, stdio_server
+from mcpsim.engine import _store as store
+from mcpsim.engine._episode import BUG_MESSAGE, Episode
+from mcpsim.engine._templates import TemplateCache, build_template
+from mcpsim.serve._mcp import policy_uri
+from mcpsim.testing._driver import WorldDriver, stdio_server
 from mcpsim.world import World
-from mcpsim.world.registry import load_world, world_names
+from mcpsim.world._registry import load_world, world_names
 from tests.test_fuzz import Gen, known_ids
 
 pytestmark = pytest.mark.anyio

@@ -15,9 +15,9 @@ from sqlalchemy.orm import registry
 from sqlmodel import Field, Session, SQLModel, col, create_engine
 
 from mcpsim.world import IdGenerator, ToolContext
-from mcpsim.world.paging import page
-from mcpsim.world.standard import handoff_summary, open_ticket
-from mcpsim.world.toolkit import net_by_method
+from mcpsim.world._paging import page
+from mcpsim.world._standard import handoff_summary, open_ticket
+from mcpsim.world._toolkit import net_by_method
 
 
 class HelperTable(SQLModel, registry=registry()):

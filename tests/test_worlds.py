@@ -8,11 +8,11 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcpsim.engine.episode import Episode
-from mcpsim.serve.app import ServeConfig, create_app, serve_in_thread
+from mcpsim.engine._episode import Episode
+from mcpsim.serve._app import ServeConfig, create_app, serve_in_thread
 from mcpsim.tasks import load_tasks
-from mcpsim.tasks.scenario import gold_steps, run_solution, task_episode
-from mcpsim.world.registry import load_world, world_names
+from mcpsim.tasks._scenario import gold_steps, run_solution, task_episode
+from mcpsim.world._registry import load_world, world_names
 
 pytestmark = pytest.mark.anyio
 
@@ -75,7 +75,7 @@ async def test_one_process_serves_episodes_of_every_world_concurrently_without_i
 
 
 def test_every_world_is_deterministic_across_builds():
-    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.engine._templates import TemplateCache
 
     for name in world_names():
         world = load_world(name)

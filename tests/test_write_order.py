@@ -12,15 +12,15 @@ from fnmatch import fnmatchcase
 
 import pytest
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.store import NetChanges
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._store import NetChanges
 from mcpsim.grading import Verifier
-from mcpsim.grading.diff import GeneratedIds, compare_with_gold
+from mcpsim.grading._diff import GeneratedIds, compare_with_gold
 from mcpsim.tasks import Action, CallOrder, Task, load_tasks
-from mcpsim.tasks.scenario import GoldActionError, gold_steps, run_solution, task_episode
+from mcpsim.tasks._scenario import GoldActionError, gold_steps, run_solution, task_episode
 from mcpsim.world import World
-from mcpsim.world.registry import load_world, world_names
-from mcpsim.world.seeding import IdGenerator, derive_seed
+from mcpsim.world._registry import load_world, world_names
+from mcpsim.world._seeding import IdGenerator, derive_seed
 
 SHUFFLES = 2  # seeded shuffles per task, beside the reversed order: bounds the test's run time
 MIN_REORDERABLE_SHARE = 0.4  # of multi-write tasks, those with at least one reordering that runs

@@ -13,7 +13,7 @@ from sqlmodel import Field as Column
 from sqlmodel import SQLModel, select
 
 from mcpsim.world import PartialFailure, ToolContext, World, WorldError
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world._seeding import SeedContext
 
 
 class LedgerTable(SQLModel, registry=registry()):

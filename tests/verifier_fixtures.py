@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpsim.engine.episode import Episode
+from mcpsim.engine._episode import Episode
 from mcpsim.grading import Verdict, Verifier
 from mcpsim.tasks import Step, Task, TaskFile, TaskSet
-from mcpsim.tasks.scenario import oracle_answer, run_solution, task_episode
+from mcpsim.tasks._scenario import oracle_answer, run_solution, task_episode
 
 CANARY = "MCPSIM-CANARY ledger 5f0c2d8e9a7b4c1d"
 

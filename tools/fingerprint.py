@@ -4,7 +4,7 @@ catalogue worlds, the specs `mcpsim gen --catalog` writes, their generated tasks
 check reports. Only the command line is used, so the script runs unchanged across module moves.
 
     python tools/fingerprint.py OUT.json [--catalog N] [--worlds W ...]
-    python tools/fingerprint.py --compare A.json B.json
+    python tools/fingerprint.py --compare A.json B.json [--ignore world_version]
 
 Timing fields are dropped; everything else must be byte-equal.
 """
@@ -59,14 +59,14 @@ def fingerprint(worlds: list[str], catalog: int) -> dict[str, object]:
         with tempfile.TemporaryDirectory() as tmp:
             gen = subprocess.run(
                 MCPSIM + ["gen", "--catalog", "--count", str(catalog), "--out", tmp, "--workers", "2"],
-                capture_output=True, text=True, check=False,
+                capture_output=True,
+                text=True,
+                check=False,
             )
             worlds_dir = Path(tmp) / "worlds"
             specs = sorted(worlds_dir.glob("*")) if worlds_dir.is_dir() else []
             out["catalog_exit"] = gen.returncode
-            out["catalog_specs"] = {
-                p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in specs
-            }
+            out["catalog_specs"] = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in specs}
             names = [p.stem for p in specs if p.suffix in {".yaml", ".yml", ".json"}]
             extra = ["--worlds-dir", str(worlds_dir)]
             with ThreadPoolExecutor(max_workers=2) as pool:
@@ -75,17 +75,19 @@ def fingerprint(worlds: list[str], catalog: int) -> dict[str, object]:
     return out
 
 
-def compare(a: dict, b: dict, path: str = "") -> list[str]:
+def compare(a: dict, b: dict, path: str = "", ignore: frozenset[str] = frozenset()) -> list[str]:
     diffs: list[str] = []
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
+            if key in ignore:
+                continue
             if key not in a or key not in b:
                 diffs.append(f"{path}/{key}: only in {'B' if key not in a else 'A'}")
             else:
-                diffs += compare(a[key], b[key], f"{path}/{key}")
+                diffs += compare(a[key], b[key], f"{path}/{key}", ignore)
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            diffs += compare(x, y, f"{path}[{i}]")
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            diffs += compare(x, y, f"{path}[{i}]", ignore)
     elif a != b:
         diffs.append(f"{path}: {json.dumps(a)[:200]} != {json.dumps(b)[:200]}")
     return diffs
@@ -97,10 +99,17 @@ def main() -> int:
     parser.add_argument("--catalog", type=int, default=4)
     parser.add_argument("--worlds", nargs="*", default=["airline", "bank", "retail", "workspace"])
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"))
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a key left out of the comparison (world_version: it hashes the world's source files)",
+    )
     args = parser.parse_args()
     if args.compare:
         a, b = (json.loads(Path(p).read_text()) for p in args.compare)
-        diffs = compare(a, b)
+        diffs = compare(a, b, ignore=frozenset(args.ignore))
         print("\n".join(diffs[:200]) or "identical")
         return 1 if diffs else 0
     if not args.out:

@@ -3,4 +3,6 @@ when one of its commands runs (`mcpsim.cli._app.COMMANDS`)."""
 
 from mcpsim.cli._app import main
 
-__all__ = ["main"]
+__all__ = [
+    "main",
+]

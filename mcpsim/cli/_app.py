@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.engine import TemplateCache
     from mcpsim.world import World
 
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcpsim" / "templates"
 
 
 def _world(name: str) -> World:
-    from mcpsim.world.registry import UnknownWorld, load_world
+    from mcpsim.world import UnknownWorld, load_world
 
     try:
         return load_world(name)
@@ -27,7 +27,7 @@ def _world(name: str) -> World:
 
 
 def _templates(cache_dir: str | None, no_cache: bool) -> TemplateCache:
-    from mcpsim.engine.templates import TemplateCache
+    from mcpsim.engine import TemplateCache
 
     return TemplateCache(None if no_cache else Path(cache_dir) if cache_dir else DEFAULT_CACHE)
 
@@ -116,8 +116,8 @@ def _load_specs(ctx: click.Context, param: click.Parameter, value: tuple[str, ..
     worlds, before the command reads its WORLD argument."""
     if not value:
         return
-    from mcpsim.factory import SpecError
-    from mcpsim.factory.loading import register_folder, register_spec
+    from mcpsim.catalogue import register_folder, register_spec
+    from mcpsim.specs import SpecError
 
     for source in value:
         try:
@@ -186,7 +186,7 @@ def _tasks(world: str) -> Any:
 
 
 def _profile(spec: str | None) -> Any:
-    from mcpsim.engine.faults import FaultProfileError, load_profile
+    from mcpsim.engine import FaultProfileError, load_profile
 
     try:
         return load_profile(spec)
@@ -195,13 +195,13 @@ def _profile(spec: str | None) -> Any:
 
 
 COMMANDS = {
-    "mcpsim.cli.info": ("worlds", "tools", "build"),
-    "mcpsim.cli.grading": ("tasks", "check", "verify"),
-    "mcpsim.cli.serving": ("serve", "serve-worlds"),
-    "mcpsim.cli.running": ("run", "demo", "export"),
-    "mcpsim.cli.generating": ("gen",),
-    "mcpsim.cli.recording": ("record", "fidelity"),
-    "mcpsim.cli.viewing": ("view",),
+    "mcpsim.cli._info": ("worlds", "tools", "build"),
+    "mcpsim.cli._grading": ("tasks", "check", "verify"),
+    "mcpsim.cli._serving": ("serve", "serve-worlds"),
+    "mcpsim.cli._running": ("run", "demo", "export"),
+    "mcpsim.cli._generating": ("gen",),
+    "mcpsim.cli._recording": ("record", "fidelity"),
+    "mcpsim.cli._viewing": ("view",),
 }
 """Which module adds which commands to `main`: a command's module is imported when the command
 runs (or when --help lists them all), so `mcpsim serve` does not import the runner, the factory

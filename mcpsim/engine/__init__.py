@@ -3,3 +3,72 @@ change triggers, meta, state hash), `query` (the where-DSL), `templates` (built 
 episode), `episode` (one private database, one transaction per call), `faults` (fault profiles),
 `snapshots` (signed bytes and the validation of an upload), `textsafe` (text that cannot break
 JSON)."""
+
+from mcpsim.engine._episode import CallResult, Episode, EpisodeClosed
+from mcpsim.engine._faults import (
+    BUILTIN,
+    FaultProfile,
+    FaultProfileError,
+    ScriptedFault,
+    load_profile,
+    profile_from_request,
+)
+from mcpsim.engine._query import row_matches, where_sql
+from mcpsim.engine._sizes import DEFAULT_TEMPLATE_BYTES, format_size, parse_size
+from mcpsim.engine._snapshots import SnapshotError, load_untrusted, process_key, sign_episode, snapshot_key
+from mcpsim.engine._store import (
+    CHANGES,
+    CallRecord,
+    Change,
+    IsoDatetime,
+    NetChange,
+    NetChanges,
+    RowOp,
+    connect,
+    full_state_hash,
+    net_changes,
+    read_meta,
+    rebase,
+    write_meta,
+)
+from mcpsim.engine._templates import TemplateCache, process_templates
+from mcpsim.engine._textsafe import lone_surrogate, scrub
+
+__all__ = [
+    "BUILTIN",
+    "CHANGES",
+    "CallRecord",
+    "CallResult",
+    "Change",
+    "DEFAULT_TEMPLATE_BYTES",
+    "Episode",
+    "EpisodeClosed",
+    "FaultProfile",
+    "FaultProfileError",
+    "IsoDatetime",
+    "NetChange",
+    "NetChanges",
+    "RowOp",
+    "ScriptedFault",
+    "SnapshotError",
+    "TemplateCache",
+    "connect",
+    "format_size",
+    "full_state_hash",
+    "load_profile",
+    "load_untrusted",
+    "lone_surrogate",
+    "net_changes",
+    "parse_size",
+    "process_key",
+    "process_templates",
+    "profile_from_request",
+    "read_meta",
+    "rebase",
+    "row_matches",
+    "scrub",
+    "sign_episode",
+    "snapshot_key",
+    "where_sql",
+    "write_meta",
+]

@@ -1,32 +1,35 @@
 """Grading an episode's final state against its task's rubric (see `grader.Verifier`).
 
 The names below are imported on first use (PEP 562), so a module that needs only
-`mcpsim.grading.verdict` (a served episode, the config) does not load the checks and their
+`mcpsim.grading._verdict` (a served episode, the config) does not load the checks and their
 language tools."""
 
-from __future__ import annotations
+from mcpsim.grading._answers import grade_answer, negate, stuffed_answer, word_forms
+from mcpsim.grading._checks import NOTHING_TO_NAME, GradingContext
+from mcpsim.grading._diff import compare_with_gold
+from mcpsim.grading._grader import GradingUnavailable, Verifier
+from mcpsim.grading._scores import Outcome, mean, pass_at_1, pass_hat_k
+from mcpsim.grading._verdict import CheckResult, DiffEntry, Verdict, VerdictDetail, VerdictSummary, load_verdict, shown
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from mcpsim.grading.checks import GradingContext
-    from mcpsim.grading.grader import GradingUnavailable, Verifier
-    from mcpsim.grading.verdict import CheckResult, DiffEntry, Verdict
-
-_HOMES = {
-    "GradingContext": "checks",
-    "GradingUnavailable": "grader",
-    "Verifier": "grader",
-    "CheckResult": "verdict",
-    "DiffEntry": "verdict",
-    "Verdict": "verdict",
-}
-
-__all__ = ["CheckResult", "DiffEntry", "GradingContext", "GradingUnavailable", "Verdict", "Verifier"]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+__all__ = [
+    "CheckResult",
+    "DiffEntry",
+    "GradingContext",
+    "GradingUnavailable",
+    "NOTHING_TO_NAME",
+    "Outcome",
+    "Verdict",
+    "VerdictDetail",
+    "VerdictSummary",
+    "Verifier",
+    "compare_with_gold",
+    "grade_answer",
+    "load_verdict",
+    "mean",
+    "negate",
+    "pass_at_1",
+    "pass_hat_k",
+    "shown",
+    "stuffed_answer",
+    "word_forms",
+]

@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from mcpsim.engine import store
+from mcpsim.engine import connect, full_state_hash
 from mcpsim.world import World
 
 LOCK_FILE = "data.lock.json"
@@ -30,7 +30,7 @@ class StaleData(RuntimeError):
 
 
 def lock_path(world_name: str) -> Path:
-    from mcpsim.tasks import task_folder
+    from mcpsim.tasks._models import task_folder
 
     return task_folder(world_name) / LOCK_FILE
 
@@ -59,9 +59,9 @@ def verify(world: World, seed: int, scale: str, data: bytes) -> None:
     lock = read_lock(world.name)
     expected = lock.get(_key(seed, scale)) if lock is not None else None
     if expected is not None:
-        conn = store.connect(data)
+        conn = connect(data)
         try:
-            actual = store.full_state_hash(conn, world.metadata)
+            actual = full_state_hash(conn, world.metadata)
         finally:
             conn.close()
         if actual != expected:
@@ -80,16 +80,16 @@ def verify(world: World, seed: int, scale: str, data: bytes) -> None:
 
 def write_lock(world_name: str) -> Path:
     """Record the template hashes of every (seed, scale) the world's tasks use."""
-    from mcpsim.engine.templates import TemplateCache
-    from mcpsim.tasks import load_tasks
-    from mcpsim.world.registry import load_world
+    from mcpsim.engine import TemplateCache
+    from mcpsim.tasks._models import load_tasks
+    from mcpsim.world import load_world
 
     world, tasks = load_world(world_name), load_tasks(world_name)
     templates = TemplateCache(None)
     hashes = {}
     for seed, scale in sorted({(t.seed, t.scale) for t in tasks.tasks}):
-        conn = store.connect(templates.get(world, seed, scale))
-        hashes[_key(seed, scale)] = store.full_state_hash(conn, world.metadata)
+        conn = connect(templates.get(world, seed, scale))
+        hashes[_key(seed, scale)] = full_state_hash(conn, world.metadata)
         conn.close()
     path = lock_path(world_name)
     payload = {

@@ -12,22 +12,43 @@ worlds. Nothing here knows about MCP or HTTP.
 - `registry`: worlds installed through the `mcpsim.worlds` entry-point group.
 """
 
-from mcpsim.world.core import PartialFailure, SeedFunction, ToolContext, ToolSpec, World, WorldError
-from mcpsim.world.seeding import IdFormats, IdGenerator, SeedContext, derive_seed
-from mcpsim.world.standard import add_calculator
-from mcpsim.world.views import RowView
+from mcpsim.world._core import PartialFailure, SeedFunction, ToolContext, ToolSpec, World, WorldError
+from mcpsim.world._paging import page
+from mcpsim.world._registry import GROUP, UnknownWorld, load_world, register_world, world_names, world_registrations
+from mcpsim.world._seeding import IdFormats, IdGenerator, SeedContext, derive_seed, load_seed_data
+from mcpsim.world._standard import Link, add_calculator, add_handoff, attach_gift_card, handoff_summary, open_ticket
+from mcpsim.world._toolkit import dollars, iso, money, net_by_method, to_cents
+from mcpsim.world._views import RowView
 
 __all__ = [
+    "GROUP",
     "IdFormats",
     "IdGenerator",
+    "Link",
     "PartialFailure",
     "RowView",
     "SeedContext",
     "SeedFunction",
     "ToolContext",
     "ToolSpec",
+    "UnknownWorld",
     "World",
     "WorldError",
     "add_calculator",
+    "add_handoff",
+    "attach_gift_card",
     "derive_seed",
+    "dollars",
+    "handoff_summary",
+    "iso",
+    "load_seed_data",
+    "load_world",
+    "money",
+    "net_by_method",
+    "open_ticket",
+    "page",
+    "register_world",
+    "to_cents",
+    "world_names",
+    "world_registrations",
 ]

@@ -45,8 +45,8 @@ from sqlalchemy import JSON, Boolean, Connection, Table
 from sqlalchemy.dialects import sqlite
 from sqlmodel import Session
 
-from mcpsim.world.core import ToolContext, WorldError
-from mcpsim.world.views import V, build_view
+from mcpsim.world._core import ToolContext, WorldError
+from mcpsim.world._views import V, build_view
 
 _DIALECT = sqlite.dialect()
 
@@ -118,7 +118,7 @@ def _build_reader(model: type[Any]) -> Reader:
 
 
 def view(cls: type[V], row: Any, /, **values: Any) -> V:
-    """`cls.from_row(row, **values)` (`mcpsim.world.views.RowView`) for any model: every field
+    """`cls.from_row(row, **values)` (`mcpsim.world._views.RowView`) for any model: every field
     not given as a keyword is read from the row's attribute of the same name (the `id_field`
     from `row.id`); a field the row lacks, or a keyword the view does not have, is a TypeError
     naming it. The field plan is made once per view class."""

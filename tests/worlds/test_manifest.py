@@ -10,7 +10,7 @@ import yaml
 from sqlalchemy import MetaData
 
 from mcpsim.world import World
-from mcpsim.world.registry import load_world
+from mcpsim.world._registry import load_world
 
 WORLDS = Path(__file__).parents[2] / "worlds"
 

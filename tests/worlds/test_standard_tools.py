@@ -1,4 +1,4 @@
-"""The standard tools the worlds opt into (`mcpsim.world.standard`), tested once for every world
+"""The standard tools the worlds opt into (`mcpsim.world._standard`), tested once for every world
 that has them: the calculator, and the hand-off whose ticket links the caller and what the
 conversation is about."""
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mcpsim.testing import WorldDriver
-from mcpsim.world.registry import load_world
+from mcpsim.testing._driver import WorldDriver
+from mcpsim.world._registry import load_world
 
 # world: the example in the calculator's description and its value
 CALCULATORS = {"retail": ("(49.99 * 2) - 10", 89.98), "airline": ("(214 + 189) * 2 + 50", 856.0)}

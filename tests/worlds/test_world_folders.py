@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsim.world.registry import load_world
+from mcpsim.world._registry import load_world
 
 WORLDS = Path(__file__).parents[2] / "worlds"
 

@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session
 
-from mcpsim.world import ToolContext, WorldError, toolkit
+from mcpsim.world import ToolContext, WorldError
+from mcpsim.world import net_by_method as net_payments_by_method
 
 from .rules import (
     CERTIFICATE_VALIDITY_DAYS,
@@ -133,7 +134,7 @@ def refund_as_certificate(ctx: ToolContext, reservation: Reservation, cents: int
 
 def net_by_method(session: Session, reservation_id: str) -> dict[str, int]:
     """What each payment method has paid for the reservation and not yet had back, by first charge."""
-    return toolkit.net_by_method(payments_of(session, reservation_id))
+    return net_payments_by_method(payments_of(session, reservation_id))
 
 
 def change_method(

@@ -15,9 +15,7 @@ from typing import Literal, get_args
 from sqlalchemy import literal_column
 from sqlmodel import Session, col, select
 
-from mcpsim.world import WorldError
-from mcpsim.world.seeding import IdGenerator
-from mcpsim.world.toolkit import dollars, iso, money, to_cents  # noqa: F401  (re-exported)
+from mcpsim.world import IdGenerator, WorldError, dollars, iso, money, to_cents  # noqa: F401  (re-exported)
 
 from .tables import Flight, Passenger, Payment, PaymentMethod, Reservation, ReservationFlight, User
 

@@ -10,8 +10,7 @@ from typing import Protocol, TypeVar
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from mcpsim.world import IdGenerator, ToolContext, WorldError
-from mcpsim.world.toolkit import dollars, iso, money, to_cents  # noqa: F401  (re-exported)
+from mcpsim.world import IdGenerator, ToolContext, WorldError, dollars, iso, money, to_cents  # noqa: F401  (re-exported)
 
 from .tables import Account, Customer, Dispute, IdentityVerification, Payee, Transaction, Transfer
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from mcpsim.world import ToolContext, WorldError, sql, toolkit
-from mcpsim.world.toolkit import iso, money
+from mcpsim.world import ToolContext, WorldError, iso, money, sql
+from mcpsim.world import net_by_method as net_payments_by_method
 
 from .tables import Payment, PaymentMethod
 
@@ -42,7 +42,7 @@ def order_payments(session: sql.Source, order_id: str) -> list[Any]:
 
 def net_by_method(session: sql.Source, order_id: str) -> dict[str, int]:
     """What each payment method has paid for the order and not yet had back, by first charge."""
-    return toolkit.net_by_method(order_payments(session, order_id))
+    return net_payments_by_method(order_payments(session, order_id))
 
 
 def check_can_pay(method: PaymentMethod, amount_cents: int, now: datetime) -> None:

@@ -9,8 +9,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel
 
-from mcpsim.world import RowView, sql
-from mcpsim.world.toolkit import dollars
+from mcpsim.world import RowView, dollars, sql
 
 from .ledger import card_expired, method_label, order_payments
 from .tables import Address, Exchange, Order, OrderItem, PaymentMethod, Return, Shipment, Variant

@@ -12,8 +12,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from mcpsim.grading import GradingContext
-from mcpsim.grading.answers import grade_answer
+from mcpsim.grading import GradingContext, grade_answer
 from mcpsim.tasks import DateFact, Fact, TimeFact
 
 from . import world

@@ -12,8 +12,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import true
 from sqlmodel import Session, select
 
-from mcpsim.world import ToolContext, WorldError
-from mcpsim.world.toolkit import iso  # noqa: F401  (re-exported)
+from mcpsim.world import (
+    ToolContext,
+    WorldError,
+    iso,  # noqa: F401  (re-exported)
+)
 
 from .tables import Contact, File, FilePermission, User
 

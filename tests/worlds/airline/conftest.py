@@ -8,7 +8,7 @@ from typing import Any
 
 from mcpsim_worlds.airline import world as airline_world
 
-from mcpsim.testing import WorldDriver, world_fixtures
+from mcpsim.testing._driver import WorldDriver, world_fixtures
 
 EPOCH = "2026-05-15T09:00:00+00:00"
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcpsim_worlds.bank import world as bank_world
 
-from mcpsim.testing import WorldDriver, world_fixtures
+from mcpsim.testing._driver import WorldDriver, world_fixtures
 from mcpsim.world import World
 
 TODAY = "2026-05-15"

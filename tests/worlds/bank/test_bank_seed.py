@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim.engine.episode import Episode
+from mcpsim.engine._episode import Episode
 from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast
 
 

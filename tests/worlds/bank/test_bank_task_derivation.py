@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from mcpsim_worlds.bank.tasks import derive
 
-from mcpsim.engine.templates import process_templates
+from mcpsim.engine._templates import process_templates
 from mcpsim.tasks import load_task_file
-from mcpsim.world.registry import load_world
+from mcpsim.world._registry import load_world
 
 TASKS = Path(derive.__file__).resolve().parent
 

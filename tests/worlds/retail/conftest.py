@@ -8,7 +8,7 @@ from typing import Any
 
 from mcpsim_worlds.retail import world as retail_world
 
-from mcpsim.testing import WorldDriver, world_fixtures
+from mcpsim.testing._driver import WorldDriver, world_fixtures
 
 
 class Shop(WorldDriver):

@@ -3,7 +3,7 @@ nothing at all when it fails, the same state when replayed."""
 
 from __future__ import annotations
 
-from mcpsim.engine.episode import Episode
+from mcpsim.engine._episode import Episode
 
 # -- exchanges ---------------------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.faults import FaultProfile
+from mcpsim.engine._episode import Episode
+from mcpsim.engine._faults import FaultProfile
 
 
 def with_faults(shop, script: list[dict]) -> None:
@@ -105,8 +105,8 @@ def test_pagination_caps_a_page_so_the_agent_has_to_page(shop):
 def test_the_builtin_profiles_never_break_an_invariant_or_flag_a_bug(retail, templates, profile):
     import random
 
-    from mcpsim.engine.faults import BUILTIN
-    from mcpsim.runner.agents import _sample  # the random agent's argument sampler
+    from mcpsim.engine._faults import BUILTIN
+    from mcpsim.runner._agents import _sample  # the random agent's argument sampler
 
     ep = Episode.create_with_faults(retail, 3, "small", BUILTIN[profile], templates=templates)
     rng = random.Random(0)

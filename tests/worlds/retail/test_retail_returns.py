@@ -110,7 +110,7 @@ def test_a_refund_goes_only_to_a_method_that_paid_or_to_a_gift_card(shop):
 
 
 def test_the_return_label_does_not_depend_on_how_many_calls_came_before(shop, retail, templates):
-    from mcpsim.engine.episode import Episode
+    from mcpsim.engine._episode import Episode
 
     order_id, items = shop.delivered_order_with_lines()
     arguments = shop.return_args(order_id, [items[0]["id"]], reason="no longer needed")

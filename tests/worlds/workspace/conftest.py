@@ -9,7 +9,7 @@ from typing import Any
 from mcpsim_worlds.workspace import world as workspace_world
 
 from mcpsim import CallResult
-from mcpsim.testing import WorldDriver, world_fixtures
+from mcpsim.testing._driver import WorldDriver, world_fixtures
 
 
 class Desk(WorldDriver):

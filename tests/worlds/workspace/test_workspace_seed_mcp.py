@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo, available_timezones
 import pytest
 from workspace_support import ME
 
-from mcpsim.engine.episode import Episode
+from mcpsim.engine._episode import Episode
 from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast
 
 

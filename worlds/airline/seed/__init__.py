@@ -9,7 +9,7 @@ order of the random draws: changing it changes every seeded world.
 
 from __future__ import annotations
 
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world import SeedContext
 
 from .. import world
 from ..tables import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from datetime import datetime, timedelta
 
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world import SeedContext
 
 from ..rules import (
     BAG_FEE_CENTS,

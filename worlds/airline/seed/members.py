@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world import SeedContext
 
 from ..rules import CERTIFICATE_VALIDITY_DAYS, gift_card_code, iso
 from .airports import CARD_BRANDS, CARD_WEIGHTS, EMAIL_DOMAINS

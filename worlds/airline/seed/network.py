@@ -8,7 +8,7 @@ import math
 from datetime import timedelta
 from typing import Any
 
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world import SeedContext
 
 from ..rules import AIRLINE_CODE, CABINS, iso
 from .airports import AIRCRAFT, AIRPORTS, HUBS

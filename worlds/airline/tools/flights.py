@@ -9,8 +9,7 @@ from pydantic import Field
 from sqlalchemy import or_
 from sqlmodel import col, select
 
-from mcpsim.world import ToolContext, WorldError
-from mcpsim.world.paging import page
+from mcpsim.world import ToolContext, WorldError, page
 
 from .. import world
 from ..inputs import AirportCode, FlightDate, FlightNumber

@@ -7,9 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from sqlmodel import col, select
 
-from mcpsim.world import ToolContext, WorldError
-from mcpsim.world.paging import page
-from mcpsim.world.standard import attach_gift_card
+from mcpsim.world import ToolContext, WorldError, attach_gift_card, page
 
 from .. import world
 from ..inputs import BirthDate, ReservationId, UserId

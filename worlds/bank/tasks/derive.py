@@ -38,12 +38,9 @@ from typing import Any
 
 import yaml
 
-from mcpsim.engine.episode import Episode
-from mcpsim.engine.templates import TemplateCache, process_templates
-from mcpsim.tasks import Action, Task, TaskFile, load_task_file
-from mcpsim.tasks.scenario import task_episode
-from mcpsim.world import World
-from mcpsim.world.registry import load_world
+from mcpsim.engine import Episode, TemplateCache, process_templates
+from mcpsim.tasks import Action, Task, TaskFile, load_task_file, task_episode
+from mcpsim.world import World, load_world
 
 TASK_DIR = Path(__file__).resolve().parent
 

@@ -6,8 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.world import ToolContext, add_calculator
-from mcpsim.world.standard import handoff_summary, open_ticket
+from mcpsim.world import ToolContext, add_calculator, handoff_summary, open_ticket
 
 from .. import world
 from ..inputs import CustomerId, TicketTopic

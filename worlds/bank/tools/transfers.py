@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from sqlmodel import select
 
-from mcpsim.world import ToolContext, WorldError
-from mcpsim.world.paging import page
+from mcpsim.world import ToolContext, WorldError, page
 
 from .. import world
 from ..inputs import AccountId, Amount, CustomerId, Limit, Memo, Offset, PayeeId, TransferId

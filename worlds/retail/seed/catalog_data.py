@@ -12,7 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from mcpsim.world.seeding import load_seed_data
+from mcpsim.world import load_seed_data
 
 
 class Axis(NamedTuple):

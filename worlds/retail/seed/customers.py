@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from mcpsim.world import SeedContext
-from mcpsim.world.toolkit import iso
+from mcpsim.world import SeedContext, iso
 
 from ..rules import gift_card_code
 from .rows import Row

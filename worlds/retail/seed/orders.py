@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime, timedelta
 
-from mcpsim.world import SeedContext
-from mcpsim.world.toolkit import iso
+from mcpsim.world import SeedContext, iso
 
 from ..rules import (
     CANCEL_REASONS,

@@ -6,8 +6,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
-from mcpsim.world import ToolContext, WorldError, derive_seed, sql
-from mcpsim.world.toolkit import iso, to_cents
+from mcpsim.world import ToolContext, WorldError, derive_seed, iso, sql, to_cents
 
 from .. import world
 from ..inputs import ExchangeLine, OptionalPaymentMethodId, OrderId, PaymentMethodId, ReturnLine

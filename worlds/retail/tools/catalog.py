@@ -6,8 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from mcpsim.world import ToolContext, WorldError, sql
-from mcpsim.world.toolkit import dollars
+from mcpsim.world import ToolContext, WorldError, dollars, sql
 
 from .. import world
 from ..inputs import ProductId

@@ -6,8 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.world import ToolContext, WorldError, sql
-from mcpsim.world.standard import attach_gift_card
+from mcpsim.world import ToolContext, WorldError, attach_gift_card, sql
 
 from .. import world
 from ..inputs import City, CustomerId, Line1, Line2, State, Zip

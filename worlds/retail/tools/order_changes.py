@@ -6,8 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpsim.world import PartialFailure, ToolContext, WorldError, sql
-from mcpsim.world.toolkit import iso
+from mcpsim.world import PartialFailure, ToolContext, WorldError, iso, sql
 
 from .. import world
 from ..inputs import ItemChange, OptionalPaymentMethodId, OrderId, PaymentMethodId

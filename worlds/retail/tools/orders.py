@@ -6,8 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from mcpsim.world import PartialFailure, ToolContext, WorldError, sql
-from mcpsim.world.toolkit import iso
+from mcpsim.world import PartialFailure, ToolContext, WorldError, iso, sql
 
 from .. import world
 from ..inputs import City, CustomerId, ItemQuantity, Line1, Line2, OrderId, PaymentMethodId, State, Zip

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from mcpsim.world import add_calculator
-from mcpsim.world.standard import Link, add_handoff
+from mcpsim.world import Link, add_calculator, add_handoff
 
 from .. import world
 from ..inputs import CustomerId, OrderId

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world import SeedContext
 
 from .. import world
 from .builder import Builder

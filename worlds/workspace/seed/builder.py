@@ -9,7 +9,7 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from mcpsim.world.seeding import SeedContext
+from mcpsim.world import SeedContext
 
 from ..recurrence import Rule, expand
 from ..rules import DOMAIN, WEEKDAYS, iso, local_to_utc, zone

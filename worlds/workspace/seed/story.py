@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpsim.world.seeding import load_seed_data
+from mcpsim.world import load_seed_data
 
 
 @dataclass(frozen=True)

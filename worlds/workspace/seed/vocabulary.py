@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcpsim.world.seeding import load_seed_data
+from mcpsim.world import load_seed_data
 
 from ..rules import DOMAIN
 

@@ -10,8 +10,7 @@ from pydantic import Field
 from sqlalchemy import ColumnElement, Exists, and_, exists, false, or_
 from sqlmodel import Session, col, delete, select
 
-from mcpsim.world import ToolContext, WorldError
-from mcpsim.world.paging import page
+from mcpsim.world import ToolContext, WorldError, page
 
 from .. import world
 from ..inputs import Body, EmailList, FileIds, Limit, LocalDate, MessageId, Offset, Subject, ThreadId

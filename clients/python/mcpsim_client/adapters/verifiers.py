@@ -15,7 +15,7 @@ environment variable named by `token_var` (default MCPSIM_TOKEN), so it never en
 
 Limits: the simulated user says only the task's first message, so tasks whose rubric needs a
 dialogue (a confirmation, more user turns) are left out unless listed in `tasks` (they would
-fail their `confirmed` check); `mcpsim.env` (in process) has the simulated user.
+fail their `confirmed` check); `mcpsim.env._environment` (in process) has the simulated user.
 """
 
 from __future__ import annotations

@@ -1,0 +1,17 @@
+"""The `acceptance` package."""
+
+from mcpsim.acceptance._describe import DescribeError, ReplyCache, describe_world, json_object, prompt, response_format
+from mcpsim.acceptance._validate import CHECKS, DeterminismChecker, ValidationReport, validate
+
+__all__ = [
+    "CHECKS",
+    "DescribeError",
+    "DeterminismChecker",
+    "ReplyCache",
+    "ValidationReport",
+    "describe_world",
+    "json_object",
+    "prompt",
+    "response_format",
+    "validate",
+]

@@ -1,0 +1,659 @@
+"""Serving worlds: `mcpsim serve` over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpsim import logs
+from mcpsim.cli._app import (
+    DEFAULT_CACHE,
+    _apply,
+    _lookup_message,
+    _profile,
+    _tasks,
+    _templates,
+    _world_at_scale,
+    cache_options,
+    log_options,
+    main,
+    runtime_options,
+    spec_options,
+)
+from mcpsim.cli._options import port_option
+from mcpsim.serve import DEFAULTS, ClientLimits, ServeConfig, default_of, env_var
+
+if TYPE_CHECKING:
+    from mcpsim.engine import Episode, TemplateCache
+    from mcpsim.serve import MCPServer
+    from mcpsim.world import World
+
+
+@dataclass
+class _Stdio:
+    """What `serve` over stdio was asked for; `load` makes its episode and the world's MCP server."""
+
+    world: str
+    seed: int
+    scale: str
+    task_id: str | None
+    start_snapshot: str | None
+    episode_path: str | None
+    faults_spec: str | None
+    cache_dir: str | None
+    no_cache: bool
+    template_cache_bytes: str
+    log_level: str
+    log_format: str
+    progress: logs.Progress
+    card: dict[str, Any] | None = None  # the card initialize was answered from, if any
+    episode: Episode | None = None
+
+    @property
+    def cards_dir(self) -> Path | None:
+        return None if self.no_cache else Path(self.cache_dir or DEFAULT_CACHE) / "cards"
+
+    def load(self) -> MCPServer:
+        from mcpsim.serve import build_server
+
+        logs.configure_structlog(self.log_level, self.log_format)
+        self.progress.step(f"loading world {self.world}")
+        w = _world_at_scale(self.world, self.scale)
+        templates = _templates(self.cache_dir, self.no_cache)
+        templates.set_max_bytes(_size_option(self.template_cache_bytes, "--template-cache-bytes"))
+        built = templates.builds
+        self.progress.step("preparing the episode (a template not in the cache is built now, once)")
+        episode = self.episode = self._episode(w, templates, _profile(self.faults_spec))
+        if templates.builds > built:
+            self.progress.step("template built and cached" if templates.cache_dir else "template built")
+        server = build_server(w, lambda _id: episode)
+        self._keep_card(server, list(w.scales))
+        self.progress.step(f"ready: {len(w.tools)} tools")
+        return server
+
+    def _episode(self, w: World, templates: TemplateCache, profile: Any) -> Episode:
+        from mcpsim.engine import Episode
+        from mcpsim.serve import EpisodeFileError, FileEpisode
+
+        task = None
+        if self.task_id:
+            try:
+                task = _tasks(w.name).get(self.task_id)
+            except LookupError as exc:
+                raise click.BadParameter(_lookup_message(exc), param_hint="--task") from None
+
+        def fresh() -> Episode:
+            if task is not None:
+                from mcpsim.tasks import task_episode
+
+                return task_episode(w, task, templates=templates, faults=profile if profile is not None else "task")
+            return Episode.create_with_faults(w, self.seed, self.scale, profile, templates=templates)
+
+        if self.episode_path:
+            # a task fixes its own seed and scale
+            identity = {
+                "world": w.name,
+                "seed": task.seed if task else self.seed,
+                "scale": task.scale if task else self.scale,
+                "task": task.id if task else None,
+            }
+            try:
+                return FileEpisode.attach(w, Path(self.episode_path), identity, fresh)
+            except EpisodeFileError as exc:
+                raise click.ClickException(str(exc)) from None
+        if self.start_snapshot:
+            try:
+                return Episode.restore(w, Path(self.start_snapshot).read_bytes())
+            except Exception as exc:
+                raise click.ClickException(
+                    f"{self.start_snapshot} is not an mcpsim episode of {w.name}: {exc}"
+                ) from None
+        return fresh()
+
+    def _keep_card(self, server: MCPServer, scales: list[str]) -> None:
+        """Write the world's card for the next start if it is missing or differs (an installed
+        world's only: a spec world is compiled in the process anyway)."""
+        from importlib.metadata import entry_points
+
+        from mcpsim.serve import card_of, write_card
+        from mcpsim.world import GROUP
+
+        card = card_of(server, sorted(scales))
+        if self.cards_dir is None or card == self.card:
+            return
+        if self.card is not None:  # the world changed in a way its files' stamp did not show
+            logging.getLogger("mcpsim").warning(
+                "world %s: initialize was answered from an outdated card; it is rewritten for the next start",
+                self.world,
+            )
+        module = next((ep.module for ep in entry_points(group=GROUP) if ep.name == self.world), None)
+        if module is not None:
+            write_card(self.cards_dir, self.world, module, card)
+
+
+def _serve_stdio(stdio: _Stdio, exit_snapshot: str | None, record_dir: str | None) -> None:
+    """Serve one episode over stdio until the client hangs up. With the world's card (see
+    mcpsim.serve._startup), `initialize` is answered while a thread loads the world; without
+    it, the world is loaded first."""
+    from mcpsim.serve import DeferredServer, read_card, usage_problem
+
+    card = read_card(stdio.cards_dir, stdio.world) if stdio.cards_dir else None
+    if card is not None and stdio.cards_dir is not None:  # usage errors exit 2 before the handshake, as without a card
+        problem = usage_problem(stdio.cards_dir, stdio.world, task_id=stdio.task_id, faults_spec=stdio.faults_spec)
+        if problem is not None:
+            raise click.BadParameter(problem[1], param_hint=problem[0])
+    try:
+        if card is not None and stdio.scale in card["scales"]:
+            stdio.progress.step(f"answering the handshake while world {stdio.world} loads")
+            stdio.card = card
+            deferred = DeferredServer(card, stdio.world)
+            loading = deferred.start(stdio.load)
+            try:
+                deferred.run("stdio")
+            finally:
+                loading.join()
+            if deferred.failure is not None:
+                raise deferred.failure
+        else:
+            stdio.load().run("stdio")
+    finally:
+        if stdio.episode is not None:
+            _finish(stdio.episode, exit_snapshot, record_dir)
+
+
+def _finish(episode: Episode, exit_snapshot: str | None, record_dir: str | None) -> None:
+    """After the client hung up: the episode's snapshot and trajectory, if asked for."""
+    from mcpsim.serve import FileEpisode
+
+    if isinstance(episode, FileEpisode):
+        episode.sync()  # what other processes wrote since this one's last call
+    if exit_snapshot:
+        tmp = Path(f"{exit_snapshot}.tmp")
+        tmp.write_bytes(episode.snapshot())
+        os.replace(tmp, exit_snapshot)
+    if record_dir:
+        from mcpsim.trajectories import Recorder
+
+        Recorder(record_dir).record(episode)
+
+
+def _size_default(size: int | None) -> str:
+    """A byte budget as the option shows and reads it (`4GiB`; `0`: none)."""
+    from mcpsim.engine import format_size
+
+    return format_size(size).replace(".0 ", "").replace(" ", "") if size else "0"
+
+
+def _size_option(text: str, name: str) -> int | None:
+    """A byte budget from the command line (`0`: none)."""
+    from mcpsim.engine import parse_size
+
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=name) from None
+    return size or None
+
+
+def _field(flag: str) -> str:
+    """The setting an option stands for: `--max-episode-bytes` is `max_episode_bytes`."""
+    return flag.removeprefix("--").replace("-", "_")
+
+
+def _setting(flag: str, *decls: str, field: str | None = None, **kwargs: Any) -> Any:
+    """An option of a ServeConfig field, by default the one its parameter is named after: the
+    field's environment variable sets it too."""
+    field = field or (decls[0] if decls else _field(flag))
+    return click.option(flag, *decls, envvar=env_var(ServeConfig, field), **kwargs)
+
+
+def _size_setting(flag: str, help_text: str) -> Any:
+    """An option of a ServeConfig byte budget: its default and environment variable are the field's."""
+    var = env_var(ServeConfig, _field(flag))
+    return click.option(
+        flag,
+        default=_size_default(default_of(ServeConfig, _field(flag))),
+        show_default=True,
+        metavar="SIZE",
+        envvar=var,
+        help=f"{help_text} [env {var}].",
+    )
+
+
+def _limit_setting(flag: str, field: str, help_text: str) -> Any:
+    """An option of a ClientLimits field (0 on the command line: no limit); its default, its type
+    (seconds or a count) and its environment variable are the field's."""
+    default = default_of(ClientLimits, field)
+    var = env_var(ClientLimits, field)
+    return click.option(
+        flag,
+        default=default or 0,
+        show_default=True,
+        type=click.FloatRange(min=0) if isinstance(default, float) else click.IntRange(min=0),
+        envvar=var,
+        help=f"HTTP: {help_text} [env {var}].",
+    )
+
+
+LIMITS = [
+    (
+        "--sessions-per-client",
+        "sessions_per_client",
+        "MCP sessions one client (its bearer token, else its address) may hold open; past it its least "
+        "recently used idle session is closed, or it gets 429 if all are busy (0: no limit)",
+    ),
+    (
+        "--sessions-per-address",
+        "sessions_per_address",
+        "MCP sessions all clients at one remote address may hold open together (0: no limit)",
+    ),
+    (
+        "--session-idle-timeout",
+        "session_idle_seconds",
+        "seconds an MCP session may go without a request before it is closed (0: never)",
+    ),
+    (
+        "--max-sessions",
+        "max_sessions",
+        "open MCP sessions per world, all clients together; past it, initialize gets 503 (0: no limit)",
+    ),
+    (
+        "--mcp-episodes-per-client",
+        "mcp_episodes_per_client",
+        "live episodes one client may hold through /mcp (each session there makes one); past it, "
+        "initialize gets 429 (0: no limit)",
+    ),
+    (
+        "--mcp-episodes-per-address",
+        "mcp_episodes_per_address",
+        "live /mcp episodes all clients at one address may hold together (0: no limit)",
+    ),
+]
+"""The ClientLimits options: flag, field, help."""
+limit_options = [_limit_setting(flag, field, help_text) for flag, field, help_text in LIMITS]
+
+
+@main.command()
+@click.argument("world")
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP (many episodes) instead of stdio.")
+@_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
+@port_option(default=8000, help_text="HTTP port.")
+@_setting(
+    "--seed", default=DEFAULTS.seed, show_default=True, type=click.IntRange(min=0), help="Seed of the default episode."
+)
+@_setting("--scale", default=DEFAULTS.scale, show_default=True, help="Scale of the default episode.")
+@_setting(
+    "--token",
+    metavar="TOKEN",
+    help="HTTP: the bearer token the control plane requires [env MCPSIM_TOKEN]; none given: one is "
+    "generated and printed to stderr. Agents never need it (docs/security.md).",
+)
+@_setting(
+    "--no-auth",
+    is_flag=True,
+    help="HTTP: open the control plane to anyone who can reach the server, for local experiments "
+    "(an agent could then fork and verify its own episode) [env MCPSIM_NO_AUTH].",
+)
+@_setting(
+    "--public-url",
+    metavar="URL",
+    help="HTTP: the base URL clients reach this server at; episodes' mcp_url are built from it, never "
+    "from a request's Host header, and its host is always allowed. Default: http://HOST:PORT "
+    "(127.0.0.1 for a 0.0.0.0 bind) [env MCPSIM_PUBLIC_URL].",
+)
+@_setting(
+    "--verdict-detail",
+    type=click.Choice(["full", "summary"]),
+    help="HTTP: what POST /episodes/{id}/verify returns: full (checks' requirements and reasons, the row "
+    "diff, the answer) or summary (passed, rewards, failure, each check's name and pass/fail). "
+    "Default: full with a token, summary with --no-auth [env MCPSIM_VERDICT_DETAIL].",
+)
+@_setting(
+    "--shared-default",
+    is_flag=True,
+    help="HTTP: /mcp serves one episode shared by every client (they can see each other's writes); "
+    "default: a fresh episode per client session [env MCPSIM_SHARED_DEFAULT].",
+)
+@_setting(
+    "--ttl",
+    field="ttl_seconds",
+    default=DEFAULTS.ttl_seconds or 0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds an idle episode lives (0: forever).",
+)
+@_setting(
+    "--max-episodes",
+    default=DEFAULTS.max_episodes,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Live episodes allowed at once; more get 503.",
+)
+@_size_setting(
+    "--max-episode-bytes",
+    "Memory the live episodes' databases may hold together (page count x page size; e.g. 512MiB, "
+    "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason",
+)
+@_size_setting(
+    "--template-cache-bytes",
+    "Memory for built templates (one per world, seed, scale and task); past it the least recently "
+    "used are dropped and reloaded from the disk cache or rebuilt when needed (0: no limit)",
+)
+@_setting(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="HTTP: accepted Host headers of every request, control plane and MCP (DNS-rebinding "
+    "protection; exact, HOST:* for any port; default: the loopback names; the --public-url host "
+    "always). Repeatable [env MCPSIM_ALLOWED_HOSTS, space-separated].",
+)
+@_setting(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="HTTP: accepted Origin headers of browser requests (exact, SCHEME://HOST:* for any port; "
+    "default: the loopback origins; the --public-url origin always). Repeatable "
+    "[env MCPSIM_ALLOWED_ORIGINS].",
+)
+@_setting(
+    "--record",
+    "record_dir",
+    type=click.Path(file_okay=False),
+    help="Append every episode's trajectory to DIR/trajectories.jsonl, fsynced, as soon as it is ended or "
+    "graded (and again if it changes before it is deleted or expires); each live episode's calls are "
+    "journaled as they are answered, and the episodes alive at a crash are written with their calls "
+    "on the next start [env MCPSIM_RECORD_DIR].",
+)
+@_setting(
+    "--faults",
+    "faults_spec",
+    field="faults",
+    metavar="PROFILE",
+    help="Inject faults: none, flaky, hostile, or a profile YAML file (HTTP: the default for new "
+    "episodes; a task's own profile applies otherwise) [env MCPSIM_FAULTS].",
+)
+@_setting(
+    "--faults-dir",
+    "faults_dirs",
+    multiple=True,
+    metavar="DIR",
+    type=click.Path(exists=True, file_okay=False),
+    help='HTTP: profiles (NAME.yaml/.yml/.json) that POST /episodes may name with "faults": "NAME"; '
+    "requests never name files. Repeatable [env MCPSIM_FAULTS_DIRS, space-separated].",
+)
+@_setting(
+    "--snapshot-key",
+    "snapshot_key_text",
+    field="snapshot_key",
+    metavar="KEY",
+    help="HTTP: the key that signs snapshots (GET /episodes/{id}/snapshot) and that POST /episodes/restore "
+    "checks; at least 16 characters. Default: generated per process, so snapshots restore only "
+    "on the server that made them [env MCPSIM_SNAPSHOT_KEY].",
+)
+@_apply(limit_options)
+@click.option("--task", "task_id", help="stdio: serve an episode of this task (its seed, scale and setup).")
+@click.option(
+    "--snapshot",
+    "start_snapshot",
+    type=click.Path(exists=True, dir_okay=False),
+    help="stdio: start from this episode database instead of a fresh one.",
+)
+@click.option(
+    "--exit-snapshot",
+    type=click.Path(dir_okay=False),
+    help="stdio: write the episode's database here when the client hangs up.",
+)
+@click.option(
+    "--episode",
+    "episode_path",
+    type=click.Path(dir_okay=False),
+    help="stdio: keep the episode in this file, shared by every server process started with it: the first "
+    "creates it (from --seed/--scale/--task), later ones attach and each call sees every earlier call's "
+    "writes. For clients that start a server process per tool call (docs/frameworks.md). A file of another "
+    "world, seed, scale or task is refused.",
+)
+@_apply(runtime_options)
+@_apply(spec_options)
+def serve(
+    world: str,
+    use_http: bool,
+    host: str,
+    port: int,
+    seed: int,
+    scale: str,
+    token: str | None,
+    no_auth: bool,
+    public_url: str | None,
+    verdict_detail: str | None,
+    shared_default: bool,
+    ttl: float,
+    max_episodes: int,
+    max_episode_bytes: str,
+    template_cache_bytes: str,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    record_dir: str | None,
+    faults_spec: str | None,
+    faults_dirs: tuple[str, ...],
+    snapshot_key_text: str | None,
+    sessions_per_client: int,
+    sessions_per_address: int,
+    session_idle_timeout: float,
+    max_sessions: int,
+    mcp_episodes_per_client: int,
+    mcp_episodes_per_address: int,
+    task_id: str | None,
+    start_snapshot: str | None,
+    exit_snapshot: str | None,
+    episode_path: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    log_level: str,
+    log_format: str,
+    progress: bool | None,
+) -> None:
+    """Serve WORLD over MCP.
+
+    \b
+    stdio (default): one process, one episode; what desktop clients launch.
+    --http: one process, many episodes; POST /episodes creates one and returns its MCP URL,
+    /mcp serves a fresh episode per client. All installed worlds can be created over HTTP. The
+    control plane requires a bearer token (--token, or a generated one) unless --no-auth.
+
+    \b
+    Exit codes:
+      0  the client hung up (stdio) or the server was stopped (HTTP: Ctrl-C, SIGTERM)
+      1  it could not start: the port is in use, the --episode file holds another episode...
+      2  usage error (an unknown world, scale or option; options of the other transport)
+    """
+    if not use_http:
+        logs.configure_stdlib(log_level)  # structlog once the world loads: not before the handshake
+        if episode_path and start_snapshot:
+            raise click.UsageError(
+                "--episode and --snapshot exclude each other: to start a shared episode from a snapshot, "
+                "copy the snapshot to the --episode path"
+            )
+        if episode_path and record_dir:
+            raise click.UsageError(
+                "--record with --episode would write the shared episode once per server process; grade or "
+                "export the --episode file itself (mcpsim verify --snapshot PATH)"
+            )
+        stdio = _Stdio(
+            *(world, seed, scale, task_id, start_snapshot, episode_path, faults_spec, cache_dir, no_cache),
+            *(template_cache_bytes, log_level, log_format, logs.Progress(progress)),
+        )
+        _serve_stdio(stdio, exit_snapshot, record_dir)
+        return
+    if task_id or start_snapshot or exit_snapshot or episode_path:
+        raise click.UsageError(
+            "--task, --snapshot, --exit-snapshot and --episode are for stdio; over HTTP, "
+            "POST /episodes with a task or POST /episodes/restore"
+        )
+    logs.configure(log_level, log_format)
+    steps = logs.Progress(progress)
+    steps.step(f"loading world {world}")
+    w = _world_at_scale(world, scale)
+    templates = _templates(cache_dir, no_cache)
+    episode_budget = _size_option(max_episode_bytes, "--max-episode-bytes")
+    templates.set_max_bytes(_size_option(template_cache_bytes, "--template-cache-bytes"))
+    _profile(faults_spec)  # a clear error now, not in the first request
+
+    import uvicorn
+
+    from mcpsim.engine import snapshot_key
+    from mcpsim.serve import create_app
+
+    if snapshot_key_text is not None:
+        try:
+            snapshot_key(snapshot_key_text)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--snapshot-key") from None
+
+    from mcpsim.serve import default_public_url, normalize_public_url
+
+    if token is not None and no_auth:
+        raise click.UsageError(
+            "--token and --no-auth exclude each other: a token closes the control plane, --no-auth opens it"
+        )
+    try:
+        # --port 0 (a free port picked at bind time): URLs from the listening socket instead.
+        public_url = (
+            normalize_public_url(public_url) if public_url else (default_public_url(host, port) if port else None)
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--public-url") from None
+    if host in ("0.0.0.0", "::") and not allowed_hosts:
+        print(
+            f"mcpsim: bound to {host}: only the loopback names and {public_url or 'the public URL'} are accepted "
+            "as Host; list the "
+            "names clients use with --allowed-host (and --public-url)",
+            file=sys.stderr,
+            flush=True,
+        )
+    import socket
+
+    try:  # bound first: a port in use fails at once, before the app is built or "serving" printed
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
+        ) from None
+    port = sock.getsockname()[1]  # the one picked for --port 0
+    steps.step("starting the HTTP server (a template not cached is built when its first episode is created)")
+    params = click.get_current_context().params
+    named: dict[str, Any] = {  # the options named after their setting (a list where the option gives a tuple)
+        f.name: list(value) if isinstance(value := params[f.name], tuple) else value
+        for f in fields(ServeConfig)
+        if f.name in params
+    }
+    try:
+        app = create_app(
+            ServeConfig(
+                **named
+                | {
+                    "world": w.name,
+                    "public_url": public_url,
+                    "max_episode_bytes": episode_budget,
+                    "template_cache_bytes": templates.max_bytes,
+                    "ttl_seconds": ttl or None,
+                    "cache_dir": None if no_cache else str(templates.cache_dir),
+                    "faults": faults_spec,
+                    "snapshot_key": snapshot_key_text,
+                    "client_limits": ClientLimits(**{field: params[_field(flag)] or None for flag, field, _ in LIMITS}),
+                }
+            )
+        )
+    except ValueError as exc:  # a token, host or origin the access checks refuse
+        sock.close()
+        raise click.UsageError(str(exc)) from None
+    except BaseException:
+        sock.close()
+        raise
+    from mcpsim.catalogue import loaded_worlds
+
+    for name in loaded_worlds():  # generate the tasks of spec worlds now, not in the first request
+        _tasks(name)
+    shown = public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    print(f"mcpsim: serving {w.name} on {shown}/mcp (control plane: {shown}/episodes)", file=sys.stderr, flush=True)
+    print(
+        f"mcpsim: watch live episodes at {shown}/ui/" + ("" if no_auth else " (it asks for the control-plane token)"),
+        file=sys.stderr,
+        flush=True,
+    )
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on"))
+    server.run(sockets=[sock])
+
+
+@main.command("serve-worlds")
+@click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
+@port_option(default=8000, help_text="HTTP port.")
+@_setting(
+    "--token",
+    metavar="TOKEN",
+    help="The bearer token the control planes require, and loading a world [env MCPSIM_TOKEN]; none "
+    "given: one is generated and printed to stderr.",
+)
+@_setting("--no-auth", is_flag=True, help="Open the control planes to anyone who can reach the server.")
+@_apply(
+    [
+        click.option(flag, default=default, show_default=True, type=kind, help=text)
+        for flag, default, kind, text in [
+            (
+                "--max-worlds",
+                16,
+                click.IntRange(min=1),
+                "Worlds loaded at once; loading one more evicts the least recently used idle one.",
+            ),
+            (
+                "--world-idle",
+                600.0,
+                click.FloatRange(min=0),
+                "Seconds without a request after which a loaded world is evicted (its episodes closed).",
+            ),
+        ]
+    ]
+)
+@_apply(cache_options + log_options)
+def serve_worlds(
+    folder: str,
+    host: str,
+    port: int,
+    token: str | None,
+    no_auth: bool,
+    max_worlds: int,
+    world_idle: float,
+    cache_dir: str | None,
+    no_cache: bool,
+    log_level: str,
+    log_format: str,
+) -> None:
+    """Serve every world spec in DIR (such as `mcpsim gen --catalog`'s OUT/worlds) over HTTP, each
+    loaded on its first request and evicted when idle: POST /w/NAME/episodes creates an episode of
+    world NAME and returns its MCP URL; GET /worlds lists the worlds and the loaded ones. With
+    "tools": {"only": [...], "distractors": N, "seed": S} in the request, the episode's agent is
+    shown those of the world's tools plus N tools of other worlds, in an order fixed by S."""
+    import uvicorn
+
+    from mcpsim.catalogue import spec_world_loader
+    from mcpsim.serve import WorldHost
+
+    logs.configure(log_level, log_format)
+    if token is not None and no_auth:
+        raise click.UsageError("--token and --no-auth exclude each other")
+    names, load = spec_world_loader(folder)
+    if not names:
+        raise click.BadParameter(f"{folder} holds no spec file (*.yaml, *.yml, *.json)", param_hint="DIR")
+    access: dict[str, Any] = {"token": token, "no_auth": no_auth, "host": host, "max_loaded": max_worlds}
+    templates = _templates(cache_dir, no_cache)
+    world_host = WorldHost(names, load, templates=templates, idle_seconds=world_idle, describe=load.world, **access)
+    print(f"mcpsim: {len(names)} worlds from {folder}, at most {max_worlds} loaded", file=sys.stderr, flush=True)
+    uvicorn.run(world_host.app, host=host, port=port, log_level="warning")

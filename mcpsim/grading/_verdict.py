@@ -1,0 +1,122 @@
+"""What grading returns: a verdict with per-check results and a readable row-level diff, and the
+summary of it that a caller without the control plane's token sees."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from mcpsim.engine import RowOp
+
+
+class CheckResult(BaseModel):
+    type: str
+    requirement: str
+    weight: float
+    noop_passes: bool
+    passed: bool
+    reason: str
+
+
+class DiffEntry(BaseModel):
+    """One net change the episode made: an inserted or deleted row (column None), or one
+    column of an updated row."""
+
+    table: str
+    key: str
+    op: RowOp
+    column: str | None = None
+    before: Any = None
+    after: Any = None
+
+    def __str__(self) -> str:
+        if self.op == "update":
+            return f"{self.table} {self.key} {self.column}: {self.before!r} -> {self.after!r}"
+        row = self.after if self.op == "insert" else self.before
+        shown = ", ".join(f"{c}={v!r}" for c, v in list((row or {}).items())[:6])
+        return f"{self.table} {self.key}: {'inserted' if self.op == 'insert' else 'deleted'} {{{shown}}}"
+
+
+class Verdict(BaseModel):
+    task_id: str
+    world: str
+    world_version: str
+    episode_id: str | None = None
+    passed: bool  # strict: every check passed and nothing failed closed
+    reward: float  # 1.0 when passed, else 0.0
+    partial_reward: float  # weighted share of checks passed in [0, 1]; 0.0 when failed closed
+    failure: str | None = None  # why the verdict failed closed (reward 0 whatever the checks say)
+    checks: list[CheckResult] = []
+    diff: list[DiffEntry] = []
+    answer: str | None = None
+    calls: int = 0
+    state_hash: str | None = None  # of the graded (frozen) state
+
+    def report(self) -> str:
+        """A few lines a person can read."""
+        head = "PASS" if self.passed else "FAIL"
+        lines = [f"{head} {self.task_id}: reward {self.reward:.0f}, partial {self.partial_reward:.2f}"]
+        if self.failure:
+            lines.append(f"  failed closed: {self.failure}")
+        for c in self.checks:
+            lines.append(f"  [{'x' if c.passed else ' '}] {c.requirement} ({c.reason})")
+        if self.diff:
+            lines.append("  changes:")
+            lines.extend(f"    {d}" for d in self.diff[:50])
+            if len(self.diff) > 50:
+                lines.append(f"    ... {len(self.diff) - 50} more")
+        return "\n".join(lines)
+
+    def summary(self) -> VerdictSummary:
+        """The outcome and which checks passed, never what they expected. Left out: each check's
+        requirement and reason (they name expected values, "The agent said the total is $308"),
+        the row diff, the answer, the state hash."""
+        return VerdictSummary(
+            **self.model_dump(include=set(VerdictSummary.model_fields) - {"detail", "checks"}),
+            checks=[CheckOutcome(check=f"{i}:{c.type}", passed=c.passed) for i, c in enumerate(self.checks, 1)],
+        )
+
+
+class CheckOutcome(BaseModel):
+    check: str  # "<position in the rubric, from 1>:<check type>"
+    passed: bool
+
+
+class VerdictSummary(BaseModel):
+    """A verdict in `summary` detail (see `Verdict.summary`): what a server without a token shows
+    and, in that mode, all an episode keeps."""
+
+    detail: Literal["summary"] = "summary"
+    task_id: str | None = None
+    episode_id: str | None = None
+    passed: bool
+    reward: float | None = None
+    partial_reward: float | None = None
+    failure: str | None = None
+    checks: list[CheckOutcome] = []
+
+    def summary(self) -> VerdictSummary:
+        return self
+
+
+VerdictDetail = Literal["full", "summary"]
+
+
+def shown(verdict: Verdict | VerdictSummary, detail: VerdictDetail) -> Verdict | VerdictSummary:
+    """What a caller sees of a verdict: all of it, or its summary (a summary stays one)."""
+    return verdict if detail == "full" else verdict.summary()
+
+
+class StoredVerdictError(ValueError):
+    pass
+
+
+def load_verdict(data: Mapping[str, Any]) -> Verdict | VerdictSummary:
+    """A verdict as an episode stores it (`Episode.verdict`, the JSON of either model)."""
+    model: type[Verdict] | type[VerdictSummary] = VerdictSummary if data.get("detail") == "summary" else Verdict
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise StoredVerdictError(f"the episode's stored verdict is not a {model.__name__}: {exc}") from None

@@ -1,0 +1,288 @@
+"""Agents: each turns the conversation so far into the next assistant message (text, or tool
+calls). The runner owns the loop, so every agent's rollout is just its messages, which makes
+partial rollouts resumable and trajectories uniform.
+
+Write your own by implementing `Agent` (see `NoopAgent`) and pass it to `run_episodes`, or name
+it on the command line: `mcpsim run WORLD --agent package.module:Class` (`custom_agent`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import random
+import string
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+from mcpsim.runner._llm import ChatClient
+from mcpsim.tasks import Confirmed, Say, Step, Task
+from mcpsim.trajectories import FunctionCall, Message, ToolCall, ToolDef, Usage
+from mcpsim.world import derive_seed
+
+
+@dataclass
+class Turn:
+    """What an agent is shown at each step."""
+
+    messages: list[Message]  # system policy, user turns, earlier assistant and tool messages
+    tools: list[ToolDef]  # OpenAI function definitions, in a stable order
+    step: int  # how many assistant messages came before this one
+    seed: int  # the episode's agent seed (run seed, task, trial)
+    usage: Usage  # add model token usage here
+    task: Task | None = None  # only for agents that declare `needs_task` (the oracle)
+    world: str | None = None  # the world's name, also only for agents that declare `needs_task`
+
+
+class Agent(Protocol):
+    name: str
+    needs_task: bool
+
+    async def respond(self, turn: Turn) -> Message: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass
+class NoopAgent:
+    """Does nothing and says nothing: every task must fail for it."""
+
+    name: str = "noop"
+    needs_task: bool = False
+
+    async def respond(self, turn: Turn) -> Message:
+        return Message(role="assistant", content="")
+
+    async def aclose(self) -> None:
+        pass
+
+
+@dataclass
+class OracleAgent:
+    """Replays the task's gold solution (asking the user's go-ahead before the first write when
+    the rubric checks for a confirmation), then states the answer facts."""
+
+    name: str = "oracle"
+    needs_task: bool = True
+
+    async def respond(self, turn: Turn) -> Message:
+        assert turn.task is not None
+        steps = oracle_steps(turn.task, turn.world)
+        # One assistant message per step: a tool call for an action, a question for a Say.
+        if turn.step < len(steps):
+            step = steps[turn.step]
+            if isinstance(step, Say):
+                return Message(role="assistant", content=step.say)
+            return Message(
+                role="assistant",
+                tool_calls=[
+                    ToolCall(
+                        id=f"call_{turn.step}", function=FunctionCall(name=step.tool, arguments=json.dumps(step.args))
+                    )
+                ],
+            )
+        return Message(role="assistant", content=turn.task.oracle_answer())
+
+    async def aclose(self) -> None:
+        pass
+
+
+def oracle_steps(task: Task, world: str | None) -> list[Step]:
+    """The gold actions, with a confirmation question before the first write when the rubric
+    has a `confirmed` check (`mcpsim.tasks._scenario.gold_steps`)."""
+    if world is None or not any(isinstance(c, Confirmed) for c in task.rubric):
+        return list(task.gold)
+    from mcpsim.tasks import gold_steps
+    from mcpsim.world import load_world
+
+    return gold_steps(task, load_world(world))
+
+
+@dataclass
+class RandomAgent:
+    """Makes `steps` random but schema-shaped tool calls (strings reuse ids seen in earlier
+    results, so some calls hit real rows), then stops. Negative data and fuzzing."""
+
+    steps: int = 8
+    name: str = "random"
+    needs_task: bool = False
+
+    async def respond(self, turn: Turn) -> Message:
+        rng = random.Random(derive_seed(turn.seed, "random-agent", turn.step))
+        if turn.step >= self.steps or not turn.tools:
+            return Message(role="assistant", content="I am done.")
+        tool = rng.choice(turn.tools).function
+        seen = _strings_seen(turn.messages)
+        args = _sample(tool.get("parameters") or {}, rng, seen, tool.get("parameters", {}).get("$defs", {}))
+        return Message(
+            role="assistant",
+            tool_calls=[
+                ToolCall(id=f"call_{turn.step}", function=FunctionCall(name=tool["name"], arguments=json.dumps(args)))
+            ],
+        )
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _strings_seen(messages: list[Message]) -> list[str]:
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, str) and 3 <= len(value) <= 40:
+            found.add(value)
+
+    for m in messages:
+        if m.role == "tool" and m.content:
+            try:
+                walk(json.loads(m.content))
+            except ValueError:
+                continue
+    return sorted(found)
+
+
+def _sample(schema: dict[str, Any], rng: random.Random, seen: list[str], defs: dict[str, Any]) -> Any:
+    if "$ref" in schema:
+        return _sample(defs.get(schema["$ref"].split("/")[-1], {}), rng, seen, defs)
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
+            return _sample(rng.choice(options), rng, seen, defs)
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        return {k: _sample(v, rng, seen, defs) for k, v in props.items() if k in required or rng.random() < 0.3}
+    if kind == "array":
+        n = rng.randint(schema.get("minItems", 1), max(schema.get("minItems", 1), min(schema.get("maxItems", 3), 3)))
+        return [_sample(schema.get("items", {}), rng, seen, defs) for _ in range(n)]
+    if kind == "integer":
+        lo, hi = schema.get("minimum", 0), schema.get("maximum", 100)
+        return rng.randint(int(lo), int(max(lo, min(hi, lo + 100))))
+    if kind == "number":
+        lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        return round(rng.uniform(lo, lo + 200), 2)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if seen and rng.random() < 0.7:
+        return rng.choice(seen)
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 12)))
+
+
+@dataclass
+class OpenAIAgent:
+    """Any OpenAI-compatible chat-completions model: the policy is the system message, the
+    world's tools are offered as functions, and the model decides."""
+
+    client: ChatClient
+    name: str = ""
+    needs_task: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.name = self.name or f"openai:{self.client.model}"
+
+    async def respond(self, turn: Turn) -> Message:
+        return await self.client.complete(turn.messages, turn.tools, turn.usage)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def make_agent(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    temperature: float | None = None,
+    seed: int | None = None,
+    max_tokens: int | None = None,
+    extra_body: dict[str, Any] | None = None,
+) -> Agent:
+    """`oracle`, `noop`, `random`, `openai:MODEL`, or `package.module:Class` (your own agent,
+    see `custom_agent`). A ValueError says what is wrong with `spec`."""
+    if ":" in spec and not spec.startswith("openai:"):
+        options = {
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+            "temperature": temperature,
+            "seed": seed,
+            "max_tokens": max_tokens,
+            "extra_body": extra_body,
+        }
+        return custom_agent(spec, options)
+    if spec == "oracle":
+        return OracleAgent()
+    if spec == "noop":
+        return NoopAgent()
+    if spec == "random":
+        return RandomAgent()
+    if spec.startswith("openai:") and len(spec) > len("openai:"):
+        client = ChatClient(
+            model=spec.split(":", 1)[1],
+            base_url=base_url or "https://api.openai.com/v1",
+            api_key_env=api_key_env,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            extra_body=extra_body,
+        )
+        return OpenAIAgent(client)
+    raise ValueError(f"unknown agent {spec!r}: use oracle, noop, random, openai:MODEL or package.module:Class")
+
+
+def agent_class(spec: str) -> type:
+    """The class named by `package.module:Class` (`Class` may be dotted), checked to be an agent:
+    async `respond(turn)` and `aclose()` methods. A ValueError says why not."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"agent {spec!r}: name a class as package.module:Class")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"agent {spec!r}: cannot import {module_name}: {exc}") from None
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"agent {spec!r}: {found.__name__} has no attribute {part!r}")
+        found = getattr(found, part)
+    if not isinstance(found, type):
+        raise ValueError(f"agent {spec!r}: {attribute} is a {type(found).__name__}, not a class")
+    missing = [m for m in ("respond", "aclose") if not inspect.iscoroutinefunction(getattr(found, m, None))]
+    if missing:
+        methods = " and ".join(f"async def {m}(self{', turn' if m == 'respond' else ''})" for m in missing)
+        raise ValueError(
+            f"agent {spec!r}: {attribute} is not an agent: it lacks {methods} (see mcpsim.runner._agents.Agent)"
+        )
+    return found
+
+
+def custom_agent(spec: str, options: dict[str, Any]) -> Agent:
+    """An instance of your agent class (`agent_class`), given those of the run's model `options`
+    (base_url, api_key_env, temperature, seed, max_tokens, extra_body) its constructor takes by
+    name. Without `name` and `needs_task` attributes it gets `spec` and False."""
+    cls = agent_class(spec)
+    parameters = inspect.signature(cls).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        kwargs = options
+    else:
+        kwargs = {p.name: options[p.name] for p in parameters if p.name in options}
+    try:
+        agent = cls(**kwargs)
+    except Exception as exc:
+        raise ValueError(f"agent {spec!r}: creating it failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(getattr(agent, "name", None), str) or not agent.name:
+        agent.name = spec
+    if not isinstance(getattr(agent, "needs_task", None), bool):
+        agent.needs_task = False
+    return cast(Agent, agent)
