@@ -15,6 +15,7 @@ import yaml
 from mcpsim import logs
 from mcpsim.acceptance._validate import process_hashes, validate
 from mcpsim.engine import Episode, TemplateCache
+from mcpsim.serve import serve_stdio
 from mcpsim.specs import SpecError, WorldSpec, compile_spec, json_schema, load_spec, parse_spec
 
 
@@ -54,8 +55,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":
-        from mcpsim.serve import serve_stdio
-
         episode = Episode.create(compiled.world, args.seed, args.scale, templates=TemplateCache(None))
         serve_stdio(compiled.world, episode)
         return 0

@@ -1,6 +1,8 @@
 """The `audit` package."""
 
-from mcpsim.audit._audit import BASELINE_LABELS, WorldReport, check_task, check_world
+from mcpsim.audit._audit import check_task, check_world
+from mcpsim.audit._baselines import BASELINE_LABELS
+from mcpsim.audit._report import WorldReport
 
 __all__ = [
     "BASELINE_LABELS",

@@ -35,9 +35,11 @@ from typing import Any
 
 import yaml
 
+from mcpsim import logs
 from mcpsim.acceptance import CHECKS, DeterminismChecker, validate
 from mcpsim.catalogue._blueprints import BlueprintError, blueprints, catalogue_specs
-from mcpsim.specs import compile_spec, parse_spec
+from mcpsim.specs import WorldSpec, compile_spec, parse_spec
+from mcpsim.taskgen import task_set
 from mcpsim.world import World
 
 DISTINCT = "distinct_tools"
@@ -111,7 +113,6 @@ def build_world(
     result.seconds = time.perf_counter() - started
     if not report.ok:
         return _Built(result)
-    from mcpsim.taskgen import task_set
 
     files = task_set(compiled, report.tasks).files
     tasks = files[0].model_dump(mode="json", exclude_defaults=True) if files else {}
@@ -216,22 +217,8 @@ def run_catalogue(
     earlier = _read_results(results_path, seed)
     workers = workers or max(1, len(os.sched_getaffinity(0)))
     max_attempts = max_attempts or 3 * count + 20
-    results: dict[int, WorldResult] = {}
+    ledger = _Ledger(root, results_path, seed, progress)
     seen: dict[str, int] = {}  # tool signature -> the index of the world that has it
-    accepted = 0
-    report_done = progress or (lambda _r, _n: None)
-
-    def record(result: WorldResult, built: _Built | None) -> None:
-        nonlocal accepted
-        results[result.index] = result
-        if built is not None:  # the files first: a results line means its world is on disk
-            if result.accepted:
-                (root / "tasks" / f"{result.name}.yaml").write_text(built.tasks_yaml, encoding="utf-8")
-                (root / "worlds" / f"{result.name}.yaml").write_text(built.spec_yaml, encoding="utf-8")
-            with results_path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(asdict(result) | {"run_seed": seed}) + "\n")
-        accepted += result.accepted
-        report_done(result, accepted)
 
     specs = catalogue_specs(max_attempts, seed)
     pending: dict[Future[_Built], int] = {}
@@ -239,7 +226,7 @@ def run_catalogue(
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=_quiet_worker) as pool:
         while True:
-            while len(pending) < 2 * workers and accepted + len(pending) < count:
+            while len(pending) < 2 * workers and ledger.accepted + len(pending) < count:
                 drawn = next(specs, None)
                 if drawn is None:
                     break
@@ -247,19 +234,11 @@ def run_catalogue(
                 if isinstance(spec, BlueprintError):
                     bad = WorldResult(index, f"{blueprint}_{index:05d}", blueprint, variant, False)
                     bad.rejected_by, bad.reasons = ["expansion"], [f"expansion: {spec}"]
-                    record(bad, _Built(bad))
+                    ledger.record(bad, _Built(bad))
                     continue
-                signature = tool_signature(compile_spec(spec).world)
-                if signature in seen:
-                    dup = WorldResult(index, spec.name, blueprint, variant, False, signature)
-                    dup.rejected_by = [DISTINCT]
-                    dup.reasons = [f"{DISTINCT}: the same tool schemas as world {seen[signature]}"]
-                    record(dup, _Built(dup))
-                    continue
-                seen[signature] = index
-                known = earlier.get(index)
-                if known is not None and (not known.accepted or (root / "worlds" / f"{known.name}.yaml").exists()):
-                    record(known, None)
+                settled = _settled_unvalidated(index, blueprint, variant, spec, seen, earlier, root)
+                if settled is not None:
+                    ledger.record(*settled)
                     continue
                 data = spec.model_dump(mode="json")
                 pending[pool.submit(build_world, index, blueprint, variant, data, task_count, processes)] = index
@@ -269,18 +248,73 @@ def run_catalogue(
             for future in done:
                 del pending[future]
                 built = future.result()
-                record(built.result, built)
+                ledger.record(built.result, built)
+    results = ledger.results
     report = summarise(list(results.values()), seed=seed, count=count)
-    keep = {r.name for r in results.values() if r.accepted and r.index <= _last_index(results, count)}
-    ours = {r.name for r in results.values()}  # files of other runs or of the user's own stay
-    for sub in ("worlds", "tasks"):  # this run's worlds past the first `count` (finished out of order) go
-        for name in ours - keep:
-            (root / sub / f"{name}.yaml").unlink(missing_ok=True)
+    _remove_worlds_past_count(root, results, count)
     report.workers = workers
     report.resumed = sum(1 for i in results if i in earlier)
     report.seconds = round(time.perf_counter() - started, 1)
     (root / "report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
     return report
+
+
+class _Ledger:
+    """The run's results as they come in: an accepted world's files, then its line in
+    `results.jsonl`, and the count of accepted worlds passed to `progress`."""
+
+    def __init__(self, root: Path, results_path: Path, seed: int, progress: ProgressFn | None) -> None:
+        self.root = root
+        self.results_path = results_path
+        self.seed = seed
+        self.results: dict[int, WorldResult] = {}
+        self.accepted = 0
+        self.report_done = progress or (lambda _r, _n: None)
+
+    def record(self, result: WorldResult, built: _Built | None) -> None:
+        root = self.root
+        self.results[result.index] = result
+        if built is not None:  # the files first: a results line means its world is on disk
+            if result.accepted:
+                (root / "tasks" / f"{result.name}.yaml").write_text(built.tasks_yaml, encoding="utf-8")
+                (root / "worlds" / f"{result.name}.yaml").write_text(built.spec_yaml, encoding="utf-8")
+            with self.results_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(asdict(result) | {"run_seed": self.seed}) + "\n")
+        self.accepted += result.accepted
+        self.report_done(result, self.accepted)
+
+
+def _settled_unvalidated(
+    index: int,
+    blueprint: str,
+    variant: int,
+    spec: WorldSpec,
+    seen: dict[str, int],
+    earlier: dict[int, WorldResult],
+    root: Path,
+) -> tuple[WorldResult, _Built | None] | None:
+    """The result of a drawn world that needs no validation: rejected as having the same tool
+    schemas as an earlier one (its signature otherwise added to `seen`), or taken from an
+    earlier run's results (`_Built` None: nothing to write). None: it is to be validated."""
+    signature = tool_signature(compile_spec(spec).world)
+    if signature in seen:
+        dup = WorldResult(index, spec.name, blueprint, variant, False, signature)
+        dup.rejected_by = [DISTINCT]
+        dup.reasons = [f"{DISTINCT}: the same tool schemas as world {seen[signature]}"]
+        return dup, _Built(dup)
+    seen[signature] = index
+    known = earlier.get(index)
+    if known is not None and (not known.accepted or (root / "worlds" / f"{known.name}.yaml").exists()):
+        return known, None
+    return None
+
+
+def _remove_worlds_past_count(root: Path, results: dict[int, WorldResult], count: int) -> None:
+    keep = {r.name for r in results.values() if r.accepted and r.index <= _last_index(results, count)}
+    ours = {r.name for r in results.values()}  # files of other runs or of the user's own stay
+    for sub in ("worlds", "tasks"):  # this run's worlds past the first `count` (finished out of order) go
+        for name in ours - keep:
+            (root / sub / f"{name}.yaml").unlink(missing_ok=True)
 
 
 _checker: DeterminismChecker | None = None
@@ -299,8 +333,6 @@ def _worker_checker() -> DeterminismChecker:
 
 def _quiet_worker() -> None:
     """A pool worker logs warnings only (a spawned process starts with no logging set up)."""
-    from mcpsim import logs
-
     logs.configure("WARNING")
 
 

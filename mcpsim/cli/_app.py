@@ -202,10 +202,11 @@ COMMANDS = {
     "mcpsim.cli._generating": ("gen",),
     "mcpsim.cli._recording": ("record", "fidelity"),
     "mcpsim.cli._viewing": ("view",),
+    "mcpsim.cli._authoring": ("new-world",),
 }
 """Which module adds which commands to `main`: a command's module is imported when the command
 runs (or when --help lists them all), so `mcpsim serve` does not import the runner, the factory
-or the viewer. tests/test_startup.py checks this map against the commands the modules add."""
+or the viewer. tests/serve/test_startup.py checks this map against the commands the modules add."""
 
 
 class _Commands(click.Group):

@@ -175,7 +175,7 @@ def _twin(
     import anyio
 
     from mcpsim.logs import configure
-    from mcpsim.recordings import learn, load_recording
+    from mcpsim.twins.recordings import learn, load_recording
     from mcpsim.twins import check_twin, infer_twin, read_surface
 
     if source != "-" and command:

@@ -36,7 +36,7 @@ def record_command(out: str, port: int, command: tuple[str, ...]) -> None:
     if len(command) == 1 and re.match(r"^https?://", command[0]):
         _record_http(command[0], Path(out), port)
         return
-    from mcpsim.recordings import record
+    from mcpsim.twins.recordings import record
 
     try:
         code = record(list(command), Path(out))
@@ -47,7 +47,7 @@ def record_command(out: str, port: int, command: tuple[str, ...]) -> None:
 
 def _record_http(url: str, out: Path, port: int) -> None:
     from mcpsim.logs import configure
-    from mcpsim.recordings import record_http
+    from mcpsim.twins.recordings import record_http
 
     configure("WARNING")  # stdout is the URL
 
@@ -74,7 +74,7 @@ def fidelity_command(twin: str, recordings: tuple[str, ...], seed: int) -> None:
     import anyio
 
     from mcpsim.logs import configure
-    from mcpsim.recordings import fidelity, load_recording
+    from mcpsim.twins.recordings import fidelity, load_recording
     from mcpsim.twins import load_twin
 
     configure("WARNING")  # stdout is the report

@@ -12,9 +12,7 @@ from typing import Any, get_args
 
 import anyio
 import click
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from mcpsim import logs
 from mcpsim.cli._app import (
@@ -31,6 +29,7 @@ from mcpsim.cli._app import (
     progress_option,
     spec_options,
 )
+from mcpsim.cli._run_summary import _print_summary, _report_run
 from mcpsim.runner import Executor, RunConfig, Transport
 
 
@@ -43,9 +42,6 @@ def _select_tasks(task_set: Any, spec: str) -> list[Any]:
         return [task_set.get(i.strip()) for i in spec.split(",") if i.strip()]
     except LookupError as exc:
         raise click.BadParameter(_lookup_message(exc), param_hint="--tasks") from None
-
-
-INFRASTRUCTURE_FAILED = 3  # `mcpsim run`'s exit code past --max-failures infrastructure failures
 
 
 def _plan_option(flag: str, *decls: str, **kwargs: Any) -> Any:
@@ -210,6 +206,28 @@ def run(
     selected = _select_tasks(_tasks(world), task_spec)
     if not selected:
         raise click.BadParameter(f"no task matches {task_spec!r}", param_hint="--tasks")
+    _check_run_options(server_url, transport, user_base_url, user_api_key_env, user_spec, address, executor, keep_first)
+    _check_agent(agent_spec, base_url)
+    plan = _plan(
+        *(world, selected, agent_spec, out_dir, trials, concurrency, seed, resume, keep_first, transport, server_url),
+        *(token, max_steps, timeout, user_spec, base_url, api_key_env, temperature, max_tokens, extra_body, token_ids),
+        *(user_base_url, user_api_key_env, cache_dir, no_cache, faults_spec, executor, address),
+    )
+    result = anyio.run(_execute, plan)
+    _report_run(result, plan, as_json, max_failures, server_url)
+
+
+def _check_run_options(
+    server_url: str | None,
+    transport: Transport,
+    user_base_url: str | None,
+    user_api_key_env: str | None,
+    user_spec: str,
+    address: str | None,
+    executor: Executor,
+    keep_first: int | None,
+) -> None:
+    """A usage error for `run`'s options that do not go together."""
     if server_url and transport != "inprocess":
         raise click.UsageError("--server talks HTTP to a running server; leave --transport out")
     if (user_base_url or user_api_key_env) and not user_spec.startswith("openai:"):
@@ -223,6 +241,10 @@ def run(
             "--executor ray runs episodes in its workers' own episode hosts: leave out --server, --transport "
             "and --keep-first"
         )
+
+
+def _check_agent(agent_spec: str, base_url: str) -> None:
+    """A usage error unless `--agent` names an agent this process can make."""
     from mcpsim.runner import make_agent
 
     if os.getcwd() not in sys.path:  # `--agent package.module:Class` from the current directory, as uvicorn does
@@ -232,7 +254,40 @@ def run(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--agent") from None
     anyio.run(agent.aclose)
-    plan = RunConfig(
+
+
+def _plan(
+    world: str,
+    selected: list[Any],
+    agent_spec: str,
+    out_dir: str,
+    trials: int,
+    concurrency: int,
+    seed: int,
+    resume: bool,
+    keep_first: int | None,
+    transport: Transport,
+    server_url: str | None,
+    token: str | None,
+    max_steps: int,
+    timeout: float,
+    user_spec: str,
+    base_url: str,
+    api_key_env: str,
+    temperature: float | None,
+    max_tokens: int | None,
+    extra_body: str | None,
+    token_ids: bool,
+    user_base_url: str | None,
+    user_api_key_env: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    faults_spec: str | None,
+    executor: Executor,
+    address: str | None,
+) -> RunConfig:
+    """The run `run`'s options ask for, of the `selected` tasks."""
+    return RunConfig(
         world=world,
         tasks=selected,
         agent=agent_spec,
@@ -263,29 +318,6 @@ def run(
         address=address,
         worker_setup=_spec_worlds_for_workers() if executor == "ray" else None,
     )
-    result = anyio.run(_execute, plan)
-    if as_json:
-        click.echo(result.summary.model_dump_json(indent=2))
-    else:
-        _print_summary(result, plan.out)
-    if result.summary.errors:
-        click.echo(
-            f"{result.summary.errors} episodes ended in errors (see termination and error in the JSONL)", err=True
-        )
-    failed = sum(result.failures.values())
-    if failed > max_failures:
-        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(result.failures.items()))
-        where = f"the server at {server_url}" if server_url else f"the {plan.transport} server"
-        server = f"; {where} failed or could not be reached" if result.failures.get("server_error") else ""
-        click.echo(
-            f"error: {failed} of {result.ran} episodes of this run ended in infrastructure failures ({kinds}"
-            f"{server}), more than --max-failures {max_failures} (termination in "
-            f"{plan.out / 'trajectories.jsonl'}); for example:",
-            err=True,
-        )
-        for example in result.failure_examples:
-            click.echo(f"  {example[:300]}", err=True)
-        raise SystemExit(INFRASTRUCTURE_FAILED)
 
 
 def _json_object(text: str | None, option: str) -> dict[str, Any] | None:
@@ -402,49 +434,6 @@ async def _execute(plan: RunConfig) -> Any:
                     await backend.aclose()
     (plan.out / "summary.json").write_text(result.summary.model_dump_json(indent=2))
     return result
-
-
-def _print_summary(result: Any, out: Path) -> None:
-    s = result.summary
-    tokens = s.tokens > 0  # scripted agents use none: keep the table narrow
-    headers = ("n", "pass", "reward", "partial", "calls", "errors", *(["tokens"] if tokens else []))
-    rows = []
-    for t in s.tasks:
-        ended = (
-            next(iter(t.terminations))
-            if len(t.terminations) == 1
-            else ", ".join(f"{k} {v}" for k, v in sorted(t.terminations.items()))
-        )
-        numbers = [str(t.trials), str(t.passes), f"{t.mean_reward:.2f}", f"{t.mean_partial:.2f}"]
-        numbers += [str(t.tool_calls), str(t.tool_errors), *([str(t.tokens)] if tokens else [])]
-        rows.append((t.task_id, numbers, ended))
-    # numbers are never cut: their columns keep their full width, and the text columns (task,
-    # ended by) fold onto more lines when the terminal or a pipe (80 columns) is narrower
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("task", overflow="fold", ratio=3)
-    for i, header in enumerate(headers):
-        width = max([len(header), *(len(numbers[i]) for _, numbers, _ in rows)])
-        table.add_column(header, justify="right", no_wrap=True, min_width=width)
-    table.add_column("ended by", overflow="fold", ratio=1)
-    for task_id, numbers, ended in rows:
-        table.add_row(task_id, *numbers, ended)
-    console = Console()
-    console.print(table)
-    hats = "  ".join(f"pass^{k} {v:.3f}" for k, v in s.pass_hat_k.items())
-    console.print(
-        f"[bold]{', '.join(s.agents)}[/bold] on {s.world}: {s.episodes} episodes, pass@1 {s.pass_at_1:.3f}  "
-        f"{hats}  mean reward {s.mean_reward:.3f}  partial {s.mean_partial:.3f}  tool calls {s.tool_calls} "
-        f"({s.tool_errors} errors)  tokens {s.tokens}  episode errors {s.errors}"
-    )
-    left_out = {
-        "already done": result.skipped,
-        "suspended (resume with --resume)": result.cancelled,
-        "not started": result.not_started,
-    }
-    extra = [f"{n} {what}" for what, n in left_out.items() if n]
-    if result.reruns:
-        extra.append(f"{result.reruns} started again after their Ray worker died")
-    console.print(f"trajectories: {out / 'trajectories.jsonl'}" + (f"  ({'; '.join(extra)})" if extra else ""))
 
 
 DEMO_TASKS = 8

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,35 +116,23 @@ class _Stdio:
         return fresh()
 
     def _keep_card(self, server: MCPServer, scales: list[str]) -> None:
-        """Write the world's card for the next start if it is missing or differs (an installed
-        world's only: a spec world is compiled in the process anyway)."""
-        from importlib.metadata import entry_points
+        """Keep the world's card current for the next start (`WorldCards.keep`)."""
+        from mcpsim.serve import WorldCards
 
-        from mcpsim.serve import card_of, write_card
-        from mcpsim.world import GROUP
-
-        card = card_of(server, sorted(scales))
-        if self.cards_dir is None or card == self.card:
-            return
-        if self.card is not None:  # the world changed in a way its files' stamp did not show
-            logging.getLogger("mcpsim").warning(
-                "world %s: initialize was answered from an outdated card; it is rewritten for the next start",
-                self.world,
-            )
-        module = next((ep.module for ep in entry_points(group=GROUP) if ep.name == self.world), None)
-        if module is not None:
-            write_card(self.cards_dir, self.world, module, card)
+        if self.cards_dir is not None:
+            WorldCards(self.cards_dir).keep(self.world, server, scales, self.card)
 
 
 def _serve_stdio(stdio: _Stdio, exit_snapshot: str | None, record_dir: str | None) -> None:
     """Serve one episode over stdio until the client hangs up. With the world's card (see
     mcpsim.serve._startup), `initialize` is answered while a thread loads the world; without
     it, the world is loaded first."""
-    from mcpsim.serve import DeferredServer, read_card, usage_problem
+    from mcpsim.serve import DeferredServer, WorldCards
 
-    card = read_card(stdio.cards_dir, stdio.world) if stdio.cards_dir else None
-    if card is not None and stdio.cards_dir is not None:  # usage errors exit 2 before the handshake, as without a card
-        problem = usage_problem(stdio.cards_dir, stdio.world, task_id=stdio.task_id, faults_spec=stdio.faults_spec)
+    cards = WorldCards(stdio.cards_dir) if stdio.cards_dir else None
+    card = cards.read(stdio.world) if cards is not None else None
+    if card is not None and cards is not None:  # usage errors exit 2 before the handshake, as without a card
+        problem = cards.usage_problem(stdio.world, task_id=stdio.task_id, faults_spec=stdio.faults_spec)
         if problem is not None:
             raise click.BadParameter(problem[1], param_hint=problem[0])
     try:
@@ -185,14 +172,14 @@ def _finish(episode: Episode, exit_snapshot: str | None, record_dir: str | None)
 
 def _size_default(size: int | None) -> str:
     """A byte budget as the option shows and reads it (`4GiB`; `0`: none)."""
-    from mcpsim.engine import format_size
+    from mcpsim._sizes import format_size
 
     return format_size(size).replace(".0 ", "").replace(" ", "") if size else "0"
 
 
 def _size_option(text: str, name: str) -> int | None:
     """A byte budget from the command line (`0`: none)."""
-    from mcpsim.engine import parse_size
+    from mcpsim._sizes import parse_size
 
     try:
         size = parse_size(text)
@@ -277,6 +264,11 @@ LIMITS = [
 ]
 """The ClientLimits options: flag, field, help."""
 limit_options = [_limit_setting(flag, field, help_text) for flag, field, help_text in LIMITS]
+
+
+def _client_limits(params: dict[str, Any]) -> dict[str, Any]:
+    """The ClientLimits fields as the options give them (0: no limit, None)."""
+    return {field: params[_field(flag)] or None for flag, field, _ in LIMITS}
 
 
 @main.command()
@@ -476,16 +468,7 @@ def serve(
     """
     if not use_http:
         logs.configure_stdlib(log_level)  # structlog once the world loads: not before the handshake
-        if episode_path and start_snapshot:
-            raise click.UsageError(
-                "--episode and --snapshot exclude each other: to start a shared episode from a snapshot, "
-                "copy the snapshot to the --episode path"
-            )
-        if episode_path and record_dir:
-            raise click.UsageError(
-                "--record with --episode would write the shared episode once per server process; grade or "
-                "export the --episode file itself (mcpsim verify --snapshot PATH)"
-            )
+        _check_episode_options(episode_path, start_snapshot, record_dir)
         stdio = _Stdio(
             *(world, seed, scale, task_id, start_snapshot, episode_path, faults_spec, cache_dir, no_cache),
             *(template_cache_bytes, log_level, log_format, logs.Progress(progress)),
@@ -505,91 +488,25 @@ def serve(
     episode_budget = _size_option(max_episode_bytes, "--max-episode-bytes")
     templates.set_max_bytes(_size_option(template_cache_bytes, "--template-cache-bytes"))
     _profile(faults_spec)  # a clear error now, not in the first request
+    from mcpsim.cli._serving_http import serve_http  # over HTTP only: stdio's start-up never imports it
 
-    import uvicorn
-
-    from mcpsim.engine import snapshot_key
-    from mcpsim.serve import create_app
-
-    if snapshot_key_text is not None:
-        try:
-            snapshot_key(snapshot_key_text)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--snapshot-key") from None
-
-    from mcpsim.serve import default_public_url, normalize_public_url
-
-    if token is not None and no_auth:
-        raise click.UsageError(
-            "--token and --no-auth exclude each other: a token closes the control plane, --no-auth opens it"
-        )
-    try:
-        # --port 0 (a free port picked at bind time): URLs from the listening socket instead.
-        public_url = (
-            normalize_public_url(public_url) if public_url else (default_public_url(host, port) if port else None)
-        )
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--public-url") from None
-    if host in ("0.0.0.0", "::") and not allowed_hosts:
-        print(
-            f"mcpsim: bound to {host}: only the loopback names and {public_url or 'the public URL'} are accepted "
-            "as Host; list the "
-            "names clients use with --allowed-host (and --public-url)",
-            file=sys.stderr,
-            flush=True,
-        )
-    import socket
-
-    try:  # bound first: a port in use fails at once, before the app is built or "serving" printed
-        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
-    except OSError as exc:
-        raise click.ClickException(
-            f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
-        ) from None
-    port = sock.getsockname()[1]  # the one picked for --port 0
-    steps.step("starting the HTTP server (a template not cached is built when its first episode is created)")
     params = click.get_current_context().params
-    named: dict[str, Any] = {  # the options named after their setting (a list where the option gives a tuple)
-        f.name: list(value) if isinstance(value := params[f.name], tuple) else value
-        for f in fields(ServeConfig)
-        if f.name in params
-    }
-    try:
-        app = create_app(
-            ServeConfig(
-                **named
-                | {
-                    "world": w.name,
-                    "public_url": public_url,
-                    "max_episode_bytes": episode_budget,
-                    "template_cache_bytes": templates.max_bytes,
-                    "ttl_seconds": ttl or None,
-                    "cache_dir": None if no_cache else str(templates.cache_dir),
-                    "faults": faults_spec,
-                    "snapshot_key": snapshot_key_text,
-                    "client_limits": ClientLimits(**{field: params[_field(flag)] or None for flag, field, _ in LIMITS}),
-                }
-            )
-        )
-    except ValueError as exc:  # a token, host or origin the access checks refuse
-        sock.close()
-        raise click.UsageError(str(exc)) from None
-    except BaseException:
-        sock.close()
-        raise
-    from mcpsim.catalogue import loaded_worlds
+    serve_http(w, templates, episode_budget, steps, params, _client_limits(params))
 
-    for name in loaded_worlds():  # generate the tasks of spec worlds now, not in the first request
-        _tasks(name)
-    shown = public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
-    print(f"mcpsim: serving {w.name} on {shown}/mcp (control plane: {shown}/episodes)", file=sys.stderr, flush=True)
-    print(
-        f"mcpsim: watch live episodes at {shown}/ui/" + ("" if no_auth else " (it asks for the control-plane token)"),
-        file=sys.stderr,
-        flush=True,
-    )
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on"))
-    server.run(sockets=[sock])
+
+def _check_episode_options(episode_path: str | None, start_snapshot: str | None, record_dir: str | None) -> None:
+    """stdio: --episode (one episode shared by server processes) refuses what would start or
+    write it once per process."""
+    if episode_path and start_snapshot:
+        raise click.UsageError(
+            "--episode and --snapshot exclude each other: to start a shared episode from a snapshot, "
+            "copy the snapshot to the --episode path"
+        )
+    if episode_path and record_dir:
+        raise click.UsageError(
+            "--record with --episode would write the shared episode once per server process; grade or "
+            "export the --episode file itself (mcpsim verify --snapshot PATH)"
+        )
 
 
 @main.command("serve-worlds")

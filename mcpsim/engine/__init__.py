@@ -4,7 +4,7 @@ episode), `episode` (one private database, one transaction per call), `faults` (
 `snapshots` (signed bytes and the validation of an upload), `textsafe` (text that cannot break
 JSON)."""
 
-from mcpsim.engine._episode import CallResult, Episode, EpisodeClosed
+from mcpsim.engine._episode import Episode
 from mcpsim.engine._faults import (
     BUILTIN,
     FaultProfile,
@@ -13,8 +13,8 @@ from mcpsim.engine._faults import (
     load_profile,
     profile_from_request,
 )
+from mcpsim.engine._parking import EpisodeClosed
 from mcpsim.engine._query import row_matches, where_sql
-from mcpsim.engine._sizes import DEFAULT_TEMPLATE_BYTES, format_size, parse_size
 from mcpsim.engine._snapshots import SnapshotError, load_untrusted, process_key, sign_episode, snapshot_key
 from mcpsim.engine._store import (
     CHANGES,
@@ -33,6 +33,7 @@ from mcpsim.engine._store import (
 )
 from mcpsim.engine._templates import TemplateCache, process_templates
 from mcpsim.engine._textsafe import lone_surrogate, scrub
+from mcpsim.engine._transaction import CallResult
 
 __all__ = [
     "BUILTIN",
@@ -40,7 +41,6 @@ __all__ = [
     "CallRecord",
     "CallResult",
     "Change",
-    "DEFAULT_TEMPLATE_BYTES",
     "Episode",
     "EpisodeClosed",
     "FaultProfile",
@@ -53,13 +53,11 @@ __all__ = [
     "SnapshotError",
     "TemplateCache",
     "connect",
-    "format_size",
     "full_state_hash",
     "load_profile",
     "load_untrusted",
     "lone_surrogate",
     "net_changes",
-    "parse_size",
     "process_key",
     "process_templates",
     "profile_from_request",

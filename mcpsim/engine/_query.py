@@ -38,7 +38,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from sqlalchemy import Column, Table
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -88,7 +88,7 @@ def parse_where(table: Table, where: Mapping[str, Any]) -> list[Condition]:
 def _op(column: str, op: Any) -> Op:
     if op not in OPERATORS:
         raise ValueError(f"{column}: unknown operator {op!r} (use {', '.join(OPERATORS)})")
-    return op
+    return cast(Op, op)
 
 
 def _scalar(column: str, op: Op, value: Any) -> Scalar:
@@ -212,7 +212,7 @@ def _stored(value: Any) -> Scalar | bytes:
 def _evaluate(c: Condition, value: Scalar | bytes) -> bool | None:
     """SQL's three-valued answer: True, False, or None (unknown: a NULL took part)."""
     if c.op == "is_null":
-        return (value is None) == c.operand
+        return bool((value is None) == c.operand)
     if c.op in ("eq", "ne") and c.operand is None:
         return (value is None) == (c.op == "eq")
     if c.op == "like":
@@ -287,7 +287,7 @@ def _converted(target: str, _kind: str, operand: Scalar) -> Scalar | bytes:
         _converter.execute("DELETE FROM affinity")
         _converter.execute(f"INSERT INTO affinity ({target}) VALUES (?)", (operand,))
         (value,) = _converter.execute(f"SELECT {target} FROM affinity").fetchone()
-        return value
+        return cast(Scalar | bytes, value)
 
 
 def as_text(value: Scalar | bytes) -> str:

@@ -462,7 +462,7 @@ def state_hash(conn: sqlite3.Connection, metadata: MetaData) -> str:
         return full_state_hash(conn, metadata)
     net = net_changes(read_changes(conn))
     if not net:
-        return base  # unchanged: the full hash of the rows, as for a database without a base
+        return str(base)  # unchanged: the full hash of the rows, as for a database without a base
     h = hashlib.sha256(base.encode())
     for (table, key), change in sorted(net.items()):
         h.update(json.dumps([table, key, change.after], sort_keys=True, default=str, separators=(",", ":")).encode())

@@ -19,8 +19,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool, StaticPool
 from sqlmodel import Session, create_engine
 
+from mcpsim._sizes import DEFAULT_TEMPLATE_BYTES, format_size, parse_size  # noqa: F401 (re-exported)
 from mcpsim.engine import _store as store
-from mcpsim.engine._sizes import DEFAULT_TEMPLATE_BYTES, format_size, parse_size  # noqa: F401 (re-exported)
 from mcpsim.world import IdGenerator, SeedContext, World, derive_seed
 
 log = structlog.get_logger("mcpsim.engine._templates")

@@ -1,8 +1,6 @@
-"""Grading an episode's final state against its task's rubric (see `grader.Verifier`).
-
-The names below are imported on first use (PEP 562), so a module that needs only
-`mcpsim.grading._verdict` (a served episode, the config) does not load the checks and their
-language tools."""
+"""Grading an episode against its task's rubric: `Verifier` (fail-closed, bounded by work), one
+evaluator per rubric check, the final answer read as typed facts, net changes compared with the
+gold solution's, the verdict, and pass@1 / pass^k scores over many graded episodes."""
 
 from mcpsim.grading._answers import grade_answer, negate, stuffed_answer, word_forms
 from mcpsim.grading._checks import NOTHING_TO_NAME, GradingContext

@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from mcpsim.engine import CallRecord, Episode, row_matches, where_sql
+from mcpsim.engine import CallRecord, Episode, NetChanges, row_matches, where_sql
 from mcpsim.grading import _answers as answers
 from mcpsim.grading._described import names_the_change, owner_ids
 from mcpsim.grading._diff import (
-    NetChanges,
     canonical_row,
     compare_with_gold,
     diff_entries,
@@ -92,7 +91,7 @@ def row_absent(ctx: GradingContext, check: RowAbsent) -> Outcome:
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
         return math.isclose(a, b, rel_tol=0, abs_tol=1e-9)
-    return a == b
+    return bool(a == b)
 
 
 def field_equals(ctx: GradingContext, check: FieldEquals) -> Outcome:

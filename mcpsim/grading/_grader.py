@@ -19,10 +19,10 @@ from typing import Any
 
 import structlog
 
-from mcpsim.engine import Episode, TemplateCache, process_templates
+from mcpsim.engine import Episode, NetChanges, TemplateCache, process_templates
 from mcpsim.grading import _answers as answers
 from mcpsim.grading._checks import GradingContext, evaluate
-from mcpsim.grading._diff import NetChanges, diff_entries
+from mcpsim.grading._diff import diff_entries
 from mcpsim.grading._effects import episode_changes
 from mcpsim.grading._verdict import CheckResult, Verdict, VerdictSummary
 from mcpsim.tasks import Task, TaskSet, run_actions, task_episode

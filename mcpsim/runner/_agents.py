@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from mcpsim.runner._llm import ChatClient
-from mcpsim.tasks import Confirmed, Say, Step, Task
+from mcpsim.tasks import Confirmed, Say, Step, Task, gold_steps
 from mcpsim.trajectories import FunctionCall, Message, ToolCall, ToolDef, Usage
-from mcpsim.world import derive_seed
+from mcpsim.world import derive_seed, load_world
 
 
 @dataclass
@@ -93,8 +93,6 @@ def oracle_steps(task: Task, world: str | None) -> list[Step]:
     has a `confirmed` check (`mcpsim.tasks._scenario.gold_steps`)."""
     if world is None or not any(isinstance(c, Confirmed) for c in task.rubric):
         return list(task.gold)
-    from mcpsim.tasks import gold_steps
-    from mcpsim.world import load_world
 
     return gold_steps(task, load_world(world))
 

@@ -20,12 +20,14 @@ import structlog
 from mcp import Client, StdioServerParameters
 from mcp.types import ListToolsResult, RequestParamsMeta
 
-from mcpsim.engine import FaultProfile
+# serve's names load on first use (its `__init__`, PEP 562): `mcpsim --help` imports the runner, not the server
+from mcpsim import serve
+from mcpsim.engine import Episode, FaultProfile
 from mcpsim.grading import GradingUnavailable, Verdict, VerdictSummary, load_verdict
 from mcpsim.runner._outputs import checked_first
 from mcpsim.serve import off_the_loop
 from mcpsim.tasks import Task
-from mcpsim.trajectories import Trajectory
+from mcpsim.trajectories import Trajectory, episode_trajectory
 
 log = structlog.get_logger("mcpsim.runner")
 
@@ -155,11 +157,9 @@ class InProcessBackend:
     name = "in-process"
 
     def __init__(self, manager: Any) -> None:
-        from mcpsim.serve import build_server
-
         self.manager = manager
         self._servers: dict[str, Any] = {}
-        self._build_server = build_server
+        self._build_server = serve.build_server
         self._listings = _Listings()
 
     def _server(self, world: str) -> Any:
@@ -171,8 +171,6 @@ class InProcessBackend:
     async def episode(
         self, world: str, task: Task, snapshot: bytes | None, faults: FaultProfile | None = None
     ) -> AsyncIterator[LiveEpisode]:
-        from mcpsim.engine import Episode
-
         if snapshot is None:
             episode = await off_the_loop(
                 partial(
@@ -207,14 +205,10 @@ class _InProcessEpisode:
         return await self.listings.tools(self.client, self.world)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        from mcpsim.serve import META_EPISODE
-
-        meta = cast(RequestParamsMeta, {META_EPISODE: self.episode.id})  # a key of ours, beside the SDK's own
+        meta = cast(RequestParamsMeta, {serve.META_EPISODE: self.episode.id})  # a key of ours, beside the SDK's own
         return await self.client.call_tool(name, arguments, meta=meta)
 
     async def finish(self, answer: str | None, conversation: list[dict[str, Any]] | None = None) -> Outcome:
-        from mcpsim.trajectories import episode_trajectory
-
         verifier = self.manager.verifier(self.world)
         try:
             # one lane for all of a run's work (a run is one tenant: a slow grade holds up only its

@@ -19,10 +19,16 @@ Ray is imported here only, when one of these starts: `mcpsim` itself never impor
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import json
 import os
+import secrets
+import shutil
 import signal
+import socket
 import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -30,9 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import structlog
 
+# serve's names load on first use (its `__init__`, PEP 562): `mcpsim --help` imports the runner, not the server
+from mcpsim import serve
+from mcpsim.engine import TemplateCache
+from mcpsim.runner._backends import InProcessBackend
+from mcpsim.runner._ray_endpoint import RayEndpoint
 from mcpsim.runner._run import Job, RunError, RunResult, failed_trajectory, run_episode, schedule
 from mcpsim.runner._settings import RunConfig
 from mcpsim.trajectories import Trajectory
@@ -100,14 +110,12 @@ class EpisodeHost:
     per worker) that runs whole episodes of the run's world with the run's agent and user."""
 
     def __init__(self, config: RunConfig) -> None:
-        from mcpsim.engine import TemplateCache
-        from mcpsim.runner._backends import InProcessBackend
-        from mcpsim.serve import EpisodeManager
-
         self.config = config
         if config.worker_setup is not None:  # the driver's spec worlds, registered in this worker
             config.worker_setup()
-        manager = EpisodeManager(TemplateCache(config.cache_dir), max_episodes=config.concurrency + 8, ttl_seconds=None)
+        manager = serve.EpisodeManager(
+            TemplateCache(config.cache_dir), max_episodes=config.concurrency + 8, ttl_seconds=None
+        )
         manager.worlds(config.world)  # a world this worker lacks fails here, not in every episode
         self.backend = InProcessBackend(manager)
 
@@ -279,11 +287,11 @@ class ServerHost:
     episodes' MCP URLs point at the router (`public_url`)."""
 
     def __init__(self, settings: dict[str, Any], host: str | None) -> None:
-        from mcpsim.serve import ServeConfig, create_app, serve_in_thread
-
         host = host or _ray().util.get_node_ip_address()
         self._stack = ExitStack()
-        self._url = self._stack.enter_context(serve_in_thread(create_app(ServeConfig(**settings)), host=host))
+        self._url = self._stack.enter_context(
+            serve.serve_in_thread(serve.create_app(serve.ServeConfig(**settings)), host=host)
+        )
 
     def url(self) -> str:
         return self._url
@@ -292,158 +300,11 @@ class ServerHost:
         return str(_ray().get_runtime_context().get_node_id())
 
 
-@dataclass
-class RayEndpoint:
-    """Where trainers reach a server on Ray: `url` (the router) and the control-plane `token`;
-    `hosts` the servers' own URLs, `nodes` their Ray node ids, `owners` episode id -> host, `dead`
-    the hosts the router could not reach (it sends them nothing more)."""
-
-    url: str
-    token: str | None
-    hosts: list[str]
-    nodes: list[str]
-    owners: dict[str, int]
-    dead: set[int] = field(default_factory=set)
-
-
-_HOP = {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade"}
-# What a request to a host raises when the host is gone (refused, reset, or no answer to connect):
-# a slow answer (a read timeout) is not a death.
-_GONE = (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeout)
-
-
 def _router(endpoint: RayEndpoint) -> Any:
-    """The one endpoint: new episodes go to the live host with the fewest (ties in turn), every
-    later request on an episode to its host, the rest (health, worlds, tasks, /ui) to the first
-    live host. A host that cannot be reached is marked dead with its episodes (502 from then on)
-    and a new episode it failed to create is created on another. Answers are streamed through,
-    so the MCP endpoints' event streams (GET in session mode) flow as they come."""
-    from contextlib import asynccontextmanager
+    """The one endpoint in front of the hosts (`mcpsim.runner._ray_router.router_app`)."""
+    from mcpsim.runner._ray_router import router_app  # only when a router starts: off `mcpsim --help`
 
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response, StreamingResponse
-    from starlette.routing import Route
-
-    turns = itertools.count()
-    clients: list[httpx.AsyncClient] = []  # the router's one client, opened and closed on its event loop
-    gone: dict[str, int] = {}  # episode id -> its dead host
-
-    @asynccontextmanager
-    async def lifespan(app: Any) -> Any:
-        # no cap on connections: every open MCP event stream holds one for as long as its client does
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
-        async with httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=10.0), limits=limits) as http:
-            clients.append(http)
-            yield
-
-    def live() -> list[int]:
-        return [i for i in range(len(endpoint.hosts)) if i not in endpoint.dead]
-
-    def least_loaded() -> int | None:
-        hosts = live()
-        if not hosts:
-            return None
-        counts = dict.fromkeys(hosts, 0)
-        for owner in endpoint.owners.values():
-            counts[owner] = counts.get(owner, 0) + 1
-        turn = next(turns)  # once per choice: ties go to each host in turn
-        return min(hosts, key=lambda i: (counts[i], (i - turn) % len(endpoint.hosts)))
-
-    def lose(host: int, exc: Exception) -> None:
-        if host in endpoint.dead:
-            return
-        endpoint.dead.add(host)
-        for eid in [e for e, h in endpoint.owners.items() if h == host]:
-            gone[eid] = endpoint.owners.pop(eid)
-        log.warning("server host unreachable; new episodes go to the others", host=host, error=str(exc)[:200])
-
-    async def forward(host: int, request: Request, body: bytes) -> httpx.Response:
-        """The host's answer, its body not read yet; a host found gone is marked dead."""
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-        url = endpoint.hosts[host] + request.url.path
-        http = clients[0]
-        outgoing = http.build_request(request.method, url, params=request.query_params, headers=headers, content=body)
-        try:
-            return await http.send(outgoing, stream=True)
-        except _GONE as exc:
-            lose(host, exc)
-            raise
-
-    async def read(upstream: httpx.Response) -> httpx.Response:
-        try:
-            await upstream.aread()
-        finally:
-            await upstream.aclose()
-        return upstream
-
-    def answer(upstream: httpx.Response) -> Response:
-        if upstream.is_closed:  # read whole (the router looked inside)
-            headers = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP | {"content-encoding"}}
-            return Response(upstream.content, status_code=upstream.status_code, headers=headers)
-
-        async def relay() -> Any:
-            try:
-                async for chunk in upstream.aiter_raw():
-                    yield chunk
-            finally:
-                await upstream.aclose()
-
-        headers = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
-        return StreamingResponse(relay(), status_code=upstream.status_code, headers=headers)
-
-    def unreachable(what: str) -> JSONResponse:
-        return JSONResponse({"error": f"{what} could not be reached"}, status_code=502)
-
-    async def create(request: Request, body: bytes) -> Response:
-        while (host := least_loaded()) is not None:
-            try:
-                upstream = await read(await forward(host, request, body))
-            except _GONE:
-                continue  # marked dead: the next live host
-            if upstream.status_code == 201:
-                endpoint.owners[upstream.json()["id"]] = host
-            return answer(upstream)
-        return unreachable("none of the episode servers")
-
-    async def route(request: Request) -> Response:
-        body = await request.body()
-        parts = request.url.path.strip("/").split("/")
-        try:
-            if parts[0] == "episodes" and len(parts) >= 2 and parts[1] != "restore":
-                owner = endpoint.owners.get(parts[1])
-                if owner is None:
-                    if parts[1] in gone:
-                        return unreachable(f"episode {parts[1]!r}'s server (host {gone[parts[1]]})")
-                    return JSONResponse({"error": f"unknown episode {parts[1]!r}"}, status_code=404)
-                upstream = await forward(owner, request, body)
-                if request.method == "DELETE" and len(parts) == 2 and upstream.status_code in (204, 404):
-                    endpoint.owners.pop(parts[1], None)
-                elif parts[-1] == "fork" and upstream.status_code == 201:
-                    endpoint.owners[(await read(upstream)).json()["id"]] = owner
-                return answer(upstream)
-            if parts[0] == "episodes" and request.method == "POST":
-                return await create(request, body)
-            if parts == ["episodes"]:  # GET: every live host's episodes
-                listed: list[Any] = []
-                for host in live():
-                    try:
-                        upstream = await read(await forward(host, request, body))
-                    except _GONE:
-                        continue  # its episodes are gone with it
-                    if upstream.status_code != 200:
-                        return answer(upstream)
-                    listed += upstream.json()
-                return JSONResponse(listed)
-            hosts = live()
-            if not hosts:
-                return unreachable("none of the episode servers")
-            return answer(await forward(hosts[0], request, body))
-        except httpx.TransportError as exc:
-            return unreachable(f"the episode's server ({exc})")
-
-    methods = ["GET", "POST", "DELETE"]
-    return Starlette(routes=[Route("/{path:path}", route, methods=methods)], lifespan=lifespan)
+    return router_app(endpoint)
 
 
 @contextmanager
@@ -462,10 +323,6 @@ def serve_on_ray(
     host listens on `bind` (default: its node's address, as Ray knows it; 127.0.0.1 for a cluster
     on one machine). Without a `token` one is generated; `settings`: more `ServeConfig` fields for
     every host."""
-    import secrets
-
-    from mcpsim.serve import serve_in_thread
-
     ray = _ray()
     connected = connect(address)
     token = token or secrets.token_urlsafe(32)
@@ -476,7 +333,7 @@ def serve_on_ray(
         if count < 1:
             raise RunError("the Ray cluster has no CPU to host a server on")
         endpoint = RayEndpoint("", token, [], [], {})
-        endpoint.url = stack.enter_context(serve_in_thread(_router(endpoint), host=router_host))
+        endpoint.url = stack.enter_context(serve.serve_in_thread(_router(endpoint), host=router_host))
         actor = ray.remote(ServerHost).options(num_cpus=1, max_restarts=0, scheduling_strategy="SPREAD")
         options = {"world": world, "token": token, "public_url": endpoint.url, "ttl_seconds": None, **settings}
         actors = [actor.remote(options, bind) for _ in range(count)]
@@ -506,11 +363,6 @@ class LocalCluster:
     @contextmanager
     def start(cls, workers: int = 2, *, cpus: int = 1, head_cpus: int = 1) -> Iterator[LocalCluster]:
         """The cluster, with this process connected to it, until the block ends."""
-        import shutil
-        import socket
-        import tempfile
-        import time
-
         ray = _ray()
         # a short folder: Ray's Unix sockets live under it, and a socket's path has at most 107 bytes
         cluster = cls(Path(tempfile.mkdtemp(prefix="mcpsim-ray-")))
@@ -553,9 +405,6 @@ class LocalCluster:
                 shutil.rmtree(cluster.folder, ignore_errors=True)
 
     def _node(self, name: str, cpus: int, args: list[str]) -> None:
-        import json
-        import sys
-
         command = [str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", "127.0.0.1"]
         command += ["--num-cpus", str(cpus), "--object-store-memory", str(100 * 1024 * 1024)]
         command += ["--resources", json.dumps({name: 1}), *args]

@@ -148,6 +148,54 @@ async def rollout(
             [],
             Usage(),
         )
+    termination, error, suspended = await _converse(
+        agent, live, task, user, state, tools, world=world, trial=trial, settings=settings, stop=stop
+    )
+
+    base = dict(
+        run_id=settings.run_id,
+        episode_id=live.id,
+        world=world,
+        task_id=task.id,
+        trial=trial,
+        seed=settings.seed,
+        agent=agent.name,
+        messages=state.messages,
+        tools=tools,
+        calls=state.calls,
+        usage=state.usage,
+        started_at=started_at,
+        error=error,
+    )
+    if suspended:
+        snapshot = await live.suspend()
+        trajectory = Trajectory(
+            **base,
+            world_version="",
+            status="cancelled",
+            termination="cancelled",
+            duration_s=round(time.perf_counter() - started, 3),
+        )
+        return trajectory, snapshot
+    return await _graded(live, state, base, termination, started), None
+
+
+async def _converse(
+    agent: Agent,
+    live: LiveEpisode,
+    task: Task,
+    user: User,
+    state: Conversation,
+    tools: list[ToolDef],
+    *,
+    world: str,
+    trial: int,
+    settings: RolloutSettings,
+    stop: anyio.Event,
+) -> tuple[str, str | None, bool]:
+    """The conversation's turns, appended to `state` until the agent answers and the user has
+    nothing more to say, the step limit or the timeout is reached, the agent fails, or `stop` is
+    set. Returns how it ended (the termination), the agent's error, and whether it was suspended."""
     agent_seed = derive_seed(settings.seed, task.id, trial)
     termination = "step_limit"
     error: str | None = None
@@ -189,38 +237,18 @@ async def rollout(
             termination, error = "agent_error", f"{type(exc).__name__}: {exc}"
     if deadline.cancelled_caught:
         termination = "timeout"
+    return termination, error, suspended
 
-    base = dict(
-        run_id=settings.run_id,
-        episode_id=live.id,
-        world=world,
-        task_id=task.id,
-        trial=trial,
-        seed=settings.seed,
-        agent=agent.name,
-        messages=state.messages,
-        tools=tools,
-        calls=state.calls,
-        usage=state.usage,
-        started_at=started_at,
-        error=error,
-    )
-    if suspended:
-        snapshot = await live.suspend()
-        trajectory = Trajectory(
-            **base,
-            world_version="",
-            status="cancelled",
-            termination="cancelled",
-            duration_s=round(time.perf_counter() - started, 3),
-        )
-        return trajectory, snapshot
 
+async def _graded(
+    live: LiveEpisode, state: Conversation, base: dict[str, Any], termination: str, started: float
+) -> Trajectory:
+    """The trajectory of an episode that ran to its end, graded (`base`: its fields so far)."""
     outcome = await _grade(live, final_answer(state.messages), conversation_dicts(state.messages))
     state.attach_record(outcome.record)  # the server's record holds each call's row changes
     verdict = outcome.verdict
     full = verdict if isinstance(verdict, Verdict) else None  # a summary names no version or state hash
-    trajectory = Trajectory(
+    return Trajectory(
         **base,
         world_version=full.world_version if full else "",
         status="error" if termination in ("model_error", "agent_error") else "completed",
@@ -231,7 +259,6 @@ async def rollout(
         state_hash=full.state_hash if full else None,
         duration_s=round(time.perf_counter() - started, 3),
     )
-    return trajectory, None
 
 
 GRADING_ATTEMPTS = 4

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -128,15 +129,7 @@ async def schedule(
     settings = RolloutSettings(
         max_steps=config.max_steps, timeout=config.timeout, run_id=secrets.token_hex(6), seed=config.seed
     )
-    jobs: list[tuple[Task, int, Trajectory | None]] = []
-    skipped = 0
-    for task in config.tasks:
-        for trial in range(config.trials):
-            before = previous.get(f"{task.id}#{trial}")
-            if before is not None and before.status == "completed":
-                skipped += 1
-                continue
-            jobs.append((task, trial, before if before is not None and before.status == "cancelled" else None))
+    jobs, skipped = _pending(config, previous)
 
     stop = anyio.Event()
     limiter = anyio.CapacityLimiter(config.concurrency)
@@ -156,20 +149,10 @@ async def schedule(
             if stop.is_set():
                 counts["not_started"] += 1
                 return
-            resume = None
-            if cancelled is not None and cancelled.snapshot and await anyio.Path(cancelled.snapshot).exists():
-                resume = Resume(
-                    cancelled.messages,
-                    cancelled.calls,
-                    cancelled.usage,
-                    await anyio.Path(cancelled.snapshot).read_bytes(),
-                )
+            resume = await _resume_of(cancelled)
             trajectory, snapshot = await runner(Job(task, trial, resume, settings), stop)
             if snapshot is not None:
-                partial_dir.mkdir(parents=True, exist_ok=True)
-                path = partial_dir / f"{task.id}#{trial}.sqlite"
-                path.write_bytes(snapshot)
-                trajectory.snapshot = str(path)
+                trajectory.snapshot = _keep_snapshot(partial_dir, task, trial, snapshot)
                 counts["cancelled"] += 1
             else:
                 counts["ran"] += 1
@@ -197,6 +180,44 @@ async def schedule(
         failure_examples,
         reruns(),
     )
+
+
+def _pending(
+    config: RunConfig, previous: dict[str, Trajectory]
+) -> tuple[list[tuple[Task, int, Trajectory | None]], int]:
+    """The run's episodes still to run (each with its cancelled trajectory, to resume from, if an
+    earlier run suspended it), and how many an earlier run finished (skipped)."""
+    jobs: list[tuple[Task, int, Trajectory | None]] = []
+    skipped = 0
+    for task in config.tasks:
+        for trial in range(config.trials):
+            before = previous.get(f"{task.id}#{trial}")
+            if before is not None and before.status == "completed":
+                skipped += 1
+                continue
+            jobs.append((task, trial, before if before is not None and before.status == "cancelled" else None))
+    return jobs, skipped
+
+
+async def _resume_of(cancelled: Trajectory | None) -> Resume | None:
+    """Where a suspended episode stopped, if its snapshot is still there."""
+    resume = None
+    if cancelled is not None and cancelled.snapshot and await anyio.Path(cancelled.snapshot).exists():
+        resume = Resume(
+            cancelled.messages,
+            cancelled.calls,
+            cancelled.usage,
+            await anyio.Path(cancelled.snapshot).read_bytes(),
+        )
+    return resume
+
+
+def _keep_snapshot(partial_dir: Path, task: Task, trial: int, snapshot: bytes) -> str:
+    """Write a suspended episode's snapshot under `partial_dir`; its path."""
+    partial_dir.mkdir(parents=True, exist_ok=True)
+    path = partial_dir / f"{task.id}#{trial}.sqlite"
+    path.write_bytes(snapshot)
+    return str(path)
 
 
 RUN_GC_THRESHOLD0 = 20_000  # the collector's first threshold while runs are in progress (CPython's default: 700)

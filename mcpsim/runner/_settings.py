@@ -1,20 +1,18 @@
 """A run's configuration, and the one home of its defaults: what `mcpsim run` decides (its options
-take their defaults from these fields) and what the runner, its backends and its executors use.
-Light to import (no MCP SDK, no HTTP client): the CLI reads the defaults when it starts."""
+take their defaults from these fields) and what the runner, its backends and its executors use."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from mcpsim.engine import FaultProfile, TemplateCache
+from mcpsim.runner._agents import Agent, OpenAIAgent, make_agent
+from mcpsim.runner._llm import ChatClient
+from mcpsim.runner._users import LlmUser, ScriptedUser, User
 from mcpsim.tasks import Task
-
-if TYPE_CHECKING:
-    from mcpsim.runner._agents import Agent
-    from mcpsim.runner._users import User
 
 
 @dataclass
@@ -96,8 +94,6 @@ class RunConfig:
 
     def make_agent(self) -> Agent:
         """A new agent of `agent` (one per episode)."""
-        from mcpsim.runner._agents import OpenAIAgent, make_agent
-
         agent = make_agent(
             self.agent,
             base_url=self.base_url,
@@ -113,9 +109,6 @@ class RunConfig:
 
     def make_user(self, task: Task) -> User:
         """A new simulated user of `user` for `task`."""
-        from mcpsim.runner._llm import ChatClient
-        from mcpsim.runner._users import LlmUser, ScriptedUser
-
         if self.user == "scripted":
             return ScriptedUser(task)
         client = ChatClient(

@@ -6,14 +6,11 @@ and Origin check of `mcpsim.serve._access` like every route."""
 from __future__ import annotations
 
 import hmac
-import json
-import threading
-import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -30,50 +27,15 @@ from mcpsim.engine import (
     profile_from_request,
     sign_episode,
 )
-from mcpsim.grading import GradingUnavailable, Verdict, VerdictSummary, Verifier, load_verdict, shown
 from mcpsim.serve._access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url
 from mcpsim.serve._host import EpisodeLimitReached, EpisodeManager
+from mcpsim.serve._requests import MAX_BODY_BYTES, CreateEpisode, HttpError, _error, parse_json, read_body, validated
+from mcpsim.serve._task_routes import TaskRoutes
 from mcpsim.serve._work import off_the_loop
-from mcpsim.tasks import Confirmed, GoldActionError, Task, TaskFileError, TaskSetupError, scripted_reply
-from mcpsim.trajectories import Trajectory, episode_trajectory
+from mcpsim.tasks import GoldActionError, TaskFileError, TaskSetupError
 from mcpsim.world import World
 
-MAX_BODY_BYTES = 64 * 1024
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024  # restore uploads (ControlPlane.max_snapshot_bytes)
-
-
-class CreateEpisode(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    world: str | None = Field(None, max_length=64, description="World name; the server's default world if omitted")
-    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="Default 0; a task brings its own")
-    scale: str | None = Field(None, max_length=32, description="Default 'default'; a task brings its own")
-    task: str | None = Field(None, max_length=100, description="A task id: its seed, scale and setup are used")
-    faults: str | dict[str, Any] | None = Field(
-        None,
-        description="A fault profile: none, flaky, hostile (or a profile of the server's --faults-dir) by "
-        "name, or one written inline; never a file path. Default: the task's, else the "
-        "server's --faults",
-    )
-
-
-class VerifyEpisode(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    answer: str | None = Field(None, max_length=100_000, description="The agent's final answer to the user")
-    messages: list[dict[str, Any]] | None = Field(
-        None,
-        max_length=10_000,
-        description="The conversation (OpenAI-style messages: role, content, tool_calls, "
-        "tool_call_id), for checks on the dialogue such as a confirmation",
-    )
-
-
-class UserTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    messages: list[dict[str, Any]] = Field(
-        ...,
-        max_length=10_000,
-        description="The conversation so far (OpenAI-style messages), ending with the agent's latest answer",
-    )
 
 
 class EpisodeInfo(BaseModel):
@@ -125,96 +87,6 @@ class EpisodeInfo(BaseModel):
         return self.model_dump(mode="json")
 
 
-class HttpError(Exception):
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None, details: Any = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.headers, self.details = status, message, headers, details
-
-
-Body = TypeVar("Body", bound=BaseModel)
-
-
-def validated(model: type[Body], body: Any, what: str) -> Body:
-    """`body` as `model`, or 422 with pydantic's reasons (`details`)."""
-    try:
-        return model.model_validate(body)
-    except ValidationError as exc:
-        raise HttpError(422, f"invalid {what} request", details=json.loads(exc.json(include_url=False))) from None
-
-
-def _error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
-
-
-MAX_JSON_DEPTH = 32
-
-
-async def read_body(request: Request, limit: int, what: str) -> bytes:
-    """The whole body, streamed into one buffer (linear, not quadratic), 413 past `limit` bytes
-    (at once when Content-Length says so)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise HttpError(413, f"{what} larger than {limit} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise HttpError(413, f"{what} larger than {limit} bytes")
-    return bytes(body)
-
-
-def _no_constant(name: str) -> Any:
-    raise HttpError(422, f"request body holds {name}: numbers must be finite")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise HttpError(422, f"request body holds the number {text[:40]}, out of range: numbers must be finite")
-    return value
-
-
-def _check_json_value(value: Any) -> None:
-    """Depth and text of a parsed body (iterative: no recursion on hostile input)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, str):
-            texts: list[str] = [item]
-        elif isinstance(item, dict | list):
-            if depth > MAX_JSON_DEPTH:
-                raise HttpError(422, f"request body is nested more than {MAX_JSON_DEPTH} levels deep")
-            texts = [k for k in item if isinstance(k, str)] if isinstance(item, dict) else []
-            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
-        else:
-            continue
-        for text in texts:
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:
-                raise HttpError(
-                    422, "request body holds a lone surrogate (such as \\udcff): strings must be valid Unicode"
-                ) from None
-
-
-def parse_json(body: bytes) -> Any:
-    """Strict JSON: UTF-8, finite numbers, valid Unicode strings, at most MAX_JSON_DEPTH deep."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HttpError(400, f"request body is not valid UTF-8: {exc}") from None
-    try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise HttpError(422, f"request body is nested more than {MAX_JSON_DEPTH} levels deep") from None
-    except json.JSONDecodeError as exc:
-        raise HttpError(400, f"request body is not valid JSON: {exc}") from None
-    except ValueError as exc:  # e.g. an integer of more digits than Python converts
-        raise HttpError(422, f"request body holds an unreadable value: {exc}") from None
-    _check_json_value(value)
-    return value
-
-
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -258,8 +130,9 @@ class ControlPlane:
         self.public_url = normalize_public_url(public_url) if public_url else None
         self.bind_host = bind_host
         self.verdict_detail: VerdictDetail = verdict_detail or ("full" if token is not None else "summary")
-        self._grading_locks: weakref.WeakKeyDictionary[Episode, threading.Lock] = weakref.WeakKeyDictionary()
-        self._grading_locks_lock = threading.Lock()
+        self.tasks = TaskRoutes(
+            manager, self.verdict_detail, lookup=self.lookup, episode_of=self.episode_of, read_json=self.read_json
+        )
         self.faults = faults  # for episodes created without a profile of their own
         manager.worlds = self.lookup
 
@@ -296,7 +169,7 @@ class ControlPlane:
         return [
             Route("/health", self.health, methods=["GET"]),
             Route("/worlds", g(self.list_worlds), methods=["GET"]),
-            Route("/worlds/{world}/tasks", g(self.list_tasks), methods=["GET"]),
+            Route("/worlds/{world}/tasks", g(self.tasks.list_tasks), methods=["GET"]),
             Route("/episodes", g(self.create_episode), methods=["POST"]),
             Route("/episodes", g(self.list_episodes), methods=["GET"]),
             Route("/episodes/restore", g(self.restore_episode), methods=["POST"]),
@@ -306,10 +179,10 @@ class ControlPlane:
             Route("/episodes/{episode_id}/changes", g(self.get_changes), methods=["GET"]),
             Route("/episodes/{episode_id}/end", g(self.end_episode), methods=["POST"]),
             Route("/episodes/{episode_id}/fork", g(self.fork_episode), methods=["POST"]),
-            Route("/episodes/{episode_id}/verify", g(self.verify_episode), methods=["POST"]),
-            Route("/episodes/{episode_id}/user", g(self.user_turn), methods=["POST"]),
+            Route("/episodes/{episode_id}/verify", g(self.tasks.verify_episode), methods=["POST"]),
+            Route("/episodes/{episode_id}/user", g(self.tasks.user_turn), methods=["POST"]),
             Route("/episodes/{episode_id}/snapshot", g(self.snapshot_episode), methods=["GET"]),
-            Route("/episodes/{episode_id}/trajectory", g(self.trajectory), methods=["GET"]),
+            Route("/episodes/{episode_id}/trajectory", g(self.tasks.trajectory), methods=["GET"]),
         ]
 
     @staticmethod
@@ -371,27 +244,6 @@ class ControlPlane:
                     "scales": sorted(w.scales),
                 }
                 for w in self.worlds.values()
-            ]
-        )
-
-    async def list_tasks(self, request: Request) -> Response:
-        """A world's tasks as a harness builds its prompts from them: id, split, the user's
-        first message, and whether the rubric needs a dialogue (a confirmation, or more scripted
-        user turns) beyond that message. Never the gold solution or the rubric."""
-        try:
-            world = self.lookup(request.path_params["world"])
-            tasks = await off_the_loop(lambda: self.manager.verifier(world.name).tasks.tasks)
-        except (LookupError, TaskFileError) as exc:
-            raise HttpError(404, str(exc).strip("'\"")) from None
-        return JSONResponse(
-            [
-                {
-                    "id": t.id,
-                    "split": t.split,
-                    "instruction": t.instruction,
-                    "dialogue": bool(t.user.turns) or any(isinstance(c, Confirmed) for c in t.rubric),
-                }
-                for t in tasks
             ]
         )
 
@@ -485,53 +337,6 @@ class ControlPlane:
         await off_the_loop(episode.end)
         return JSONResponse(self.describe(request, episode))
 
-    async def verify_episode(self, request: Request) -> Response:
-        episode = self.episode_of(request)
-        spec = validated(VerifyEpisode, await self.read_json(request), "verify")
-        task_id = self._task_of(episode, "there is no rubric to grade it against").id
-        verifier = self.manager.verifier(episode.world.name)
-        try:
-            verdict = await off_the_loop(partial(self._grade_once, verifier, episode, task_id, spec), lane="grade")
-        except GradingUnavailable as exc:  # not a verdict: the caller retries
-            return _error(503, str(exc), headers={"Retry-After": "5"})
-        return JSONResponse(shown(verdict, self.verdict_detail).model_dump(mode="json"))
-
-    async def user_turn(self, request: Request) -> Response:
-        """The simulated user's next message (`scripted_reply`): `{"message": text}`, or
-        `{"message": null, "done": true}` when the user has nothing more to say, so a harness
-        over HTTP can run a task's whole dialogue (confirmations, further requests)."""
-        episode = self.episode_of(request)
-        spec = validated(UserTurn, await self.read_json(request), "user")
-        task = self._task_of(episode, "there is no simulated user without one")
-        said = await off_the_loop(partial(scripted_reply, task, spec.messages))
-        return JSONResponse({"message": said, "done": said is None})
-
-    def _task_of(self, episode: Episode, why: str) -> Task:
-        """The task the episode was created for; 422 (with `why`) for an episode of no task."""
-        if episode.task_id is None:
-            raise HttpError(422, f'this episode was not created for a task (POST /episodes with "task"); {why}')
-        try:
-            return self.manager.verifier(episode.world.name).tasks.get(episode.task_id)
-        except (LookupError, TaskFileError) as exc:
-            raise HttpError(404, str(exc).strip("'\"")) from None
-
-    def _grade_once(
-        self, verifier: Verifier, episode: Episode, task_id: str, spec: VerifyEpisode
-    ) -> Verdict | VerdictSummary:
-        """A verdict is final: the first grading's verdict is stored in the episode's database
-        and every later verify returns it unchanged, whatever the new answer (one grading at a
-        time per episode). In summary mode only the summary is stored: the detail never leaves
-        the grading, not even through a snapshot or the trajectory."""
-        with self._grading_locks_lock:
-            lock = self._grading_locks.setdefault(episode, threading.Lock())
-        with lock:
-            stored = episode.verdict
-            if stored is not None:
-                return load_verdict(stored)
-            keep = None if self.verdict_detail == "full" else Verdict.summary
-            verdict = verifier.grade(episode, task_id, spec.answer, conversation=spec.messages, stored=keep)
-            return verdict if keep is None else keep(verdict)
-
     async def snapshot_episode(self, request: Request) -> Response:
         """The episode's database with a signed trailer (see `mcpsim.engine._snapshots`): restorable on a
         server with the same snapshot key, and still a plain SQLite file."""
@@ -542,17 +347,6 @@ class ControlPlane:
             media_type="application/vnd.sqlite3",
             headers={"Content-Disposition": f'attachment; filename="{episode.id}.sqlite"'},
         )
-
-    async def trajectory(self, request: Request) -> Response:
-        episode = self.episode_of(request)
-
-        def recorded() -> Trajectory:
-            stored = episode.verdict
-            verdict = shown(load_verdict(stored), self.verdict_detail) if stored is not None else None
-            return episode_trajectory(episode, verdict=verdict.model_dump(mode="json") if verdict else None)
-
-        trajectory = await off_the_loop(recorded)
-        return JSONResponse(trajectory.model_dump(mode="json"))
 
     async def restore_episode(self, request: Request) -> Response:
         """A new episode from a snapshot's bytes (GET /episodes/{id}/snapshot), e.g. to resume a

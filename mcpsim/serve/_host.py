@@ -15,7 +15,8 @@ from typing import Literal
 
 import structlog
 
-from mcpsim.engine import Episode, EpisodeClosed, FaultProfile, TemplateCache, format_size
+from mcpsim._sizes import format_size
+from mcpsim.engine import Episode, EpisodeClosed, FaultProfile, TemplateCache
 from mcpsim.grading import Verifier
 from mcpsim.serve._settings import DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_EPISODES, DEFAULT_TTL_SECONDS
 from mcpsim.tasks import TaskSet, load_tasks, task_episode

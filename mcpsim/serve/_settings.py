@@ -9,12 +9,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from mcpsim.engine import DEFAULT_TEMPLATE_BYTES, parse_size
+from mcpsim._sizes import DEFAULT_TEMPLATE_BYTES, parse_size
 
 if TYPE_CHECKING:  # grading imports SQLAlchemy: not before a stdio server answers initialize
     from mcpsim.grading import VerdictDetail
 
-VERDICT_DETAILS: tuple[str, ...] = ("full", "summary")  # get_args(VerdictDetail): tests/test_config.py
+VERDICT_DETAILS: tuple[str, ...] = ("full", "summary")  # get_args(VerdictDetail): tests/serve/test_config.py
 
 
 def __getattr__(name: str) -> object:

@@ -216,6 +216,40 @@ def write_card(cards_dir: Path, world: str, module: str, card: dict[str, Any]) -
                 os.unlink(tmp)
 
 
+class WorldCards:
+    """The world cards kept in one folder, as a stdio start-up uses them: the card to answer
+    `initialize` from, the usage errors it can show before the handshake, and the card kept
+    current for the next start once the world has loaded."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def read(self, world: str) -> dict[str, Any] | None:
+        return read_card(self.folder, world)
+
+    def usage_problem(self, world: str, *, task_id: str | None, faults_spec: str | None) -> tuple[str, str] | None:
+        return usage_problem(self.folder, world, task_id=task_id, faults_spec=faults_spec)
+
+    def keep(self, world: str, server: MCPServer, scales: list[str], answered_from: dict[str, Any] | None) -> None:
+        """Write the world's card for the next start if it is missing or differs from the one
+        `initialize` was answered from (an installed world's only: a spec world is compiled in
+        the process anyway)."""
+        from importlib.metadata import entry_points  # after the handshake: off the start-up path
+
+        from mcpsim.world import GROUP
+
+        card = card_of(server, sorted(scales))
+        if card == answered_from:
+            return
+        if answered_from is not None:  # the world changed in a way its files' stamp did not show
+            logging.getLogger("mcpsim").warning(
+                "world %s: initialize was answered from an outdated card; it is rewritten for the next start", world
+            )
+        module = next((ep.module for ep in entry_points(group=GROUP) if ep.name == world), None)
+        if module is not None:
+            write_card(self.folder, world, module, card)
+
+
 class DeferredServer(MCPServer):
     """An MCP server that answers `initialize`, `server/discover` and `ping` from a card at once
     and every other request through the world's server once `load` (run by `start`, in a thread)

@@ -1,7 +1,7 @@
 """The `specs` package."""
 
 from mcpsim.specs._arguments import Arguments
-from mcpsim.specs._compiler import CompiledWorld, compile_spec, compile_world, load_world_spec
+from mcpsim.specs._compiler import CompiledWorld, compile_spec
 from mcpsim.specs._lint import NUMERIC, amount_field, id_arg, scope
 from mcpsim.specs._operands import Path, message_pattern, parse_operand
 from mcpsim.specs._spec import NAME, ActionSpec, FieldSpec, SpecError, WorldSpec, json_schema, load_spec, parse_spec
@@ -22,11 +22,9 @@ __all__ = [
     "WorldSpec",
     "amount_field",
     "compile_spec",
-    "compile_world",
     "id_arg",
     "json_schema",
     "load_spec",
-    "load_world_spec",
     "message_pattern",
     "parse_operand",
     "parse_spec",

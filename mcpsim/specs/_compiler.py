@@ -15,7 +15,20 @@ from mcpsim.specs._spec import WorldSpec, load_spec
 from mcpsim.specs._tables import EntityModel, build_entities
 from mcpsim.world import World, add_calculator
 
-COMPILER_MODULES = ("_spec", "_lint", "_operands", "_tables", "_actions", "_runtime", "_seeder", "_policy", "_compiler")
+COMPILER_MODULES = (
+    "_spec",
+    "_lint",
+    "_operands",
+    "_tables",
+    "_actions",
+    "_action_params",
+    "_action_refusals",
+    "_action_bodies",
+    "_runtime",
+    "_seeder",
+    "_policy",
+    "_compiler",
+)
 
 
 class SpecWorld(World):

@@ -4,12 +4,8 @@ reads something that exists."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mcpsim.specs._operands import Count, Path, parse_operand, paths_of, placeholders
-
-if TYPE_CHECKING:
-    from mcpsim.specs._spec import ActionSpec, EntitySpec, WorldSpec
+from mcpsim.specs._spec import ActionSpec, EntitySpec, WorldSpec, register_static_check
 
 NUMERIC = ("int", "float", "money")
 
@@ -264,3 +260,6 @@ def static_errors(spec: WorldSpec) -> list[str]:
         if rule.kind in ("limit", "text") and not rule.text:
             errors.append(f"policy {rule.kind}: needs text")
     return errors
+
+
+register_static_check(static_errors)  # every spec parsed from here on is checked

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -297,9 +298,9 @@ class WorldSpec(_Model):
 
     @model_validator(mode="after")
     def _references_resolve(self) -> WorldSpec:
-        from mcpsim.specs._lint import static_errors
-
-        errors = static_errors(self)
+        if not _STATIC_CHECKS:  # never: importing this module runs the package's __init__, which imports them
+            raise RuntimeError("the spec's static checks are not registered: import mcpsim.specs._lint")
+        errors = [error for check in _STATIC_CHECKS for error in check(self)]
         if errors:
             raise ValueError("; ".join(errors))
         return self
@@ -314,6 +315,18 @@ class WorldSpec(_Model):
 
     def label_of(self, entity: str) -> str:
         return self.entities[entity].label or entity.replace("_", " ").capitalize()
+
+
+# The static checks every parsed spec passes (`mcpsim.specs._lint.static_errors`: every name
+# resolves, every state is declared, every operand reads something that exists). They read these
+# models, so they sit above them and register themselves here when their module is imported.
+_STATIC_CHECKS: list[Callable[[WorldSpec], list[str]]] = []
+
+
+def register_static_check(check: Callable[[WorldSpec], list[str]]) -> None:
+    """Run `check` on every spec parsed from now on; the errors it returns refuse the spec."""
+    if check not in _STATIC_CHECKS:
+        _STATIC_CHECKS.append(check)
 
 
 def parse_spec(data: dict[str, Any], *, source: str = "spec") -> WorldSpec:

@@ -1,14 +1,11 @@
-"""Tasks: what an agent is asked to do in a world, how an episode of it starts, and the audit of a
-task set.
+"""Tasks: what an agent is asked to do in a world and how an episode of it starts.
 
-- `schema`: the task file format (pydantic models: setup, gold actions, rubric checks, facts) and
-  loading;
-- `scenario`: task episodes (the world plus the task's setup, cached), gold replay, the oracle;
-- `dialogue`: confirmation questions and the scripted user's answers;
-- `datalock`: the template hashes a world's tasks were written against.
-
-The task models are re-exported here: `from mcpsim.tasks import Task, load_tasks`.
-"""
+The task file format (pydantic models): `Task` and its setup, gold actions and user (`_task`),
+the typed answer facts (`_facts`), the rubric checks (`_rubric`), free-text rules, and loading
+with the registry of task sets (`_loading`). Task episodes (the world plus the task's setup,
+cached), gold replay and the oracle's answer (`_scenario`); confirmation questions and the
+scripted user's answers (`_dialogue`); and `datalock`, the template hashes a world's tasks were
+written against (`python -m mcpsim.tasks.datalock WORLD`)."""
 
 from mcpsim.tasks._dialogue import (
     CONFIRM_QUESTION,
@@ -20,60 +17,39 @@ from mcpsim.tasks._dialogue import (
     is_refusal,
     scripted_reply,
 )
-from mcpsim.tasks._models import (
-    CANARY_PREFIX,
-    Action,
-    AllowedChanges,
-    AllowRule,
-    AnswerFacts,
+from mcpsim.tasks._facts import (
     AnyFact,
-    CallOrder,
-    Check,
-    CheckBase,
-    ColumnSum,
-    ConfirmationReply,
-    Confirmed,
     CountFact,
-    Custom,
     DateFact,
     DurationFact,
     Fact,
-    FieldEquals,
-    FreeTextRule,
-    GoldState,
     IdFact,
     MoneyFact,
     NameFact,
     NumberFact,
     PhraseFact,
+    TimeFact,
+    state_fact,
+)
+from mcpsim.tasks._free_text import FreeTextRule
+from mcpsim.tasks._loading import TaskFileError, load_task_file, load_tasks, register_tasks, task_registrations
+from mcpsim.tasks._rubric import (
+    AllowedChanges,
+    AllowRule,
+    AnswerFacts,
+    CallOrder,
+    Check,
+    ColumnSum,
+    Confirmed,
+    Custom,
+    FieldEquals,
+    GoldState,
     RowAbsent,
     RowCount,
     RowExists,
-    Say,
-    SetupCall,
-    SetupDelete,
-    SetupInsert,
-    SetupStep,
-    SetupUpdate,
-    Solution,
-    Step,
-    Task,
-    TaskFile,
-    TaskFileError,
-    TaskSet,
-    TimeFact,
     ToolCalled,
     ToolNotCalled,
-    UnknownTask,
-    UserSpec,
     Where,
-    load_task_dir,
-    load_task_file,
-    load_tasks,
-    register_tasks,
-    state_fact,
-    task_folder,
-    task_registrations,
 )
 from mcpsim.tasks._scenario import (
     GoldActionError,
@@ -84,6 +60,23 @@ from mcpsim.tasks._scenario import (
     run_actions,
     run_solution,
     task_episode,
+)
+from mcpsim.tasks._task import (
+    CANARY_PREFIX,
+    Action,
+    Say,
+    SetupCall,
+    SetupDelete,
+    SetupInsert,
+    SetupStep,
+    SetupUpdate,
+    Solution,
+    Step,
+    Task,
+    TaskFile,
+    TaskSet,
+    UnknownTask,
+    UserSpec,
 )
 
 __all__ = [
@@ -96,9 +89,7 @@ __all__ = [
     "CONFIRM_QUESTION",
     "CallOrder",
     "Check",
-    "CheckBase",
     "ColumnSum",
-    "ConfirmationReply",
     "Confirmed",
     "CountFact",
     "Custom",
@@ -143,7 +134,6 @@ __all__ = [
     "is_affirmative",
     "is_confirmation_request",
     "is_refusal",
-    "load_task_dir",
     "load_task_file",
     "load_tasks",
     "oracle_answer",
@@ -154,6 +144,5 @@ __all__ = [
     "scripted_reply",
     "state_fact",
     "task_episode",
-    "task_folder",
     "task_registrations",
 ]

@@ -27,7 +27,7 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mcpsim.tasks._models import Action, Task
+from mcpsim.tasks._task import Action, Task
 
 CONFIRM_QUESTION = "Shall I go ahead? (yes/no)"  # how `confirmation_question` ends
 YES_REPLY = "Yes, please go ahead."

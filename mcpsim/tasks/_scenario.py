@@ -23,9 +23,9 @@ from mcpsim.engine import (
 )
 from mcpsim.tasks import datalock
 from mcpsim.tasks._dialogue import confirmation_question, confirmation_reply
-from mcpsim.tasks._models import (
+from mcpsim.tasks._rubric import Confirmed
+from mcpsim.tasks._task import (
     Action,
-    Confirmed,
     Say,
     SetupCall,
     SetupDelete,

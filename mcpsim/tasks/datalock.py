@@ -16,8 +16,9 @@ import sys
 import threading
 from pathlib import Path
 
-from mcpsim.engine import connect, full_state_hash
-from mcpsim.world import World
+from mcpsim.engine import TemplateCache, connect, full_state_hash
+from mcpsim.tasks._loading import load_tasks, task_folder
+from mcpsim.world import World, load_world
 
 LOCK_FILE = "data.lock.json"
 
@@ -30,8 +31,6 @@ class StaleData(RuntimeError):
 
 
 def lock_path(world_name: str) -> Path:
-    from mcpsim.tasks._models import task_folder
-
     return task_folder(world_name) / LOCK_FILE
 
 
@@ -47,7 +46,8 @@ def read_lock(world_name: str) -> dict[str, str] | None:
         return None
     if not path.exists():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))["templates"]
+    templates: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))["templates"]
+    return templates
 
 
 def verify(world: World, seed: int, scale: str, data: bytes) -> None:
@@ -80,10 +80,6 @@ def verify(world: World, seed: int, scale: str, data: bytes) -> None:
 
 def write_lock(world_name: str) -> Path:
     """Record the template hashes of every (seed, scale) the world's tasks use."""
-    from mcpsim.engine import TemplateCache
-    from mcpsim.tasks._models import load_tasks
-    from mcpsim.world import load_world
-
     world, tasks = load_world(world_name), load_tasks(world_name)
     templates = TemplateCache(None)
     hashes = {}

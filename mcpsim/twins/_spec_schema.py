@@ -3,7 +3,7 @@ is as `schemas/world-spec.schema.json`): what `mcpsim gen --from-mcp` writes and
 
     python -m mcpsim.twins._spec_schema > schemas/twin-spec.schema.json
 
-tests/test_twin.py fails when the published file is not the one the models give."""
+tests/twins/test_twin.py fails when the published file is not the one the models give."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from mcpsim.twins._infer import TwinSpec
+from mcpsim.twins._twin_spec import TwinSpec
 
 SCHEMA_ID = "https://mcpsim.dev/schemas/twin-spec.schema.json"
 

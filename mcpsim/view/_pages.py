@@ -9,6 +9,7 @@ sorting, paging and sums happen here, never in the browser. The page's routes ar
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.resources import files
 from typing import Any, Protocol
 
 import anyio.to_thread
@@ -36,8 +37,6 @@ def _error(status: int, message: str) -> Response:
 
 
 def _page_routes() -> list[BaseRoute]:
-    from importlib.resources import files
-
     index = files("mcpsim.view") / STATIC / "index.html"
 
     async def page(request: Request) -> Response:

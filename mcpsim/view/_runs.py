@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpsim.grading import Outcome, mean, pass_at_1, pass_hat_k
+from mcpsim.tasks import TaskFileError, load_tasks
 from mcpsim.trajectories import TRAJECTORIES, Trajectory
 
 FINISHED = ("answered", "user_stop", "recorded")  # terminations that end an episode normally
@@ -165,8 +166,6 @@ class TaskLabels:
 
     @staticmethod
     def _load(world: str) -> dict[str, tuple[tuple[str, ...], str]]:
-        from mcpsim.tasks import TaskFileError, load_tasks
-
         try:
             return {t.id: (tuple(t.tags), t.split) for t in load_tasks(world).tasks}
         except (LookupError, TaskFileError, OSError):

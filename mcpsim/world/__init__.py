@@ -9,26 +9,35 @@ worlds. Nothing here knows about MCP or HTTP.
 - `paging`: page(), one page of rows and how many match in all;
 - `standard`: standard tools a world opts into (add_calculator) and the hand-off to a human
   (handoff_summary, open_ticket);
-- `registry`: worlds installed through the `mcpsim.worlds` entry-point group.
+- `registry`: worlds installed through the `mcpsim.worlds` entry-point group, registered at run
+  time, or found in the folders of the worlds path (`MCPSIM_WORLDS_PATH`, a checkout's `worlds/`).
 """
 
-from mcpsim.world._core import PartialFailure, SeedFunction, ToolContext, ToolSpec, World, WorldError
+from mcpsim.world._core import PartialFailure, ToolContext, ToolSpec, World, WorldError
 from mcpsim.world._paging import page
-from mcpsim.world._registry import GROUP, UnknownWorld, load_world, register_world, world_names, world_registrations
-from mcpsim.world._seeding import IdFormats, IdGenerator, SeedContext, derive_seed, load_seed_data
+from mcpsim.world._registry import (
+    GROUP,
+    UnknownWorld,
+    load_world,
+    register_world,
+    searching_worlds_folder,
+    world_folder,
+    world_names,
+    world_registrations,
+    worlds_path,
+)
+from mcpsim.world._seeding import IdGenerator, SeedContext, derive_seed, load_seed_data
 from mcpsim.world._standard import Link, add_calculator, add_handoff, attach_gift_card, handoff_summary, open_ticket
 from mcpsim.world._toolkit import dollars, iso, money, net_by_method, to_cents
 from mcpsim.world._views import RowView
 
 __all__ = [
     "GROUP",
-    "IdFormats",
     "IdGenerator",
     "Link",
     "PartialFailure",
     "RowView",
     "SeedContext",
-    "SeedFunction",
     "ToolContext",
     "ToolSpec",
     "UnknownWorld",
@@ -48,7 +57,10 @@ __all__ = [
     "open_ticket",
     "page",
     "register_world",
+    "searching_worlds_folder",
     "to_cents",
+    "world_folder",
     "world_names",
     "world_registrations",
+    "worlds_path",
 ]

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, create_model
 from sqlalchemy import MetaData
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import Session
 
@@ -154,7 +155,8 @@ class ToolSpec:
 
     def input_schema(self) -> dict[str, Any]:
         """The arguments' JSON schema (a fresh copy: generated once per tool, not per trajectory)."""
-        return json.loads(_schema_text(self.args_model))
+        schema: dict[str, Any] = json.loads(_schema_text(self.args_model))
+        return schema
 
     def describe(self) -> dict[str, Any]:
         """A JSON-ready summary (CLI listings and the world version hash)."""
@@ -393,8 +395,6 @@ class World:
     @cached_property
     def schema_sql(self) -> str:
         """The CREATE statements of the world's tables and indexes, in a stable order."""
-        from sqlalchemy.dialects import sqlite
-
         dialect = sqlite.dialect()
         parts: list[str] = []
         for table in sorted(self.metadata.sorted_tables, key=lambda t: t.name):

@@ -46,10 +46,10 @@ class _KeyedPermutation:
     give unrelated outputs, so ids reveal neither their order nor their neighbours."""
 
     def __init__(self, key: int, digits: int) -> None:
-        self.modulus = 10**digits
+        self.modulus: int = 10**digits
         bits = max(2, (self.modulus - 1).bit_length())
-        self.half = (bits + 1) // 2
-        self.mask = (1 << self.half) - 1
+        self.half: int = (bits + 1) // 2
+        self.mask: int = (1 << self.half) - 1
         rng = random.Random(key)
         self.round_keys = [rng.getrandbits(32) | 1 for _ in range(4)]
 

@@ -55,9 +55,10 @@ def add_calculator(world: World, *, example: str, purpose: str, name: str = "cal
 def handoff_summary(who: str) -> FieldInfo:
     """The `summary` argument of a hand-off tool, for a world whose caller is a `who` ("user",
     "customer"): long enough to brief a human, bounded so that it stays a summary."""
-    return Field(
+    field: FieldInfo = Field(
         description=f"What the {who} wants, what was done and why a human is needed.", min_length=10, max_length=2000
     )
+    return field
 
 
 def open_ticket(ctx: ToolContext, table: type[TicketT], summary: str, **links: Any) -> TicketT:

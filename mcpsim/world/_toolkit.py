@@ -29,12 +29,12 @@ def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
         return float(node.value)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_evaluate(node.operand))
+        return float(_UNARY[type(node.op)](_evaluate(node.operand)))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _evaluate(node.left), _evaluate(node.right)
         if isinstance(node.op, ast.Pow) and (abs(right) > 64 or abs(left) > 1e6):
             raise WorldError("Exponent too large")  # 10**10**10 would never finish
-        return _BINARY[type(node.op)](left, right)
+        return float(_BINARY[type(node.op)](left, right))
     raise WorldError("Only numbers, parentheses and + - * / % ** are allowed")
 
 

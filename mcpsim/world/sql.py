@@ -25,10 +25,12 @@ change log (SQLite triggers) records the same rows as an ORM write of the same v
 A name that is no column is a TypeError naming it; so is an insert leaving a column without a
 value or default, or an update of the primary key. `update` of a key with no row raises the
 business error "<What> <key> not found" (as `get`). Write a row either through the ORM or with
-plain SQL within one call, not both: `update` expires the session's object of that row, if one
-is loaded, so a later ORM read reloads it, but changes made to that object and not yet flushed
-are lost. `Writes` queues writes and writes them in the order the ORM's flush would, for a tool
-ported from the ORM whose change log (whose order `CallResult.changes` shows) must not change.
+plain SQL within one call, not both: `update` of a row whose ORM object has changes not yet
+written is a TypeError (a simulator bug), and it expires the session's object of that row, if
+one is loaded, so a later ORM read reloads it. The other way round (an ORM change to a row
+written with plain SQL earlier in the call) is not detected. `Writes` queues writes and writes
+them in the order the ORM's flush would, for a tool ported from the ORM whose change log (whose
+order `CallResult.changes` shows) must not change.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any
 from pydantic.fields import FieldInfo
 from sqlalchemy import JSON, Boolean, Connection, Table
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.orm.attributes import instance_state
 from sqlmodel import Session
 
 from mcpsim.world._core import ToolContext, WorldError
@@ -326,16 +329,31 @@ def update(source: Source, model: type[Any], key: Any, /, **values: Any) -> int:
     w = writer(model)
     columns = tuple(values)
     text = w.update(columns)
+    session = source.opened_session if isinstance(source, ToolContext) else source
+    loaded = _loaded(session, model, key)
     conn = connection(source)
     params = (*(w.encode(name, values[name]) for name in columns), key)
     if conn.execute(text, params).rowcount != 1:
         raise WorldError(f"{w.reader.label} {key} not found")
-    session = source.opened_session if isinstance(source, ToolContext) else source
-    if session is not None and len(session.identity_map):
-        loaded = session.identity_map.get(session.identity_key(model, key))
-        if loaded is not None:
-            session.expire(loaded)
+    if loaded is not None:
+        assert session is not None
+        session.expire(loaded)
     return 1
+
+
+def _loaded(session: Session | None, model: type[Any], key: Any) -> Any:
+    """The ORM object of the row of `model` with key `key` loaded in the call's session, if any.
+    One with changes the ORM has not written yet is a TypeError: that row is being written both
+    ways in one call (costs nothing on a call that made no session or loaded nothing)."""
+    if session is None or not len(session.identity_map):
+        return None
+    loaded = session.identity_map.get(session.identity_key(model, key))
+    if loaded is not None and instance_state(loaded).modified:
+        raise TypeError(
+            f"{reader(model).table} {key}: a plain SQL update of a row with ORM changes not yet written; "
+            "write a row through the ORM or with plain SQL within one call, not both"
+        )
+    return loaded
 
 
 def _flush_order(model: type[Any]) -> str:

@@ -5,7 +5,7 @@ fault profile); and the fidelity of a twin, measured by replaying a recording's 
 
 The proxy passes bytes through untouched, line by line (stdio MCP is one JSON-RPC message per
 line), so any client and any protocol version work; it parses a copy of each line to record it.
-`mcpsim.recordings._http` is its streamable HTTP counterpart, writing the same records."""
+`mcpsim.twins.recordings._http` is its streamable HTTP counterpart, writing the same records."""
 
 from __future__ import annotations
 
@@ -21,19 +21,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from mcpsim.serve import SDK_ERROR_PREFIX
-from mcpsim.twins import (
-    WRITES,
-    RecordedAnswer,
-    TwinSpec,
-    TwinTool,
-    first_option,
-    inline_refs,
-    key_of,
-    object_items,
-    properties_of,
-    texts_in,
-)
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from mcpsim.engine import Episode, FaultProfile, TemplateCache
+from mcpsim.serve import SDK_ERROR_PREFIX, build_server
+from mcpsim.twins._operations import texts_in
+from mcpsim.twins._schemas import first_option, inline_refs, object_items, properties_of
+from mcpsim.twins._storage import key_of
+from mcpsim.twins._twin_spec import WRITES, RecordedAnswer, TwinSpec, TwinTool
+from mcpsim.twins._world import compile_twin
 
 EXIT_GRACE_S = 30  # how long a server may run on after its client hung up
 CALLS_FILE = "calls.jsonl"
@@ -46,7 +43,7 @@ class Recorder:
     """Pairs each request with its response and appends one JSON line per exchange (and one per
     notification) to `DIR/calls.jsonl`, flushed as it goes.
 
-    Over stdio there is one stream each way. Over HTTP (`mcpsim.recordings._http`) a client's
+    Over stdio there is one stream each way. Over HTTP (`mcpsim.twins.recordings._http`) a client's
     request is answered within the HTTP exchange that carried it, and a server's request is
     answered by a later POST of the same session: `exchange` and `session` say where a message
     travelled, and each record of an HTTP message also names its session and the HTTP status."""
@@ -408,8 +405,6 @@ def _is_message_tool(tool: TwinTool) -> bool:
 
 
 def _fault_profile(name: str, kinds: dict[str, Counter[str]], totals: Counter[str]) -> dict[str, Any] | None:
-    from mcpsim.engine import FaultProfile
-
     rules = [
         {"tools": tool, "rates": {kind: round(n / totals[tool], 4) for kind, n in seen.items()}}
         for tool, seen in sorted(kinds.items())
@@ -492,13 +487,6 @@ async def fidelity(spec: TwinSpec, recording: Recording, seed: int = 0) -> Fidel
     """Replay a recording's tool calls, in order, against a fresh episode of the twin (served to
     the SDK's client in memory) and compare each answer with the recorded one: the same success
     or error, the same shape, the same values."""
-    from mcp import Client
-    from mcp.shared.exceptions import MCPError
-
-    from mcpsim.engine import Episode, TemplateCache
-    from mcpsim.serve import build_server
-    from mcpsim.twins import compile_twin
-
     world = compile_twin(spec)
     episode = Episode.create(world, seed, "default", templates=TemplateCache(None))
     report = FidelityReport()

@@ -1,6 +1,6 @@
 """Byte sizes as people write them (`512MiB`, `4GB`) and read them, and the default template budget.
-Imports nothing heavy: the CLI reads them to declare its options before a stdio server
-answers `initialize`."""
+A leaf module that imports nothing heavy: the CLI and the server's settings read sizes before a stdio
+server answers `initialize`, without loading the engine."""
 
 from __future__ import annotations
 

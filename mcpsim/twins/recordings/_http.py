@@ -1,6 +1,6 @@
 """Recording a streamable HTTP MCP server: a reverse proxy on 127.0.0.1 that passes every request
 and response through (JSON bodies, SSE streams, the `Mcp-Session-Id` header and every other one)
-and records each JSON-RPC message as `mcpsim.recordings._stdio`'s stdio proxy does, in the same
+and records each JSON-RPC message as `mcpsim.twins.recordings._stdio`'s stdio proxy does, in the same
 format (`calls.jsonl`), so learning and fidelity read HTTP recordings as they read stdio ones.
 
 A request goes to the same path and query on the real server's origin; its `Host` header names
@@ -31,9 +31,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import uvicorn
 
-from mcpsim.recordings._stdio import META_FILE, Recorder
 from mcpsim.serve import HostOriginGuard
+from mcpsim.twins.recordings._stdio import META_FILE, Recorder
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -288,8 +289,6 @@ def record_http(upstream: str, out: Path, *, port: int = 0, ready: Callable[[str
     """Listen on 127.0.0.1:`port` (0: a free one), pass every request through to the real server
     at `upstream` and record the traffic in `out`, until interrupted (Ctrl-C, SIGTERM). `ready`
     gets the URL clients should use, once the proxy accepts connections. Returns 0."""
-    import uvicorn
-
     origin_of(upstream)
     recorder_out = Path(out)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

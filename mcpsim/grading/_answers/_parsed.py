@@ -1,0 +1,268 @@
+"""The answer is parsed once into typed mentions, each with its place in the text (the
+values of `_scanner` and the names of `_names`), with its words and sentences, and whether a
+negation directly qualifies each mention (the look-back of rule 1 in `_judging`, over the word
+lists below).
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+from collections.abc import Hashable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from mcpsim.grading._answers._names import find_names
+from mcpsim.grading._answers._scanner import Scanner
+from mcpsim.grading._answers._text import JOINERS, LOOKBACK_GAP, WORD, Word, canonical
+
+DateValue = tuple[int | None, int, int]  # a mentioned date: (year or None, month, day)
+KINDS = ("money", "number", "date", "time", "duration", "percent", "id", "name")
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A typed value stated in the text, at [start, end)."""
+
+    kind: str
+    value: Hashable
+    start: int
+    end: int
+    negated: bool = False
+    sentence: int = 0
+
+
+_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n+")
+
+
+_JSON_PAIR = re.compile(r"\"[\w .-]+\"\s*:\s*(?:\"|-?\d|true\b|false\b|null\b|\[|\{)")
+
+
+_NEGATIONS = frozenset(
+    {
+        "not",
+        "no",
+        "nothing",  # "nothing has been cancelled"
+        "nobody",
+        "never",
+        "cannot",
+        "neither",
+        "nor",
+        "none",
+        "without",
+        "unable",
+        "instead",
+        "rather",
+    }
+)
+FUNCTION_WORDS = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "can",
+        "could",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "a",
+        "an",
+        "the",
+        "any",
+        "your",
+        "my",
+        "our",
+        "their",
+        "his",
+        "her",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "yet",
+        "even",
+        "really",
+        "actually",
+        "exactly",
+        "quite",
+        "currently",
+        "still",
+        "ever",
+        "anymore",
+        "already",
+        "just",
+        "only",
+        "longer",
+        "at",
+        "in",
+        "on",
+        "for",
+        "of",
+        "to",
+        "by",
+        "also",
+        "again",
+        "or",
+        "nor",
+        "due",
+        "about",
+        "around",
+        "approximately",
+        "roughly",
+    }
+)
+_ID_NOUNS = frozenset(
+    {  # `not order W123`: the noun an id stands after
+        "order",
+        "orders",
+        "reservation",
+        "reservations",
+        "flight",
+        "flights",
+        "card",
+        "cards",
+        "number",
+        "code",
+        "account",
+        "booking",
+        "ticket",
+        "tracking",
+        "reference",
+        "confirmation",
+        "id",
+    }
+)
+_FILLERS = FUNCTION_WORDS | _ID_NOUNS
+_CLAUSE_OPENERS = frozenset(
+    {
+        "and",
+        "but",
+        "because",
+        "since",
+        "as",
+        "so",
+        "while",
+        "whereas",
+        "although",
+        "though",
+        "however",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "then",
+        "if",
+        "unless",
+        "until",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """An answer read once: its canonical text, words, typed mentions and names."""
+
+    text: str
+    words: tuple[Word, ...]
+    mentions: tuple[Mention, ...]
+    sentence_starts: tuple[int, ...]
+    json_pairs: int
+    valued: bytes  # 1 where a typed value stands
+    word_ends: tuple[int, ...]
+
+    def sentence(self, position: int) -> int:
+        return bisect.bisect_right(self.sentence_starts, position) - 1
+
+    def of_kind(self, kind: str) -> list[Mention]:
+        return [m for m in self.mentions if m.kind == kind]
+
+    def negated(self, start: int) -> bool:
+        """Whether the words just before `start` negate what starts there (rule 1). The look-back
+        passes over fillers, other values and `or` (`not $12 or $40` negates both)."""
+        index = bisect.bisect_right(self.word_ends, start) - 1
+        position = start
+        for word in reversed(self.words[max(0, index - 9) : index + 1]):
+            if not set(self.text[word.end : position]) <= LOOKBACK_GAP:
+                return False
+            if word.text in _NEGATIONS or word.text.endswith("n't"):
+                return True
+            if word.text not in _FILLERS and not self.valued[word.start]:
+                return False
+            position = word.start
+        return False
+
+    def in_negated_clause(self, start: int) -> bool:
+        """Whether a negation comes before `start` in its clause (clauses end at punctuation and
+        at conjunctions such as `and`, `but`, `because`)."""
+        index = bisect.bisect_right(self.word_ends, start) - 1
+        position = start
+        for word in reversed(self.words[: index + 1]):
+            if not set(self.text[word.end : position]) <= LOOKBACK_GAP or word.text in _CLAUSE_OPENERS:
+                return False
+            if word.text in _NEGATIONS or word.text.endswith("n't"):
+                return True
+            position = word.start
+        return False
+
+    def words_after(self, end: int, count: int) -> list[Word]:
+        after = [w for w in self.words if w.start >= end][:count]
+        kept, position = [], end
+        for word in after:
+            if not set(self.text[position : word.start]) <= JOINERS | {","}:
+                break
+            kept.append(word)
+            position = word.end
+        return kept
+
+
+def parse(answer: str) -> Parsed:
+    """The answer read once; short texts (answers, phrases) are cached, long ones (pasted tool
+    results) are not, so the cache stays small."""
+    return _parse_cached(answer) if len(answer) <= CACHED_LENGTH else _parse(answer)
+
+
+CACHED_LENGTH = 4096
+
+
+def _parse(answer: str) -> Parsed:
+    text = canonical(answer)
+    words = tuple(Word(m.start(), m.end(), m.group().casefold()) for m in WORD.finditer(text.replace("_", " ")))
+    starts = (0, *(m.end() for m in _SENTENCE_END.finditer(text)))
+    scanner = Scanner(text)
+    found = scanner.scan()
+    found += [("name", value, start, end) for value, start, end in find_names(text, scanner.claimed)]
+    draft = Parsed(
+        text, words, (), starts, len(_JSON_PAIR.findall(text)), bytes(scanner.claimed), tuple(w.end for w in words)
+    )
+    mentions = tuple(
+        sorted(
+            (
+                Mention(kind, value, start, end, draft.negated(start), draft.sentence(start))
+                for kind, value, start, end in found
+            ),
+            key=lambda m: (m.start, m.kind),
+        )
+    )
+    return dataclasses.replace(draft, mentions=mentions)
+
+
+_parse_cached = lru_cache(maxsize=1024)(_parse)
