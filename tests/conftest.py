@@ -28,10 +28,10 @@ from mcpsim.testing._driver import clean_env  # noqa: E402
 from mcpsim.world import World  # noqa: E402
 from mcpsim.world._registry import load_world  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "support"))
 import toyworld  # noqa: E402
 
-pytest_plugins = ["mcpsim.testing._driver", "pytester"]  # world_driver, mcpsim_templates; pytester for test_testing
+pytest_plugins = ["mcpsim.testing._driver", "pytester"]  # world_driver, mcpsim_templates; pytester for tests/testing
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from mcpsim.engine._episode import Episode
-from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast, unindexed
+from tests.support.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast, unindexed
 
 EPOCH = "2026-05-15T09:00:00+00:00"
 

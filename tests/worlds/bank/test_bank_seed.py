@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcpsim.engine._episode import Episode
-from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast
+from tests.support.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast
 
 
 def test_the_small_scale_builds_fast_with_every_situation_present(bank):

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from mcpsim.engine._episode import Episode
-from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast, unindexed
+from tests.support.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast, unindexed
 
 
 def test_the_small_scale_has_the_declared_sizes_and_builds_fast(retail):

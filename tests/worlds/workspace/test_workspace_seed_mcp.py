@@ -1,5 +1,5 @@
 """The seeded workspace: sizes per scale, determinism, consistency, the time zone database. (The
-world over MCP is checked by tests/test_world_contract.py.)"""
+world over MCP is checked by tests/world/test_contract.py.)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from workspace_support import ME
 
 from mcpsim.engine._episode import Episode
-from tests.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast
+from tests.support.seed_checks import counts, large_scale_test, other_seed_test, small_built_fast
 
 
 def test_the_standard_time_zone_database_is_available():
@@ -84,7 +84,7 @@ def test_the_default_scale_is_realistic_and_consistent(workspace, templates):
     assert_consistent(ep)
 
 
-# That the same seed builds identical tables is checked for every world by tests/test_world_contract.py.
+# That the same seed builds identical tables is checked for every world by tests/world/test_contract.py.
 test_another_seed_builds_other_filler = other_seed_test("workspace", differ={"users": "name"})
 test_the_large_scale_has_tens_of_thousands_of_rows = large_scale_test(
     "workspace", "~5 s", assert_consistent, total=50_000, messages=15_000
