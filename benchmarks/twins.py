@@ -284,8 +284,8 @@ async def record_session(server: Server, work: Path, steps: Steps, out: Path) ->
 
 async def measure(server: Server, work: Path) -> dict[str, Any]:
     """Record two sessions, build the twin from the server and the first recording, and check it."""
-    from mcpsim.twins.recordings import fidelity, learn, load_recording
     from mcpsim.twins import check_twin, infer_twin, read_surface, validate_twin_tasks
+    from mcpsim.twins.recordings import fidelity, learn, load_recording
 
     first, held_out = server.sessions(state_dir(work, server))
     await record_session(server, work, first, work / "first")

@@ -175,8 +175,8 @@ def _twin(
     import anyio
 
     from mcpsim.logs import configure
-    from mcpsim.twins.recordings import learn, load_recording
     from mcpsim.twins import check_twin, infer_twin, read_surface
+    from mcpsim.twins.recordings import learn, load_recording
 
     if source != "-" and command:
         raise click.UsageError("give --from-mcp a URL or a command after --, not both")

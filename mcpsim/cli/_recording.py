@@ -74,8 +74,8 @@ def fidelity_command(twin: str, recordings: tuple[str, ...], seed: int) -> None:
     import anyio
 
     from mcpsim.logs import configure
-    from mcpsim.twins.recordings import fidelity, load_recording
     from mcpsim.twins import load_twin
+    from mcpsim.twins.recordings import fidelity, load_recording
 
     configure("WARNING")  # stdout is the report
     spec = load_twin(twin)
