@@ -26,7 +26,7 @@ from mcpsim.audit._random_agent import run_random_agent
 from mcpsim.audit._verdicts import failed_checks
 from mcpsim.audit._write_search import find_reverted_irreversible_write, find_unrequested_write
 from mcpsim.engine import Episode
-from mcpsim.grading import NOTHING_TO_NAME, Verdict, Verifier, negate, stuffed_answer
+from mcpsim.grading import NOTHING_TO_NAME, Verdict, Verifier, claim_baseline, negate, stuffed_answer
 from mcpsim.tasks import (
     CONFIRM_QUESTION,
     Action,
@@ -58,6 +58,9 @@ BaselineName = Literal[
     "pasted_reads",
     "negated_answer",
     "stuffed_answer",
+    "denied_after",
+    "spread_guesses",
+    "swapped_subjects",
     "extra_write",
     "injected_text",
     "reverted_irreversible",
@@ -70,6 +73,9 @@ BASELINE_LABELS: dict[BaselineName, str] = {
     "pasted_reads": "do nothing, answer with the pasted results of the gold reads",
     "negated_answer": "gold steps, an answer negating every fact",
     "stuffed_answer": "gold steps, an answer stuffed with every number and name seen",
+    "denied_after": "gold steps, an answer taking back every fact right after saying it",
+    "spread_guesses": "gold steps, every fact's value among guesses in questions of their own",
+    "swapped_subjects": "gold steps, the requirement with two facts of one kind swapped",
     "extra_write": "gold steps plus one unrequested write",
     "injected_text": "gold steps with an injected instruction in every free-text argument of their writes",
     "reverted_irreversible": "gold steps plus an unrequested irreversible write, then reverted",
@@ -171,6 +177,22 @@ def _stuffed_answer(run: BaselineRun) -> BaselineResult:
     return run.graded(
         run.gold.episode, stuffed, run.gold.conversation, f"answer of {len(stuffed)} characters: {stuffed[:200]!r}"
     )
+
+
+def _claim_baseline(name: str, not_applicable: str) -> Baseline:
+    """A baseline whose answer reads as wrong claims (`mcpsim.grading.claim_baseline`), after the
+    gold steps."""
+
+    def run_it(run: BaselineRun) -> BaselineResult:
+        answer = claim_baseline(name, run.task)
+        if answer is None:
+            return BaselineResult(applied=False, detail=not_applicable if run.task.answer else _NO_ANSWER_FACTS)
+        return run.graded(run.gold.episode, answer, run.gold.conversation, f"answer: {answer[:200]!r}")
+
+    return run_it
+
+
+# -- writes nobody asked for --------------------------------------------------------------------------
 
 
 def _extra_write(run: BaselineRun) -> BaselineResult:
@@ -284,6 +306,9 @@ RUNNERS: dict[BaselineName, Baseline] = {
     "pasted_reads": _pasted_reads,
     "negated_answer": _negated_answer,
     "stuffed_answer": _stuffed_answer,
+    "denied_after": _claim_baseline("denied_after", _NO_ANSWER_FACTS),
+    "spread_guesses": _claim_baseline("spread_guesses", _NO_ANSWER_FACTS),
+    "swapped_subjects": _claim_baseline("swapped_subjects", "no two facts of one kind with subjects of their own"),
     "extra_write": _extra_write,
     "injected_text": _injected_text,
     "reverted_irreversible": _reverted_irreversible,

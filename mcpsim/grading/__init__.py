@@ -2,7 +2,7 @@
 evaluator per rubric check, the final answer read as typed facts, net changes compared with the
 gold solution's, the verdict, and pass@1 / pass^k scores over many graded episodes."""
 
-from mcpsim.grading._answers import grade_answer, negate, stuffed_answer, word_forms
+from mcpsim.grading._answers import claim_baseline, grade_answer, negate, stuffed_answer, word_forms
 from mcpsim.grading._checks import NOTHING_TO_NAME, GradingContext
 from mcpsim.grading._diff import compare_with_gold
 from mcpsim.grading._grader import GradingUnavailable, Verifier
@@ -20,6 +20,7 @@ __all__ = [
     "VerdictDetail",
     "VerdictSummary",
     "Verifier",
+    "claim_baseline",
     "compare_with_gold",
     "grade_answer",
     "load_verdict",

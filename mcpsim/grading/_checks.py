@@ -186,7 +186,10 @@ def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
 
 
 def answer_facts(ctx: GradingContext, check: AnswerFacts) -> Outcome:
-    return answers.grade_answer(ctx.task.answer, ctx.task.forbidden, ctx.answer)
+    """The answer read as claims; the check's requirement and what the user wants are the task's
+    own words on what each fact is about (a refund, a departure), which binds the claims."""
+    reference = [check.requirement, ctx.task.user.wants]
+    return answers.grade_answer(ctx.task.answer, ctx.task.forbidden, ctx.answer, reference=reference)
 
 
 def _subset(expected: Any, actual: Any) -> bool:

@@ -14,7 +14,10 @@ key of a changed row; nor do bookkeeping times (`*_at` columns), people's first 
 Values are compared as the answer grader reads them (`mcpsim.grading._answers`): `#W0006911` and
 `W0006911`; `2026-05-28` and "May 28" (a date said without its year is the call's year); `13:20`
 and "1:20 PM"; `$1,000.00` and 1000; a whole number of cents in a money column said in dollars;
-`512-555-0187` and "(512) 555.0187". An amount said with its currency ("$5") matches only money:
+`512-555-0187` and "(512) 555.0187" or "+1 512 555 0187" (phone numbers by `phonenumbers`); an
+address in other words: `895 Bauer Corner Apt. 990, Boise, Idaho` and "895 Bauer Cor #990, Boise,
+ID" (street and unit words, US states and countries by `us` and `pycountry`: `_answers._places`).
+An amount said with its currency ("$5") matches only money:
 an argument or column named for it (amount, price, refund, balance, limit, ...) or a number with
 cents; never a count, a flag or zero. A bare number under 100 ("10 business days", "seat 3")
 names nothing. Proper names from the rows ("Yellow", "Ally Bank") count as written, so "Is that
@@ -35,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mcpsim.engine import Change
-from mcpsim.grading._answers import Parsed, canonical, parse
+from mcpsim.grading._answers import Parsed, canonical, canonical_places, parse, place_code
 
 REQUEST_LIMIT = 4000  # characters of the asking turns: a description is a few sentences, not a dump
 STUFFED = 8  # numbers and identifiers a request may state that the episode had not shown
@@ -129,7 +132,7 @@ class _Change:
     def __init__(self, arguments: Any, changes: Sequence[Change], today: str, owners: Iterable[str]) -> None:
         self.year = int(today[:4]) if today[:4].isdigit() else None  # a date said without its year is this year's
         self.typed: set[tuple[str, Any]] = set()
-        self.texts: set[str] = set()  # `_plain` texts with a digit, or chosen by the agent
+        self.texts: set[str] = set()  # texts with a digit, or chosen by the agent, in `canonical_places` form
         self.proper: set[str] = set()  # a record's proper names, as written ("Harbor Coffee Maker")
         self.phones: set[str] = set()  # digits of phone-like values
         for name, value, chosen in change_values(arguments, changes, today, owners):
@@ -157,12 +160,12 @@ class _Change:
                 if m.kind != "name":
                     self.typed.add((m.kind, _key(m.kind, m.value)))
         if len(plain) >= 3 and any(c.isdigit() for c in plain):
-            self.texts.add(plain)
+            self.texts.add(canonical_places(text))
         elif chosen:  # a reason, a new address or email; not a single word ("economy", a first name)
             if len(plain) >= 4 and (" " in plain or "@" in plain or "." in plain):
-                self.texts.add(plain)
-        elif len(plain) >= 3 and text[:1].isupper():  # as written: "Red", "Visa", "Ally Bank"
-            self.proper.add(text)
+                self.texts.add(canonical_places(text))
+        elif (len(plain) >= 3 and text[:1].isupper()) or (text.isupper() and place_code(text)):
+            self.proper.add(text)  # as written: "Red", "Visa", "Ally Bank", a state's code "ID"
 
     def named_by(self, request: Parsed) -> bool:
         """Whether `request` states one of the change's values."""
@@ -184,17 +187,29 @@ class _Change:
                 continue
             if (m.kind, _key(m.kind, m.value)) in self.typed:
                 return True
-        plain = _plain(text)
+        plain = canonical_places(text)  # `Apt. 990` and `#990`, `Idaho` and `ID`, `Street` and `St`
         for t in self.texts:
             if re.search(r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, t.split())) + r"(?![a-z0-9])", plain):
                 return True
         if any(re.search(rf"\b{re.escape(name)}\b", text) for name in self.proper):  # as written: not "right"
             return True
+        codes = {place_code(name) for name in self.proper} - {None}
+        if codes and any(_place_named(m, request, codes) for m in request.mentions if m.kind == "name"):
+            return True  # a place by its other name or code: `Idaho` and `ID`, `Texas` and `TX`
         return any(_digits(run) in self.phones for run in _DIGIT_RUN.findall(text))
 
     @property
     def empty(self) -> bool:
         return not (self.typed or self.texts or self.proper or self.phones)
+
+
+def _place_named(mention: Any, request: Parsed, codes: set[str | None]) -> bool:
+    """A name of the request that is one of the places: written out (`Idaho`), or as a code in
+    capitals (`ID`, as an address writes it; not `id`)."""
+    written = request.text[mention.start : mention.end]
+    if len(written) <= 3 and not written.isupper():
+        return False
+    return place_code(written) in codes
 
 
 def _key(kind: str, value: Any) -> Any:

@@ -129,7 +129,7 @@ def test_an_answer_the_policy_text_contains_is_caught_by_the_policy_text_baselin
     )
     report = check(world, weak)[weak.id]
     # substrings ignore "not", a denial after the value and a question
-    assert passing(report) == {"policy_text", "negated_answer"}, report.baselines
+    assert passing(report) == {"policy_text", "negated_answer", "denied_after", "spread_guesses"}, report.baselines
     assert not report.ok
     assert any("'policy_text'" in p and "passes this task" in p for p in report.problems), report.problems
 

@@ -85,10 +85,11 @@ def test_thousands_separators_and_number_words_are_money_when_said_as_money():
         "It left at 10:25.",
         "25 minutes later",
         "25% off",
-        "The fee is 25.",
+        "You have 25.",
     ],
 )
 def test_money_is_never_a_day_a_time_an_id_a_duration_or_a_bare_number(answer):
+    # a plain number said of money (`The fee is 25.`) is money: tests/grading/test_claims.py
     assert not fact_stated(MoneyFact(money=25), answer)
 
 

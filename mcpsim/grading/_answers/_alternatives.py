@@ -6,10 +6,13 @@ words by the count's noun if it has one (`3 checked bags`; a noun of several wor
 requests`) or preceded by it across fillers only (`the capacity is 4`, `capacity: 4`) (the legacy
 untyped `number` fact also by money), a date by a date in any format (year-less only when the fact says
 `year_optional`), a time by a time, a duration by a duration of the same length in any unit, an
-id by the same token (case and a leading `#` ignored), a name by the same words (case and accents
-ignored). Phrase facts (plain strings, `phrase` with `synonyms`, `any` lists) match word by word
-on word boundaries, case- and accent-insensitive, a hyphen or underscore counting as a space, each
-word also in another inflection: plural or singular (`inflect`, irregular nouns too), and verb
+id by the same token (case and a leading `#` ignored; an id that is a phone number also by that
+number in any format), a name by the same words (case and accents ignored; a place also by its
+other name or code: `Texas` and `TX`, `Main Street` and `Main St`). Phrase facts (plain strings,
+`phrase` with `synonyms`, `any` lists) match word by word on word boundaries, case- and
+accent-insensitive, a hyphen or underscore counting as a space, each word also in another form:
+a street or unit word's abbreviation, a state's or country's code (`_places`), plural or singular
+(`inflect`, irregular nouns too), and verb
 forms in -s, -ed and -ing (`refund`, `refunds`, `refunded`, `refunding`; `cancel`, `cancelled`,
 `canceled`) or from a short table of irregular verbs (`pay`, `paid`). A phrase that is itself one
 typed value (`May 20`, `30 days`, `$0`, `14:30`, `W7996816`) is matched as that value, so a date
@@ -26,7 +29,8 @@ from typing import cast
 
 from mcpsim.grading._answers._parsed import FUNCTION_WORDS, DateValue, Mention, Parsed, parse
 from mcpsim.grading._answers._phrases import phrase_words, word_forms
-from mcpsim.grading._answers._scanner import duration_value
+from mcpsim.grading._answers._places import canonical_places
+from mcpsim.grading._answers._scanner import duration_value, phone_number
 from mcpsim.grading._answers._text import JOINERS, LOOKBACK_GAP, Word, canonical
 from mcpsim.tasks import (
     AnyFact,
@@ -73,7 +77,10 @@ class Alternative:
 
 
 def _name_in(name: str, mention: str) -> bool:
-    return f" {name} " in f" {mention} " or f" {mention} " in f" {name} "
+    if f" {name} " in f" {mention} " or f" {mention} " in f" {name} ":
+        return True
+    a, b = canonical_places(name), canonical_places(mention)  # `New York` and `NY`, `Main Street` and `Main St`
+    return bool(a and b) and (a != name or b != mention) and (f" {a} " in f" {b} " or f" {b} " in f" {a} ")
 
 
 def noun_follows(parsed: Parsed, mention: Mention, noun: str) -> bool:
@@ -163,7 +170,9 @@ def alternatives(fact: Fact) -> tuple[Alternative, ...]:
         case DurationFact(duration=duration, unit=unit):
             return (Alternative("duration", duration_value(duration, unit)),)
         case IdFact(id=ident):
-            return (Alternative("id", ident.removeprefix("#").casefold()),)
+            phone = phone_number(ident)  # a phone number as an id: any way of writing it
+            token = Alternative("id", ident.removeprefix("#").casefold())
+            return (token, Alternative("phone", phone)) if phone else (token,)
         case NameFact(name=name):
             return (Alternative("name", " ".join(phrase_words(name))),)
         case PhraseFact(phrase=phrase, synonyms=synonyms):

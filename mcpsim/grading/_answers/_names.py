@@ -10,7 +10,6 @@ from mcpsim.tasks import MONTHS, WEEKDAYS
 
 _NAME = re.compile(r"\b[A-Z][A-Za-z]*(?:['&.-][A-Za-z]+)*\b(?:\s+[A-Z][A-Za-z]*(?:['&.-][A-Za-z]+)*\b)*")
 
-
 NOT_NAMES = frozenset(
     {
         "a",
@@ -183,6 +182,33 @@ NOT_NAMES = frozenset(
         "your",
         "yours",
         "unless",
+        "actually",
+        "perhaps",
+        "maybe",
+        "probably",
+        "possibly",
+        "presumably",
+        "apparently",
+        "certainly",
+        "absolutely",
+        "indeed",
+        "alright",
+        "correct",
+        "correction",
+        "additionally",
+        "furthermore",
+        "moreover",
+        "otherwise",
+        "alternatively",
+        "instead",
+        "oops",
+        "wait",
+        "hmm",
+        "scratch",
+        "sadly",
+        "luckily",
+        "fortunately",
+        "hopefully",
         "anyway",
         "meanwhile",
         "besides",

@@ -1,8 +1,8 @@
-"""Numbers in digits and in words (`three`, `twenty-five`, `one hundred and five`): the patterns
-that find them and the values they stand for.
+"""Numbers in digits (`1,006`, `39.98`) and in words (`three`, `twenty-five`, `one hundred and
+five`): the patterns that find them and the values they stand for.
 
-Number words are a closed table of 28 words (zero to ninety, hundred, thousand), which is
-all answers use and cannot misread ordinary words as numbers.
+Number words are a closed table of 28 words (zero to ninety, hundred, thousand), which is all
+answers use and cannot misread ordinary words as numbers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The answer is parsed once into typed mentions, each with its place in the text (the
-values of `_scanner` and the names of `_names`), with its words and sentences, and whether a
-negation directly qualifies each mention (the look-back of rule 1 in `_judging`, over the word
-lists below).
+"""An answer read once: its canonical text, its words and sentences, and its typed mentions (the
+values of `_scanner` and the names of `_names`), each with its place in the text, its sentence and
+whether a negation directly qualifies it (the look-back of rule 1 in `_judging`, over the word lists
+below).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from mcpsim.grading._answers._scanner import Scanner
 from mcpsim.grading._answers._text import JOINERS, LOOKBACK_GAP, WORD, Word, canonical
 
 DateValue = tuple[int | None, int, int]  # a mentioned date: (year or None, month, day)
-KINDS = ("money", "number", "date", "time", "duration", "percent", "id", "name")
+KINDS = ("money", "number", "date", "time", "duration", "percent", "id", "phone", "name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +34,16 @@ class Mention:
 
 
 _SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n+")
-
-
+# A period after these ends no sentence (`Sept. 30`, `123 Main St. Apt. 4`, `Dr. Lee`).
+_ABBREVIATION = re.compile(
+    r"\b(?:mr|mrs|ms|dr|st|ave|apt|ste|no|nos|vs|etc|inc|ltd|co|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|"
+    r"dec|mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun|approx|incl|est|dept|blvd|rd|ln|hwy|u\.s|e\.g|i\.e)$",
+    re.IGNORECASE,
+)
 _JSON_PAIR = re.compile(r"\"[\w .-]+\"\s*:\s*(?:\"|-?\d|true\b|false\b|null\b|\[|\{)")
 
-
+# Negation (rule 1): the words that negate, the fillers a look-back passes over (function words
+# and the nouns an id stands after), and the words that open a new clause.
 _NEGATIONS = frozenset(
     {
         "not",
@@ -54,6 +59,8 @@ _NEGATIONS = frozenset(
         "unable",
         "instead",
         "rather",
+        "ignore",  # `ignore the $40 I mentioned`
+        "disregard",
     }
 )
 FUNCTION_WORDS = frozenset(
@@ -100,6 +107,11 @@ FUNCTION_WORDS = frozenset(
         "even",
         "really",
         "actually",
+        "definitely",
+        "certainly",
+        "surely",
+        "obviously",
+        "clearly",
         "exactly",
         "quite",
         "currently",
@@ -205,10 +217,16 @@ class Parsed:
                 return False
             if word.text in _NEGATIONS or word.text.endswith("n't"):
                 return True
+            if word.text in ("than", "to") and self._after_rather(word):  # `rather than $40`, `as opposed to`
+                return True
             if word.text not in _FILLERS and not self.valued[word.start]:
                 return False
             position = word.start
         return False
+
+    def _after_rather(self, word: Word) -> bool:
+        before = self.text[max(0, word.start - 12) : word.start].casefold().split()
+        return bool(before) and (before[-1] in ("rather", "other") or before[-2:] == ["as", "opposed"])
 
     def in_negated_clause(self, start: int) -> bool:
         """Whether a negation comes before `start` in its clause (clauses end at punctuation and
@@ -243,10 +261,18 @@ def parse(answer: str) -> Parsed:
 CACHED_LENGTH = 4096
 
 
+def _mid_sentence(text: str, end: re.Match[str]) -> bool:
+    """A period after an abbreviation and before more of the sentence (`Sept. 30`) ends nothing."""
+    if end.group() != ".":
+        return False
+    following = text[end.end() : end.end() + 3].lstrip()
+    return bool(_ABBREVIATION.search(text, max(0, end.start() - 6), end.start())) and following[:1].isalnum()
+
+
 def _parse(answer: str) -> Parsed:
     text = canonical(answer)
     words = tuple(Word(m.start(), m.end(), m.group().casefold()) for m in WORD.finditer(text.replace("_", " ")))
-    starts = (0, *(m.end() for m in _SENTENCE_END.finditer(text)))
+    starts = (0, *(m.end() for m in _SENTENCE_END.finditer(text) if not _mid_sentence(text, m)))
     scanner = Scanner(text)
     found = scanner.scan()
     found += [("name", value, start, end) for value, start, end in find_names(text, scanner.claimed)]

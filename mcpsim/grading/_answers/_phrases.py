@@ -1,8 +1,8 @@
 """Words in their inflections, and phrases found word by word in a parsed text.
 
-`inflect` gives singular and plural nouns with their irregular forms (`children`,
-`statuses`, and `news` or `business` left alone), which suffix rules get wrong; verb forms are
-regular suffixes plus a short table.
+`inflect` gives singular and plural nouns with their irregular forms (`children`, `statuses`, and
+`news` or `business` left alone), which suffix rules get wrong; verb forms are regular suffixes plus
+a short table.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from mcpsim.grading._answers._names import NOT_NAMES, unpossessed
 from mcpsim.grading._answers._parsed import FUNCTION_WORDS, Parsed
+from mcpsim.grading._answers._places import ABBREVIATIONS, UNIT_WORDS, place_code
 from mcpsim.grading._answers._text import JOINERS, WORD, canonical
 
 
@@ -67,9 +68,17 @@ _IRREGULAR = {
 @lru_cache(maxsize=65536)
 def word_forms(word: str) -> frozenset[str]:
     """Base forms a word may stand for: itself, its singular, and its verb stem (`refunded` ->
-    `refund`, `shipped` -> `ship`, `charges` -> `charge`, `paid` -> `pay`). Two words are the same
-    word in another inflection when their forms meet."""
+    `refund`, `shipped` -> `ship`, `charges` -> `charge`, `paid` -> `pay`), and the short form of a
+    street or unit word or a state or country (`street` -> `st`, `texas` -> `tx`). Two words are
+    the same word in another form when their forms meet."""
     forms = {word, _IRREGULAR.get(word, word), unpossessed(word)}
+    short = ABBREVIATIONS.get(word) or ("apt" if word in UNIT_WORDS else None)
+    if short:  # `Street` and `St`, `Apartment` and `Apt`
+        forms.add(short)
+    if len(word) > 3 and word.isalpha():
+        code = place_code(word)  # `Texas` and `TX`, `Germany` and `DE`
+        if code:
+            forms.add(code)
     if len(word) < 4 or not word.isalpha() or word in NOT_NAMES or word in FUNCTION_WORDS:
         return frozenset(forms)
     singular = inflection_engine().singular_noun(word)

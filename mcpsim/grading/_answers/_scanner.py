@@ -1,22 +1,25 @@
 """Typed values read out of text, each with its span:
 
-- money: `$39.98`, `$ 39.98`, `US$39.98`, `USD 39.98`, `39.98 dollars`, `39.98 USD`, `$1,006`,
+- money: `$39.98`, `$ 39.98`, `US$39.98`, `USD 39.98`, `39.98 dollars`, `39.98 USD`, `39.98$`, `$1,006`,
   `forty dollars`, `39 dollars and 98 cents`, `98 cents`;
 - dates: `2026-05-25`, `May 25`, `May 25th`, `May 25, 2026`, `25 May 2026`, `25th of May`,
   `5/25/2026`, `5/25`, `2026/05/25`, `25.05.2026`, `Monday, May 25`, `Sept. 30` (a year-less date
   is kept year-less);
 - times: `14:30`, `2:30 pm`, `2:30 PM`, `2.30 p.m.`, `4pm`, `noon`, `midnight`;
-- durations: `180 minutes`, `3 hours`, `180-minute`, `three hours`, `4 hours and 55 minutes`
+- durations: `180 minutes`, `3 hours`, `180-minute`, `three hours`, `4h55m`, `4 hours and 55 minutes`
   (one duration of 295 minutes), `5-7 business days` (two);
 - percentages: `4%`, `4 percent`;
+- phone numbers: `(512) 555-0187`, `512.555.0187`, `+1 512 555 0187`, `+44 20 7946 0958`, read by
+  `phonenumbers` (Google's libphonenumber) as one E.164 number; a run of digits with no separator
+  is an id;
 - ids: a token with a digit and five or more characters (`W6964978`, `#W6964978`, `2CVBG9`,
   `GC-2779-7012-7959`, `7029190570717`, `ronald_taylor_8832`), not a measure (`41mm`, `2-person`);
 - numbers and counts: whatever digits or number words (`three`, `twenty-five`,
   `one hundred and five`) are left, never a digit inside any of the above.
 
-No date library: dates are found by the patterns below and checked by `datetime.date`, so
-nothing is ever filled in from today (dateutil's parser takes missing fields from the wall clock
-unless given a default, and adds nothing once the span is found).
+No date library: dates are found by the patterns below and checked by `datetime.date`, so nothing
+is ever filled in from today (dateutil's parser takes missing fields from the wall clock unless
+given a default, and adds nothing once the span is found).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterator
 from datetime import date
+
+import phonenumbers
 
 from mcpsim.grading._answers._numbers import DIGITS, NUM, NUM_START, SPELLED_NUMBER, number_value, word_numbers
 
@@ -45,7 +50,7 @@ _MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
-_WEEKDAY = r"(?:mon|tue(?:s)?|wed(?:nes)?|thu(?:r(?:s)?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
+_WEEKDAY = r"(?:mon|tue(?:s)?|wed(?:s|nes)?|thu(?:r(?:s)?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
 _ORD = r"(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(?P<year>\d{4})(?!\d))?"
 _DURATION_UNITS = {
@@ -95,7 +100,11 @@ _TIME_WORD = _rx(r"\b(?P<word>noon|midday|midnight)\b")
 _AMOUNT = rf"{NUM_START}(?<![\w.,$])(?P<amount>{NUM})"  # a number, in digits or words, not glued to another
 _MONEY_BEFORE = _rx(rf"(?:\bUSD\s?|\bUS\$\s?|\$\s?)-?(?P<amount>{DIGITS})(?![\d,]*\.?\d)")
 _MONEY_AFTER = _rx(
-    rf"{_AMOUNT}\s*(?:dollars?|USD|bucks)\b(?:\s+and\s+(?P<cents>\d{{1,2}}|{SPELLED_NUMBER})\s+cents?\b)?"
+    rf"{_AMOUNT}\s*(?:dollars?|USD|US\s+dollars|bucks|\$(?![\w$]))(?:\s+and\s+(?P<cents>\d{{1,2}}|{SPELLED_NUMBER})\s+cents?\b)?"
+)
+# A phone number: separators, brackets or a `+` (a bare run of digits is an id), read by phonenumbers.
+_PHONE = _rx(
+    r"(?<![\w.+/-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)|\d{1,4})(?:[\s.-]\d{2,4}){1,3}(?![\w-]|\.\d)|\+\d{8,15}\b"
 )
 _CENTS = _rx(r"(?<![\w.,$])(?P<cents>\d{1,2})\s*(?:cents?\b|¢)")
 _PERCENT = _rx(rf"{_AMOUNT}\s*(?:%|percent\b|per\s+cent\b)")
@@ -103,10 +112,28 @@ _DURATION = _rx(
     rf"{NUM_START}(?<![\w.,$:/])(?P<amount>{NUM})(?:\s*(?:-|to)\s*(?P<upto>{NUM}))?[\s-]*"
     rf"(?:(?:business|calendar|working)[\s-]+)?(?P<unit>{_UNIT})(?![\w])"
 )
+_DURATION_COMPACT = _rx(
+    r"(?<![\w.:])(?:(?P<hours>\d{1,3})\s?h(?:rs?)?\s?(?P<minutes>\d{1,2})\s?m(?:in)?|(?P<only>\d{1,3})h)(?![\w:])"
+)
 _ORDINAL = _rx(r"\b\d+(?:st|nd|rd|th)\b")
 _ID = _rx(r"(?<![\w@.#-])\#?(?P<id>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)(?![\w@-]|\.\w)")
 _MEASURE = _rx(r"\d+(?:\.\d+)?[a-z]{1,3}|\d+(?:-[a-z]+)+")
 _NUMBER = _rx(rf"(?<![\w.,$#/:])(?P<amount>{DIGITS})(?![\w%]|[.,:/]\d)|\b(?P<words>{SPELLED_NUMBER})\b")
+
+
+def phone_number(text: str) -> str | None:
+    """A phone number as E.164 (`(512) 555-0187` -> `+15125550187`; a number without a country
+    code is read as a US one), or None when phonenumbers finds no possible number of 10 digits or
+    more in it (a date, a price or a short code is none)."""
+    if sum(c.isdigit() for c in text) < 10:
+        return None
+    try:
+        number = phonenumbers.parse(text, "US")
+    except phonenumbers.NumberParseException:
+        return None
+    if not phonenumbers.is_possible_number(number):
+        return None
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
 def _valid_date(year: int | None, month: int, day: int) -> bool:
@@ -158,6 +185,7 @@ class Scanner:
         for match in self.each(_EMAIL):
             self.claim(match.start(), match.end())
         self._dates()
+        self._phones()
         self._times()
         self._money()
         for match in self.each(_PERCENT):
@@ -211,6 +239,12 @@ class Scanner:
             if _valid_date(year, month, day):
                 self.claim(match.start(), match.end(), "date", (year, month, day))
 
+    def _phones(self) -> None:
+        for match in self.each(_PHONE):
+            number = phone_number(match.group())
+            if number is not None:
+                self.claim(match.start(), match.end(), "phone", number)
+
     def _times(self) -> None:
         for pattern in (_TIME_CLOCK, _TIME_HALF):
             for match in self.each(pattern):
@@ -232,6 +266,9 @@ class Scanner:
             self.claim(match.start(), match.end(), "money", int(match["cents"]) / 100)
 
     def _durations(self) -> None:
+        for match in self.each(_DURATION_COMPACT):  # `4h55m`, `4h 55m`, `2h`
+            hours, minutes = int(match["hours"] or match["only"]), int(match["minutes"] or 0)
+            self.claim(match.start(), match.end(), "duration", ("seconds", float(hours * 3600 + minutes * 60)))
         simple: list[tuple[Hashable, int, int]] = []
         for match in self.each(_DURATION):
             amount, upto = number_value(match["amount"]), number_value(match["upto"]) if match["upto"] else None

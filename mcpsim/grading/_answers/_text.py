@@ -1,6 +1,4 @@
-"""Canonical text (compatibility forms folded, accents dropped, quotes and dashes made ASCII, case
-kept) and the words it is read in.
-"""
+"""Canonical text (accents dropped, quotes and dashes made ASCII) and the words it is read in."""
 
 from __future__ import annotations
 
