@@ -26,12 +26,15 @@ from mcpsim.cli._app import (
     spec_options,
 )
 from mcpsim.cli._options import port_option
-from mcpsim.serve import DEFAULTS, ClientLimits, ServeConfig, default_of, env_var
+from mcpsim.serve import ClientLimits, ServeConfig
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
     from mcpsim.engine import Episode, TemplateCache
-    from mcpsim.serve import MCPServer
     from mcpsim.world import World
+
+DEFAULTS = ServeConfig()  # the options' defaults are the settings' (tests/serve/test_config.py)
 
 
 @dataclass
@@ -197,15 +200,15 @@ def _setting(flag: str, *decls: str, field: str | None = None, **kwargs: Any) ->
     """An option of a ServeConfig field, by default the one its parameter is named after: the
     field's environment variable sets it too."""
     field = field or (decls[0] if decls else _field(flag))
-    return click.option(flag, *decls, envvar=env_var(ServeConfig, field), **kwargs)
+    return click.option(flag, *decls, envvar=ServeConfig.env_var(field), **kwargs)
 
 
 def _size_setting(flag: str, help_text: str) -> Any:
     """An option of a ServeConfig byte budget: its default and environment variable are the field's."""
-    var = env_var(ServeConfig, _field(flag))
+    var = ServeConfig.env_var(_field(flag))
     return click.option(
         flag,
-        default=_size_default(default_of(ServeConfig, _field(flag))),
+        default=_size_default(ServeConfig.default_of(_field(flag))),
         show_default=True,
         metavar="SIZE",
         envvar=var,
@@ -216,8 +219,8 @@ def _size_setting(flag: str, help_text: str) -> Any:
 def _limit_setting(flag: str, field: str, help_text: str) -> Any:
     """An option of a ClientLimits field (0 on the command line: no limit); its default, its type
     (seconds or a count) and its environment variable are the field's."""
-    default = default_of(ClientLimits, field)
-    var = env_var(ClientLimits, field)
+    default = ClientLimits.default_of(field)
+    var = ClientLimits.env_var(field)
     return click.option(
         flag,
         default=default or 0,

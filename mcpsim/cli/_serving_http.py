@@ -15,7 +15,7 @@ import uvicorn
 
 from mcpsim.cli._app import _tasks
 from mcpsim.engine import snapshot_key
-from mcpsim.serve import ClientLimits, ServeConfig, create_app, default_public_url, normalize_public_url
+from mcpsim.serve import ClientLimits, ServeConfig, create_app, public_base_url
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -93,10 +93,7 @@ def _checked(options: _HttpOptions) -> str | None:
         )
     host, port, public_url = options.host, options.port, options.public_url
     try:
-        # --port 0 (a free port picked at bind time): URLs from the listening socket instead.
-        public_url = (
-            normalize_public_url(public_url) if public_url else (default_public_url(host, port) if port else None)
-        )
+        public_url = public_base_url(host, port, public_url)  # None for --port 0: from the listening socket
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--public-url") from None
     if host in ("0.0.0.0", "::") and not options.allowed_hosts:

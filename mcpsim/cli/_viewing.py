@@ -48,12 +48,11 @@ def view(runs: tuple[Path, ...], port: int, no_open: bool, log_level: str, log_f
     from starlette.middleware import Middleware
 
     from mcpsim.serve import HostOriginGuard
-    from mcpsim.view import RunError, RunFile, TaskLabels, run_viewer
+    from mcpsim.view import RunError, RunFile, run_viewer
 
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
-    labels = TaskLabels()
     try:
-        files = [RunFile.open(p, n, labels) for p, n in zip(runs, _names(list(runs)), strict=True)]
+        files = RunFile.open_all(runs, _names(list(runs)))
     except RunError as exc:
         raise click.ClickException(str(exc)) from None
     # Host and Origin checked like the server's (DNS rebinding): a page elsewhere cannot read the runs.

@@ -15,9 +15,8 @@ from mcpsim.engine._faults import (
 )
 from mcpsim.engine._parking import EpisodeClosed
 from mcpsim.engine._query import row_matches, where_sql
-from mcpsim.engine._snapshots import SnapshotError, load_untrusted, process_key, sign_episode, snapshot_key
+from mcpsim.engine._snapshots import SnapshotError, load_untrusted, sign_episode, snapshot_key
 from mcpsim.engine._store import (
-    CHANGES,
     CallRecord,
     Change,
     IsoDatetime,
@@ -37,7 +36,6 @@ from mcpsim.engine._transaction import CallResult
 
 __all__ = [
     "BUILTIN",
-    "CHANGES",
     "CallRecord",
     "CallResult",
     "Change",
@@ -58,7 +56,6 @@ __all__ = [
     "load_untrusted",
     "lone_surrogate",
     "net_changes",
-    "process_key",
     "process_templates",
     "profile_from_request",
     "read_meta",

@@ -43,18 +43,6 @@ from mcpsim.world import ToolSpec, World
 log = structlog.get_logger("mcpsim.engine._episode")
 
 
-def snapshot_world(data: bytes) -> str:
-    """The world name recorded in a snapshot's bytes (ValueError if they are not an episode)."""
-    conn = store.connect(data)
-    try:
-        world: str = store.meta_value(conn, "world")
-    except sqlite3.Error as exc:
-        raise ValueError(f"not an mcpsim episode database ({exc})") from None
-    finally:
-        conn.close()
-    return world
-
-
 def _replay(episode: CallTarget, state: bytes, spec: ToolSpec, kwargs: dict[str, Any]) -> CallResult:
     """The call run on a copy of `episode` restored from `state`, an earlier state of its database
     (what a stale read answers; `FaultInjection` is handed this)."""
@@ -324,9 +312,10 @@ class Episode:
             return summary[1]
         return self._db.apply(count_calls)
 
-    def changes(self, call_seq: int | None = None) -> list[store.Change]:
-        """The change log: every entry, or those of the call numbered `call_seq`."""
-        return self._db.apply(store.read_changes, call_seq)
+    def changes(self, call_seq: int | None = None, through: int | None = None) -> list[store.Change]:
+        """The change log: every entry, those of the call numbered `call_seq`, or with `through`
+        those of the calls numbered `call_seq` to `through`."""
+        return self._db.apply(store.read_changes, call_seq, through)
 
     def net_changes(self) -> store.NetChanges:
         """Net row changes, with the ids the episode's calls drew (which grading renames)."""

@@ -64,9 +64,18 @@ class SnapshotError(ValueError):
 
 
 @cache
-def process_key() -> bytes:
-    """This process's key when the operator gave none: restores work within the process only."""
+def _generated_key() -> bytes:
     return secrets.token_bytes(32)
+
+
+_KEY_LOCK = threading.Lock()
+
+
+def process_key() -> bytes:
+    """This process's key when the operator gave none: restores work within the process only.
+    Made once, under a lock: the server signs and restores in worker threads."""
+    with _KEY_LOCK:
+        return _generated_key()
 
 
 def snapshot_key(text: str | bytes | None = None) -> bytes:
@@ -119,8 +128,9 @@ def sign(data: bytes, key: bytes) -> bytes:
     return b"".join((db, claims, _LEN.pack(len(claims)), _mac(key, claims), MAGIC))
 
 
-def sign_episode(episode: Episode, key: bytes) -> bytes:
-    return sign(episode.snapshot(), key)
+def sign_episode(episode: Episode, key: bytes | None = None) -> bytes:
+    """The episode's snapshot signed with `key` (None: this process's generated key)."""
+    return sign(episode.snapshot(), key if key is not None else process_key())
 
 
 def split(data: bytes) -> tuple[bytes, bytes | None, bytes | None]:
@@ -218,11 +228,14 @@ def check_schema(world: World, conn: sqlite3.Connection) -> None:
 _CLAIMED_META = {"world": "world", "world_version": "version", "task": "task", "seed": "seed", "scale": "scale"}
 
 
-def load_untrusted(world: World | Callable[[str], World], data: bytes, key: bytes, *, id: str = "default") -> Episode:
-    """An episode from uploaded bytes, refused (SnapshotError) unless this server signed them and
-    they hold exactly an episode of `world` (or of the world `world(name)` returns, LookupError for
-    a world this server does not have) at the version this server runs."""
-    db, claims = verify(data, key)
+def load_untrusted(
+    world: World | Callable[[str], World], data: bytes, key: bytes | None = None, *, id: str = "default"
+) -> Episode:
+    """An episode from uploaded bytes, refused (SnapshotError) unless this server signed them with
+    `key` (None: this process's generated key) and they hold exactly an episode of `world` (or of
+    the world `world(name)` returns, LookupError for a world this server does not have) at the
+    version this server runs."""
+    db, claims = verify(data, key if key is not None else process_key())
     if not isinstance(world, World):
         world = world(str(claims.get("world")))
     if claims.get("world") != world.name:

@@ -431,13 +431,16 @@ def net_changes(changes: list[Change], generated: Mapping[int | str, str] | None
     return NetChanges({k: NetChange(k[0], k[1], first[k], last[k]) for k in first if first[k] != last[k]}, generated)
 
 
-def read_changes(conn: sqlite3.Connection, call_seq: int | None = None) -> list[Change]:
+def read_changes(conn: sqlite3.Connection, call_seq: int | None = None, through: int | None = None) -> list[Change]:
+    """The change log in order: every entry, those of the call numbered `call_seq`, or with
+    `through` those of the calls numbered `call_seq` to `through`."""
     sql = f"SELECT call_seq, tbl, op, pk, before, after FROM {CHANGES}"
-    rows = (
-        conn.execute(sql + " WHERE call_seq = ? ORDER BY seq", (call_seq,))
-        if call_seq is not None
-        else (conn.execute(sql + " ORDER BY seq"))
-    )
+    if call_seq is None:
+        rows = conn.execute(sql + " ORDER BY seq")
+    elif through is None:
+        rows = conn.execute(sql + " WHERE call_seq = ? ORDER BY seq", (call_seq,))
+    else:
+        rows = conn.execute(sql + " WHERE call_seq BETWEEN ? AND ? ORDER BY seq", (call_seq, through))
     return [
         Change(seq, tbl, op, pk, json.loads(b) if b else None, json.loads(a) if a else None)
         for seq, tbl, op, pk, b, a in rows

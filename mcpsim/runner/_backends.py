@@ -90,7 +90,7 @@ def share_validators(client: Client) -> Client:
     a client per episode: that check was most of a graded episode's CPU. A compiled validator is
     immutable and depends only on the schema, so one per distinct schema serves every session
     (the result is still validated on every call, first by the fast checks of
-    `runner/schemacheck.py`, then by the SDK's validator unless they say yes). Relies on
+    `runner/_outputs.py`, then by the SDK's validator unless they say yes). Relies on
     `ClientSession._output_schema_validator` and `_tool_output_validators` (mcp 2.3); with an SDK
     without them, the client is left as it is."""
     session = client.session
@@ -105,7 +105,7 @@ def share_validators(client: Client) -> Client:
         key = json.dumps(schema, sort_keys=True)
         validator = _VALIDATORS.get(key)
         if validator is None:
-            # the metaschema check, once per schema per process; a fast yes in front (schemacheck)
+            # the metaschema check, once per schema per process; a fast yes in front (_outputs)
             validator = checked_first(compile_validator(name, schema), schema)
             if len(_VALIDATORS) >= MAX_SHARED_VALIDATORS:
                 _VALIDATORS.clear()

@@ -13,11 +13,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcpsim.serve._access import HostOriginGuard, default_public_url, normalize_public_url
+    from mcpsim.serve._access import HostOriginGuard, public_base_url
     from mcpsim.serve._app import create_app, serve_in_thread
     from mcpsim.serve._host import EpisodeManager
-    from mcpsim.serve._mcp import META_EPISODE, SDK_ERROR_PREFIX, MCPServer, build_server, serve_stdio
-    from mcpsim.serve._settings import DEFAULTS, ClientLimits, ServeConfig, default_of, env_var
+    from mcpsim.serve._mcp import META_EPISODE, SDK_ERROR_PREFIX, build_server, serve_stdio
+    from mcpsim.serve._settings import ClientLimits, ServeConfig
     from mcpsim.serve._startup import DeferredServer, WorldCards
     from mcpsim.serve._stdio import EpisodeFileError, FileEpisode
     from mcpsim.serve._work import off_the_loop
@@ -25,21 +25,16 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "HostOriginGuard": "_access",
-    "default_public_url": "_access",
-    "normalize_public_url": "_access",
+    "public_base_url": "_access",
     "create_app": "_app",
     "serve_in_thread": "_app",
     "EpisodeManager": "_host",
     "META_EPISODE": "_mcp",
     "SDK_ERROR_PREFIX": "_mcp",
-    "MCPServer": "_mcp",
     "build_server": "_mcp",
     "serve_stdio": "_mcp",
-    "DEFAULTS": "_settings",
     "ClientLimits": "_settings",
     "ServeConfig": "_settings",
-    "default_of": "_settings",
-    "env_var": "_settings",
     "DeferredServer": "_startup",
     "WorldCards": "_startup",
     "EpisodeFileError": "_stdio",
@@ -52,19 +47,14 @@ __all__ = [
     "build_server",
     "ClientLimits",
     "create_app",
-    "default_of",
-    "default_public_url",
-    "DEFAULTS",
     "DeferredServer",
-    "env_var",
     "EpisodeFileError",
     "EpisodeManager",
     "FileEpisode",
     "HostOriginGuard",
-    "MCPServer",
     "META_EPISODE",
-    "normalize_public_url",
     "off_the_loop",
+    "public_base_url",
     "SDK_ERROR_PREFIX",
     "serve_in_thread",
     "serve_stdio",

@@ -80,9 +80,15 @@ def normalize_public_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
 
 
-def default_public_url(host: str, port: int) -> str:
-    """`http://{host}:{port}`; a wildcard bind (0.0.0.0, ::) is reached locally as 127.0.0.1 (give
-    --public-url for the address remote clients use)."""
+def public_base_url(host: str, port: int, public_url: str | None = None) -> str | None:
+    """What episodes' `mcp_url`s are built from: `public_url` normalized (ValueError with the
+    reason), else `http://{host}:{port}`, where a wildcard bind (0.0.0.0, ::) is reached locally as
+    127.0.0.1 (give --public-url for the address remote clients use); None for port 0, a port
+    picked at bind time, whose URLs come from the listening socket."""
+    if public_url:
+        return normalize_public_url(public_url)
+    if not port:
+        return None
     if host in WILDCARD_BINDS:
         host = "127.0.0.1"
     return f"http://{_bracket(host)}:{port}"

@@ -23,7 +23,6 @@ from mcpsim.engine import (
     IsoDatetime,
     SnapshotError,
     load_untrusted,
-    process_key,
     profile_from_request,
     sign_episode,
 )
@@ -96,10 +95,6 @@ class ControlPlane:
     faults_dirs: tuple[str, ...] = ()  # the operator's directories of named fault profiles (--faults-dir)
     snapshot_key: bytes | None = None  # signs snapshots (--snapshot-key); None: the process's generated key
     max_snapshot_bytes: int = MAX_SNAPSHOT_BYTES  # largest restore upload
-
-    @property
-    def key(self) -> bytes:
-        return self.snapshot_key if self.snapshot_key is not None else process_key()
 
     def __init__(
         self,
@@ -341,7 +336,7 @@ class ControlPlane:
         """The episode's database with a signed trailer (see `mcpsim.engine._snapshots`): restorable on a
         server with the same snapshot key, and still a plain SQLite file."""
         episode = self.episode_of(request)
-        data = await off_the_loop(partial(sign_episode, episode, self.key))
+        data = await off_the_loop(partial(sign_episode, episode, self.snapshot_key))
         return Response(
             data,
             media_type="application/vnd.sqlite3",
@@ -356,7 +351,7 @@ class ControlPlane:
         data = await read_body(request, self.max_snapshot_bytes, "snapshot")
         # Checked off the event loop: the signature, then the schema (see mcpsim.engine._snapshots).
         try:
-            episode = await off_the_loop(partial(load_untrusted, self.lookup, data, self.key))
+            episode = await off_the_loop(partial(load_untrusted, self.lookup, data, self.snapshot_key))
         except SnapshotError as exc:
             raise HttpError(422, f"snapshot refused: {exc}") from None
         except LookupError as exc:

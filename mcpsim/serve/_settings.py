@@ -1,6 +1,6 @@
 """Every setting of an HTTP server in one place: its default, its environment variable and how
 that variable is read. `mcpsim serve --http` takes its options' defaults and variable names from
-here (`DEFAULTS`, `env_var`), and `servers/asgi.py` reads the environment with
+here (`ServeConfig.default_of`, `.env_var`), and `servers/asgi.py` reads the environment with
 `ServeConfig.from_env`, so the two cannot drift apart. docs/security.md explains the limits."""
 
 from __future__ import annotations
@@ -117,8 +117,24 @@ def _verdict_detail(name: str, text: str) -> str:
 # -- the settings ---------------------------------------------------------------------------------
 
 
+class _Settings:
+    """What a command line needs of a settings dataclass to declare its options: each field's
+    environment variable and default."""
+
+    @classmethod
+    def env_var(cls, name: str) -> str:
+        """The environment variable of a setting: `ServeConfig.env_var("ttl_seconds")` is MCPSIM_TTL."""
+        return {f.name: f.metadata["env"] for f in fields(cls) if "env" in f.metadata}[name]  # type: ignore[arg-type]
+
+    @classmethod
+    def default_of(cls, name: str) -> Any:
+        """A setting's default value."""
+        f = {f.name: f for f in fields(cls)}[name]  # type: ignore[arg-type]  # a subclass is a dataclass
+        return f.default_factory() if f.default is MISSING and f.default_factory is not MISSING else f.default
+
+
 @dataclass(frozen=True)
-class ClientLimits:
+class ClientLimits(_Settings):
     """What one client may hold on the MCP endpoints (None: no limit). A client is its bearer
     token when it sends an Authorization header, else its remote address; the per-address limits
     also bound everyone behind one address together, so a client that changes its token on every
@@ -151,7 +167,7 @@ class ClientLimits:
 
 
 @dataclass
-class ServeConfig:
+class ServeConfig(_Settings):
     """How `mcpsim serve --http` (and `servers/asgi.py`) run: the world behind `/mcp` and the
     limits of the control plane. Every installed world can be created over HTTP."""
 
@@ -189,7 +205,7 @@ class ServeConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ServeConfig:
-        """The configuration the environment describes: each field's variable (`env_var`), unset
+        """The configuration the environment describes: each field's variable (`.env_var`), unset
         or empty meaning the default. Sizes read like 4GiB; for limits, sizes and seconds 0 means
         no limit (MCPSIM_MAX_EPISODES, a cap that is always on, must be 1 or more); flags are 1/0
         or true/false; lists are space-separated."""
@@ -205,17 +221,6 @@ def _read(cls: type, env: Mapping[str, str], skip: frozenset[str] | set[str] = f
         if text.strip():
             values[f.name] = f.metadata["read"](f.metadata["env"], text)
     return values
-
-
-def env_var(cls: type, name: str) -> str:
-    """The environment variable of a setting: `env_var(ServeConfig, "ttl_seconds")` is MCPSIM_TTL."""
-    return {f.name: f.metadata["env"] for f in fields(cls) if "env" in f.metadata}[name]
-
-
-def default_of(cls: type, name: str) -> Any:
-    """A setting's default value."""
-    f = {f.name: f for f in fields(cls)}[name]
-    return f.default_factory() if f.default is MISSING and f.default_factory is not MISSING else f.default
 
 
 DEFAULTS = ServeConfig()

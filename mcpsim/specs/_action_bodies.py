@@ -10,26 +10,17 @@ from pydantic import BaseModel
 from sqlalchemy import func, or_, select
 
 from mcpsim.specs import _runtime as rt
+from mcpsim.specs._action_part import ActionPart
 from mcpsim.specs._action_refusals import NOTHING_TO_CHANGE, referenced_template, transition_template
 from mcpsim.specs._lint import alias_of, amount_field, id_arg, ref_aliases
-from mcpsim.specs._spec import ActionSpec, Invariant, WorldSpec
 from mcpsim.specs._tables import EntityModel
 from mcpsim.world import PartialFailure, ToolContext, to_cents
 
 Body = Callable[[ToolContext, dict[str, Any]], Any]
 
 
-class ActionBody:
+class ActionBody(ActionPart):
     """The body of one action's tool, by the action's kind."""
-
-    def __init__(
-        self, spec: WorldSpec, models: dict[str, EntityModel], action: ActionSpec, invariants: list[Invariant]
-    ) -> None:
-        self.spec = spec
-        self.models = models
-        self.action = action
-        self.model = models[action.entity]
-        self.invariants = invariants
 
     def body(self) -> Body:
         return {

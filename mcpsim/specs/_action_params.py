@@ -9,19 +9,13 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from mcpsim.specs._action_part import ActionPart
 from mcpsim.specs._lint import id_arg, owner_fields
-from mcpsim.specs._spec import ActionSpec, WorldSpec
-from mcpsim.specs._tables import EntityModel, argument_type, id_type, keyword
+from mcpsim.specs._tables import argument_type, id_type, keyword
 
 
-class ActionParameters:
+class ActionParameters(ActionPart):
     """The parameters of one action's tool."""
-
-    def __init__(self, spec: WorldSpec, models: dict[str, EntityModel], action: ActionSpec) -> None:
-        self.spec = spec
-        self.models = models
-        self.action = action
-        self.model = models[action.entity]
 
     def _example(self, entity: str) -> str:
         fmt = self.spec.entities[entity].id

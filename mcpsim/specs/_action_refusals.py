@@ -5,9 +5,10 @@ a broken invariant; and the messages the tool refuses with."""
 from __future__ import annotations
 
 from mcpsim.specs import _runtime as rt
+from mcpsim.specs._action_part import ActionPart
 from mcpsim.specs._lint import owner_fields
 from mcpsim.specs._lint import scope as scope_of
-from mcpsim.specs._spec import ActionSpec, Invariant, WorldSpec
+from mcpsim.specs._spec import Invariant, WorldSpec
 from mcpsim.specs._tables import EntityModel
 
 NOTHING_TO_CHANGE = "Nothing to change: give at least one field to update"
@@ -31,17 +32,8 @@ def referenced_template(model: EntityModel) -> str:
     return f"{model.label} {{row.id}} cannot be deleted while other records refer to it"
 
 
-class ActionRefusals:
+class ActionRefusals(ActionPart):
     """The refusals of one action's tool."""
-
-    def __init__(
-        self, spec: WorldSpec, models: dict[str, EntityModel], action: ActionSpec, invariants: list[Invariant]
-    ) -> None:
-        self.spec = spec
-        self.models = models
-        self.action = action
-        self.model = models[action.entity]
-        self.invariants = invariants
 
     def refusals(self) -> list[rt.Refusal]:
         a, label = self.action, self.model.label

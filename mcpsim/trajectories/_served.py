@@ -4,7 +4,6 @@ client was (a desktop app, a coding agent, someone's own harness, or mcpsim's ru
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel
 
-from mcpsim.engine import CHANGES, CallRecord, Change, Episode
+from mcpsim.engine import CallRecord, Change, Episode
 from mcpsim.trajectories._journal import Journal, LiveHeader, LiveJournal
 from mcpsim.trajectories._records import CallLog, RowChange, ToolDef, Trajectory
 
@@ -73,20 +72,8 @@ def calls_after(episode: Episode, seq: int, first_index: int) -> tuple[list[Call
         return [], seq
     committed = [r.call_seq for r in records if r.call_seq]
     by_call: dict[int, list[RowChange]] = {}
-    if committed:
-        for c in episode.query(
-            f"SELECT call_seq, tbl, op, pk, before, after FROM {CHANGES} WHERE call_seq BETWEEN ? AND ? ORDER BY seq",
-            (min(committed), max(committed)),
-        ):
-            by_call.setdefault(c["call_seq"], []).append(
-                RowChange(
-                    table=c["tbl"],
-                    op=c["op"],
-                    key=c["pk"],
-                    before=json.loads(c["before"]) if c["before"] else None,
-                    after=json.loads(c["after"]) if c["after"] else None,
-                )
-            )
+    for c in episode.changes(min(committed), through=max(committed)) if committed else []:
+        by_call.setdefault(c.call_seq, []).append(_row_change(c))
     logs = [_call_log(first_index + i, r, by_call.get(r.call_seq or 0, [])) for i, r in enumerate(records)]
     return logs, records[-1].seq
 

@@ -1,14 +1,12 @@
 """The twin spec's JSON Schema, published as `schemas/twin-spec.schema.json` (as the world spec's
 is as `schemas/world-spec.schema.json`): what `mcpsim gen --from-mcp` writes and `load_twin` reads.
 
-    python -m mcpsim.twins._spec_schema > schemas/twin-spec.schema.json
+    python -m mcpsim.twins schema > schemas/twin-spec.schema.json
 
 tests/twins/test_twin.py fails when the published file is not the one the models give."""
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 from mcpsim.twins._twin_spec import TwinSpec
@@ -22,12 +20,3 @@ def json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = SCHEMA_ID
     return schema
-
-
-def main() -> int:
-    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,11 @@
 """Tasks for a twin (`mcpsim gen --from-mcp`): real mcpsim tasks over the twin's seeded data, each
-kept only if `mcpsim check`'s audit (`mcpsim.audit._audit.check_task`, what the factory's validator runs on
+kept only if `mcpsim check`'s audit (`mcpsim.audit.check_task`, what the factory's validator runs on
 a world's tasks) finds nothing wrong with it: the gold solution passes twice, a do-nothing agent
 fails, every cheating baseline fails, the alternatives pass and the near misses fail.
 
     generate_twin_tasks(spec, *, count=10, seed=0) -> list[Task]
     validate_twin_tasks(spec, *, count=10, seed=0) -> ValidationReport   # the factory's report
-    python -m mcpsim.twins._tasks TWIN.json [--count N] [--seed S] > TWIN.tasks.yaml
+    python -m mcpsim.twins tasks TWIN.json [--count N] [--seed S] > TWIN.tasks.yaml
 
 Only the tools the twin simulates are used (a `call` tool changes nothing and replays recorded
 answers). The kinds, taken in turn:
@@ -22,18 +22,12 @@ the answer's facts for a lookup."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Literal
 
-import yaml
-
-from mcpsim import logs
 from mcpsim.acceptance import ValidationReport
 from mcpsim.audit import check_task
 from mcpsim.grading import Verifier
@@ -56,7 +50,7 @@ from mcpsim.tasks import (
 from mcpsim.twins._plans import Kind, Plan, TwinPlanner
 from mcpsim.twins._requests import REQUESTS, entity_label
 from mcpsim.twins._sandbox import SCALE, TwinSandbox
-from mcpsim.twins._twin_spec import TwinSpec, load_twin
+from mcpsim.twins._twin_spec import TwinSpec
 from mcpsim.twins._world import sample_arguments
 
 DIFFICULTY: dict[Kind, Literal["easy", "medium", "hard"]] = {
@@ -252,25 +246,3 @@ def validate_twin_tasks(spec: TwinSpec, *, count: int = 10, seed: int = 0) -> Va
             f"{len(report.tasks)} of {count} tasks generated (candidates dropped: {why})"
         )
     return report
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mcpsim.twins._tasks", description=__doc__.split("\n\n")[0])
-    parser.add_argument("twin", help="a twin spec (JSON), as `mcpsim gen --from-mcp` writes it")
-    parser.add_argument("--count", type=int, default=10, help="tasks to generate")
-    parser.add_argument("--seed", type=int, default=0, help="the seed of the twin's data")
-    args = parser.parse_args(argv)
-    logs.configure("WARNING")
-    spec = load_twin(args.twin)
-    report = validate_twin_tasks(spec, count=args.count, seed=args.seed)
-    tasks = twin_task_set(spec, report.tasks).files[0]
-    sys.stdout.write(yaml.safe_dump(tasks.model_dump(mode="json", exclude_defaults=True), sort_keys=False))
-    summary = {
-        k: v for k, v in report.to_json().items() if k in ("world", "accepted", "failures", "candidates_dropped")
-    }
-    sys.stderr.write(json.dumps(summary | {"tasks": len(report.tasks)}) + "\n")
-    return 0 if report.ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,12 +3,11 @@ serve --http`), with each tool call's row-level diff. `runs` indexes, filters an
 file; `pages` serves the page (package data under `static/`) and its JSON."""
 
 from mcpsim.view._pages import live_viewer, run_viewer
-from mcpsim.view._runs import RunError, RunFile, TaskLabels
+from mcpsim.view._runs import RunError, RunFile
 
 __all__ = [
     "RunError",
     "RunFile",
-    "TaskLabels",
     "live_viewer",
     "run_viewer",
 ]

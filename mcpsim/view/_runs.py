@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -372,6 +372,13 @@ class RunFile:
         run = cls(file, name or (given.name if given.is_dir() else given.stem), labels or TaskLabels())
         run.refresh()
         return run
+
+    @classmethod
+    def open_all(cls, paths: Sequence[Path | str], names: Sequence[str]) -> list[RunFile]:
+        """Runs viewed together (`open` each, by its name), sharing one `TaskLabels`: each world's
+        task files are read once."""
+        labels = TaskLabels()
+        return [cls.open(path, name, labels) for path, name in zip(paths, names, strict=True)]
 
     def rows(self) -> list[EpisodeRow]:
         self.refresh()

@@ -50,6 +50,10 @@ def test_a_successful_call_logs_each_changed_row_with_before_and_after(episode):
     (insert,) = opened.changes
     assert insert.op == "insert" and insert.before is None and insert.after["owner"] == "New"
     assert [c.call_seq for c in episode.changes()] == [1, 1, 2]
+    episode.call("open_account", {"owner": "Third"})
+    assert episode.changes(2) == [insert]
+    assert [c.call_seq for c in episode.changes(2, through=3)] == [2, 3]
+    assert [c.call_seq for c in episode.changes(1, through=2)] == [1, 1, 2]
 
 
 def test_an_update_that_changes_no_value_logs_nothing(episode):

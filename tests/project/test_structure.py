@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE_LINES, CLASS_LINES, FUNCTION_LINES = 600, 300, 80
-PUBLIC_BUDGET = 306  # the issue's target is 300 (docs/architecture.md)
+PUBLIC_BUDGET = 298  # the issue's limit is 300 (docs/architecture.md)
 
 
 def _sources() -> list[Path]:
@@ -145,8 +145,8 @@ def public_names() -> dict[str, list[str]]:
 
 def test_the_public_surface_is_within_its_budget() -> None:
     """Every public package's `__all__` resolves, and the distinct public names (a name the top
-    level re-exports from its package counts once) stay within the budget. The issue's target is
-    300; the budget is the figure reached, so the surface cannot grow while it is brought down."""
+    level re-exports from its package counts once) stay within the budget. The issue's limit is
+    300; the budget is the figure reached, so the surface cannot grow unnoticed."""
     names = public_names()
     distinct: dict[object, str] = {}
     for package, exported in names.items():

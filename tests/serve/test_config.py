@@ -12,7 +12,8 @@ from mcpsim.cli._running import run
 from mcpsim.cli._serving import serve
 from mcpsim.engine._templates import parse_size
 from mcpsim.runner._settings import RunConfig
-from mcpsim.serve._settings import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeConfig, env_var
+from mcpsim.serve._access import public_base_url
+from mcpsim.serve._settings import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeConfig
 
 # option name -> (ServeConfig or ClientLimits field, how the option shows "no limit")
 SERVE_OPTIONS = {
@@ -44,7 +45,7 @@ def test_serve_options_take_their_defaults_and_variables_from_the_config(option:
     param = _options(serve)[option]
     shown = parse_size(param.default) if kind == "bytes" else param.default
     assert shown == (expected if expected is not None else 0), option
-    assert param.envvar == env_var(owner, name)
+    assert param.envvar == owner.env_var(name)
 
 
 def test_every_setting_has_its_own_variable() -> None:
@@ -149,3 +150,22 @@ def test_the_verdict_details_are_the_graders() -> None:
     from mcpsim.serve._settings import VERDICT_DETAILS
 
     assert get_args(VerdictDetail) == VERDICT_DETAILS
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "given", "base"),
+    [
+        ("127.0.0.1", 8000, None, "http://127.0.0.1:8000"),
+        ("0.0.0.0", 8000, None, "http://127.0.0.1:8000"),  # a wildcard bind is reached locally as loopback
+        ("::1", 80, None, "http://[::1]:80"),
+        ("127.0.0.1", 0, None, None),  # a port picked at bind time: URLs from the listening socket
+        ("0.0.0.0", 0, "https://Sim.Example.org/bench/", "https://sim.example.org/bench"),
+    ],
+)
+def test_the_public_base_url_is_the_given_one_normalized_else_the_bind_address(host, port, given, base) -> None:
+    assert public_base_url(host, port, given) == base
+
+
+def test_a_public_url_that_is_not_a_base_url_is_refused_with_the_reason() -> None:
+    with pytest.raises(ValueError, match="no query, fragment or credentials"):
+        public_base_url("127.0.0.1", 8000, "http://sim.test/?x=1")

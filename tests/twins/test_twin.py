@@ -15,6 +15,7 @@ from mcpsim.engine._episode import Episode
 from mcpsim.runner._llm import ChatClient
 from mcpsim.serve._app import serve_in_thread
 from mcpsim.serve._mcp import build_server
+from mcpsim.twins.__main__ import main as twins_main
 from mcpsim.twins._infer import infer_twin
 from mcpsim.twins._names import common_prefix, singular, words
 from mcpsim.twins._refine import refine_with_model
@@ -254,16 +255,16 @@ async def test_a_model_reviews_the_operations_and_only_valid_answers_are_kept(tm
     assert reviewed.tool("notes_delete_notes").operation == spec.tool("notes_delete_notes").operation
 
 
-def test_the_published_twin_schema_is_generated_from_the_models():
-    """schemas/twin-spec.schema.json is `TwinSpec`'s schema, and a twin spec validates against it."""
+def test_the_published_twin_schema_is_generated_from_the_models(capsys):
+    """schemas/twin-spec.schema.json is `TwinSpec`'s schema, as `python -m mcpsim.twins schema` prints
+    it, and a twin spec validates against it."""
     import jsonschema
-
-    from mcpsim.twins import _spec_schema as twin_schema
 
     root = Path(__file__).parents[2]
     published = json.loads((root / "schemas" / "twin-spec.schema.json").read_text())
-    assert published == twin_schema.json_schema(), (
-        "run: python -m mcpsim.twins._spec_schema > schemas/twin-spec.schema.json"
+    assert twins_main(["schema"]) == 0
+    assert published == json.loads(capsys.readouterr().out), (
+        "run: python -m mcpsim.twins schema > schemas/twin-spec.schema.json"
     )
     validator = jsonschema.Draft202012Validator(published)
     validator.validate(json.loads(infer_twin(SURFACE).model_dump_json()))

@@ -77,7 +77,7 @@ def test_the_same_spec_gives_the_same_tasks_in_another_process(report, tmp_path)
     path = tmp_path / "notes.twin.json"
     path.write_text(SPEC.model_dump_json())
     done = subprocess.run(
-        [sys.executable, "-m", "mcpsim.twins._tasks", str(path), "--count", "8"],
+        [sys.executable, "-m", "mcpsim.twins", "tasks", str(path), "--count", "8"],
         capture_output=True,
         text=True,
         env=CLEAN_ENV,

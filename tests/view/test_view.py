@@ -49,6 +49,14 @@ def viewer(demo_runs: tuple[Path, Path, str]) -> Iterator[str]:
         yield url
 
 
+def test_runs_viewed_together_read_each_worlds_task_files_once(demo_runs):
+    oracle, noop, _ = demo_runs
+    together = RunFile.open_all([oracle, noop], ["oracle run", "noop run"])
+    assert [run.name for run in together] == ["oracle run", "noop run"]
+    assert together[0].labels is together[1].labels
+    assert RunFile.open(oracle).labels is not RunFile.open(noop).labels  # opened apart, each reads its own
+
+
 def get(url: str, path: str, status: int = 200, **headers: str) -> dict:
     response = httpx.get(url + path, headers=headers, timeout=60)
     assert response.status_code == status, response.text
