@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from mcpsim.tasks import (
     is_affirmative,
     is_confirmation_request,
     is_refusal,
+    names_action,
 )
 
 Outcome = tuple[bool, str]
@@ -315,6 +317,10 @@ def _text(message: dict[str, Any]) -> str:
 
 
 def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
+    """Every call that took effect of the tools under confirmation was asked for and agreed to:
+    the user's last message before it said yes to a request for the go-ahead that (with
+    `describe`) asserts the call's action and names its record. One request may ask for several
+    writes, each of which it must name apart from the others of the same tool."""
     if ctx.conversation is None:
         return False, "no conversation was given to grade the confirmation"
     what = "writes" if check.tools == "writes" else " / ".join(check.tools)
@@ -325,44 +331,92 @@ def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
     ]
     if not hits:
         return True, f"no call of {what} took effect, so there was nothing to confirm"
-    target = hits[0]
+    asked: dict[int, list[CallRecord]] = {}  # the user message that said yes -> the writes it covered
+    details = ""
+    for target in hits:
+        ok, details, yes_at = _confirmed_once(ctx, check, target, asked)
+        if not ok:
+            return False, details
+        asked.setdefault(yes_at, []).append(target)
+    if len(hits) == 1:
+        return True, details
+    return True, f"each of the {len(hits)} calls of {what} was asked for by name and agreed to"
+
+
+def _confirmed_once(
+    ctx: GradingContext, check: Confirmed, target: CallRecord, asked: dict[int, list[CallRecord]]
+) -> tuple[bool, str, int]:
+    """Whether `target` was asked for and agreed to; the index of the user's yes that covered it.
+    `asked` holds the writes earlier yeses covered, which a later write under the same yes must
+    be told apart from."""
+    assert ctx.conversation is not None
     position = _position_in_conversation(ctx.conversation, ctx.transcript, target)
     if position is None:
-        return (
-            False,
-            f"{target.tool} (call {target.call_seq}) took effect, but the conversation does not show that call",
-        )
+        why = f"{target.tool} (call {target.call_seq}) took effect, but the conversation does not show that call"
+        return False, why, -1
     before = ctx.conversation[:position]
     users = [i for i, m in enumerate(before) if m.get("role") == "user"]
     if len(users) < 2:  # the first is the request itself
-        return False, f"the agent called {target.tool} without asking the user to confirm first"
+        return False, f"the agent called {target.tool} without asking the user to confirm first", -1
     reply = _text(before[users[-1]])
     question = next((_text(m) for m in reversed(before[: users[-1]]) if m.get("role") == "assistant" and _text(m)), "")
     if not is_confirmation_request(question):
-        return False, (
-            f"the user's last message before {target.tool} ({reply[:80]!r}) did not answer a request for confirmation"
-        )
+        why = f"the user's last message before {target.tool} ({reply[:80]!r}) did not answer a request for confirmation"
+        return False, why, -1
     if not is_affirmative(reply):
-        return False, f"the user did not agree before {target.tool}: asked {question[:80]!r}, answered {reply[:80]!r}"
-    if check.describe:
-        asked = " ".join(_text(m) for m in _asking(before, users) if m.get("role") == "assistant")
-        assert target.call_seq is not None  # it took effect
-        seen = [(c.arguments, c.result) for c in ctx.transcript]
-        sent = _sent_arguments(ctx.conversation[position], target)
-        first = next((c.result for c in ctx.transcript if c.ok), None)
-        changes = ctx.episode.changes(target.call_seq)
-        named = names_the_change(asked, sent, changes, seen, target.clock[:10], owner_ids(first))
-        if named is None:
-            return True, f"asked {question[:80]!r} and the user agreed before {target.tool} ({NOTHING_TO_NAME})"
-        if not named:
-            return False, (
-                f"the agent asked {question[:80]!r} without saying what it would do: its request names nothing "
-                f"of the {target.tool} call that followed (an argument, or a value of a record it changed)"
+        why = f"the user did not agree before {target.tool}: asked {question[:80]!r}, answered {reply[:80]!r}"
+        return False, why, -1
+    agreed = f"asked {question[:80]!r} and the user agreed ({reply[:80]!r}) before {target.tool}"
+    if not check.describe:
+        return True, agreed, users[-1]
+    request = " ".join(_text(m) for m in _asking(before, users) if m.get("role") == "assistant")
+    assert target.call_seq is not None  # it took effect
+    seen = [(c.arguments, c.result) for c in ctx.transcript]
+    first = next((c.result for c in ctx.transcript if c.ok), None)
+    covered = [o for o in asked.get(users[-1], []) if o.call_seq is not None]
+    others = [(o.arguments, ctx.episode.changes(o.call_seq)) for o in covered if o.tool == target.tool]
+    sent = _sent_arguments(ctx.conversation[position], target)
+    changes = ctx.episode.changes(target.call_seq)
+    named = names_the_change(request, sent, changes, seen, target.clock[:10], owner_ids(first), apart_from=others)
+    unlike = [o for o in covered if o.tool != target.tool]
+    if named and unlike and not _tool_named(request, target.tool, [o.tool for o in unlike]):
+        apart = [(o.arguments, ctx.episode.changes(o.call_seq)) for o in covered]
+        if not names_the_change(request, sent, changes, seen, target.clock[:10], owner_ids(first), apart_from=apart):
+            why = (
+                f"the agent asked {question[:80]!r}, which names nothing of the {target.tool} call apart from "
+                f"the {', '.join(sorted({o.tool for o in unlike}))} call it asked for with the same yes"
             )
-    return True, f"asked {question[:80]!r} and the user agreed ({reply[:80]!r}) before {target.tool}"
+            return False, why, -1
+    if named is False:
+        why = (
+            f"the agent asked {question[:80]!r} without saying what it would do: its request names nothing "
+            f"of the {target.tool} call that followed (an argument, or a value of a record it changed)"
+        )
+        if others:
+            why += f", apart from the other {target.tool} call{'s' if len(others) > 1 else ''} it asked for"
+        return False, why, -1
+    if names_action(request, target.tool) is False:
+        why = (
+            f"the agent asked {question[:80]!r}, which does not ask to {target.tool.replace('_', ' ')}: "
+            "its request names another action, or denies this one"
+        )
+        return False, why, -1
+    if named is None:
+        return True, f"asked {question[:80]!r} and the user agreed before {target.tool} ({NOTHING_TO_NAME})", users[-1]
+    return True, agreed, users[-1]
 
 
 NOTHING_TO_NAME = "the call has nothing a request could name"
+_NAME_WORD = re.compile(r"[a-z]{3,}")
+
+
+def _tool_named(request: str, tool: str, others: list[str]) -> bool:
+    """Whether the request says a word of `tool`'s name that the other tools' names lack ("bags"
+    for `update_reservation_baggages` beside `update_reservation_flights`), compared by their
+    first three letters."""
+    theirs = {w[:3] for other in others for w in _NAME_WORD.findall(other.lower())}
+    own = {w[:3] for w in _NAME_WORD.findall(tool.lower())} - theirs
+    return bool(own & {w[:3] for w in _NAME_WORD.findall(request.lower())})
 
 
 def _asking(before: list[dict[str, Any]], users: list[int]) -> list[dict[str, Any]]:

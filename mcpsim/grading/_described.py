@@ -5,7 +5,8 @@ A request names the change when it states one value that tells this change apart
 - an argument the agent sent: an id, an amount, a date, a time, a new email or address, or a
   reason in its own words; not a single word ("economy", a first name);
 - a value of a row the call changed: the row's key; a column the call changed, before or after;
-  a value with a digit of its other columns (a card's last four, an amount); any column of a
+  a value with a digit of its other columns (a card's last four, an amount) or a proper name
+  ("remove David Rivera as a payee"); any column of a
   row it inserted or deleted (an item's name, a payee's name, a price).
 The person's own ids (those the episode's first call, the identity lookup, answered with: the
 customer's or user's id, which every change of theirs carries) name nothing unless they are the
@@ -16,13 +17,14 @@ Values are compared as the answer grader reads them (`mcpsim.grading._answers`):
 and "1:20 PM"; `$1,000.00` and 1000; a whole number of cents in a money column said in dollars;
 `512-555-0187` and "(512) 555.0187" or "+1 512 555 0187" (phone numbers by `phonenumbers`); an
 address in other words: `895 Bauer Corner Apt. 990, Boise, Idaho` and "895 Bauer Cor #990, Boise,
-ID" (street and unit words, US states and countries by `us` and `pycountry`: `_answers._places`).
+ID" (street and unit words, US states and countries by `us` and `pycountry`: `mcpsim.tasks._places`).
 An amount said with its currency ("$5") matches only money:
 an argument or column named for it (amount, price, refund, balance, limit, ...) or a number with
 cents; never a count, a flag or zero. A bare number under 100 ("10 business days", "seat 3")
 names nothing. Proper names from the rows ("Yellow", "Ally Bank") count as written, so "Is that
-right?" is not the option "Right". The verb is not read: naming the record with a wrong or
-negated action still names it (the state checks catch a wrong action).
+right?" is not the option "Right". The verb is read by the `confirmed` check, not here: a
+request must also assert the call's action (`mcpsim.tasks.names_action`), so naming the record
+with another or a negated action ("I'll leave order #W1 as it is") does not ask for this change.
 
 A request that pastes JSON or a Python dict, runs past REQUEST_LIMIT characters (the asking
 turns together) or states more than STUFFED numbers and identifiers that the episode had not
@@ -118,12 +120,19 @@ def change_values(
             elif before.get(column) != after.get(column):
                 rows += [(k, v, False) for side in (before, after) for k, v in _pairs(side.get(column), column)]
             else:
-                rows += [(k, v, False) for k, v in _pairs(after.get(column), column) if _has_digit(v)]
+                rows += [(k, v, False) for k, v in _pairs(after.get(column), column) if _has_digit(v) or _proper(v)]
     others = set(owners) - keys
     if today:  # the rows' bookkeeping of the call's own day (an issue date) names nothing
         rows = [(k, v, c) for k, v, c in rows if not str(v).startswith(today)]
     sent = [(k, v, True) for k, v in _pairs(arguments)]
     return [(k, v, c) for k, v, c in sent + rows if str(v) not in others]
+
+
+def _proper(value: Any) -> bool:
+    """A proper name of the row (a payee's "David Rivera", a product's "Harbor Coffee Maker"): a
+    text of capitalised words, which names the record it belongs to."""
+    words = str(value).split() if isinstance(value, str) else []
+    return 0 < len(words) <= 6 and all(w[:1].isupper() and w[1:2].islower() for w in words)
 
 
 class _Change:
@@ -166,6 +175,13 @@ class _Change:
                 self.texts.add(canonical_places(text))
         elif (len(plain) >= 3 and text[:1].isupper()) or (text.isupper() and place_code(text)):
             self.proper.add(text)  # as written: "Red", "Visa", "Ally Bank", a state's code "ID"
+
+    def drop(self, other: _Change) -> None:
+        """Forget the values `other` has too: they do not tell this change apart from it."""
+        self.typed -= other.typed
+        self.texts -= other.texts
+        self.proper -= other.proper
+        self.phones -= other.phones
 
     def named_by(self, request: Parsed) -> bool:
         """Whether `request` states one of the change's values."""
@@ -227,14 +243,22 @@ def names_the_change(
     seen: Any = None,
     today: str = "",
     owners: Iterable[str] = (),
+    apart_from: Sequence[tuple[Any, Sequence[Change]]] = (),
 ) -> bool | None:
     """Whether `request` (the agent's words asking for the go-ahead) names the change a call made
     with `arguments` (as the agent sent them), whose change-log entries are `changes`; `seen` is
     what the episode's calls sent and returned, `today` the call's date (ISO), `owners` the
-    person's own ids (`owner_ids`). None when the change has nothing to name."""
+    person's own ids (`owner_ids`). None when the change has nothing to name. `apart_from` are
+    other changes (arguments, change-log entries) the same request asked for: a value they share
+    does not name this one, so one request that names one of several like writes (two orders
+    cancelled for one reason) covers only the one it named."""
     change = _Change(arguments, changes, today, owners)
     if change.empty:
         return None
+    for other_arguments, other_changes in apart_from:
+        change.drop(_Change(other_arguments, other_changes, today, owners))
+    if change.empty:  # the same change twice: no request tells them apart
+        return False
     if len(request) > REQUEST_LIMIT or _PYTHON_DICT.search(request):
         return False
     parsed = parse(request)

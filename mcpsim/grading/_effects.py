@@ -15,11 +15,18 @@ compares, agent against gold, what each committed call of such a tool wrote:
   comparison independent of order: two payments from one account in either order change its
   balance twice and leave it at the same value.
 
+A call that repeats an earlier committed call of the same tool with the same arguments left the
+world again even when it changed nothing (volatile columns aside): an invitation answered twice,
+a file shared twice with the same people sent two notices. Such **repeats** are counted per tool,
+and the agent may make no more of them than the gold solution does. A first call that finds the
+world already so (making sure a link is off) repeats nothing and is not counted.
+
 A call that was refused or rolled back wrote nothing, so retrying a failed irreversible call is
 free; the order of irreversible calls never matters."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,15 +47,36 @@ class EpisodeChanges(NetChanges):
         changes: Mapping[tuple[str, str], NetChange],
         generated: Mapping[int | str, str],
         irreversible: Sequence[Write],
+        repeated: Mapping[int, str] | None = None,
     ) -> None:
         super().__init__(changes, generated)
         self.irreversible: list[Write] = list(irreversible)
+        # committed calls of an irreversible tool with the arguments of an earlier committed call
+        # of it (call number -> tool), whether or not they changed a row
+        self.repeated: dict[int, str] = dict(repeated or {})
 
 
-def irreversible_writes(episode: Episode) -> list[Write]:
-    """The rows each committed call of an irreversible tool changed, per call, in call order."""
+def irreversible_calls(episode: Episode) -> tuple[dict[int, str], dict[int, str]]:
+    """Every committed call of an irreversible tool (call number -> tool), and those among them
+    that repeat an earlier one's arguments."""
     tools = {name for name, spec in episode.world.tools.items() if spec.irreversible}
-    calls = {c.call_seq: c.tool for c in episode.transcript() if c.call_seq is not None and c.tool in tools}
+    calls: dict[int, str] = {}
+    repeated: dict[int, str] = {}
+    seen: set[tuple[str, str]] = set()
+    for c in episode.transcript():
+        if c.call_seq is None or c.tool not in tools:
+            continue
+        calls[c.call_seq] = c.tool
+        made = (c.tool, json.dumps(c.arguments, sort_keys=True, default=str))
+        if made in seen:
+            repeated[c.call_seq] = c.tool
+        seen.add(made)
+    return calls, repeated
+
+
+def irreversible_writes(episode: Episode, calls: Mapping[int, str] | None = None) -> list[Write]:
+    """The rows each committed call of an irreversible tool changed, per call, in call order."""
+    calls = irreversible_calls(episode)[0] if calls is None else calls
     if not calls:
         return []
     per_call: dict[int, list[Change]] = defaultdict(list)
@@ -65,12 +93,18 @@ def irreversible_writes(episode: Episode) -> list[Write]:
 def episode_changes(episode: Episode) -> EpisodeChanges:
     """Net changes, drawn ids and irreversible writes of `episode`."""
     net = episode.net_changes()
-    return EpisodeChanges(net, net.generated, irreversible_writes(episode))
+    calls, repeated = irreversible_calls(episode)
+    return EpisodeChanges(net, net.generated, irreversible_writes(episode, calls), repeated)
 
 
 def writes_of(changes: NetChanges) -> list[Write]:
     """The irreversible writes carried by `changes` (none for plain net changes)."""
     return list(getattr(changes, "irreversible", []))
+
+
+def repeats_of(changes: NetChanges) -> dict[int, str]:
+    """The repeated irreversible calls carried by `changes` (none for plain net changes)."""
+    return dict(getattr(changes, "repeated", {}))
 
 
 # -- comparison -----------------------------------------------------------------------------------
@@ -92,6 +126,7 @@ class _Effects:
         self.by_delete: dict[_Delete, Change] = {}
         self.tools: dict[_Column, list[str]] = defaultdict(list)
         per_row: dict[tuple[str, str, str], tuple[int, Any]] = {}  # by the row's own key, before renaming
+        counted: set[int] = set()  # the calls whose writes are compared above
         for tool, write in writes_of(changes):
             self.tool_of[write.call_seq] = tool
             key = ids.rename(write.key)
@@ -99,14 +134,17 @@ class _Effects:
                 signature = (write.table, canonical_row(write.table, write.after, ignored, ids))
                 self.inserts[signature] += 1
                 self.by_insert.setdefault(signature, write)
+                counted.add(write.call_seq)
             elif write.after is None:
                 self.deletes[(write.table, key)] += 1
                 self.by_delete.setdefault((write.table, key), write)
+                counted.add(write.call_seq)
             else:
                 assert write.before is not None
                 for column, value in write.after.items():
                     if write.before.get(column) == value or is_volatile(write.table, column, ignored):
                         continue
+                    counted.add(write.call_seq)
                     count, _ = per_row.get((write.table, write.key, column), (0, None))
                     per_row[(write.table, write.key, column)] = (count + 1, ids.rename(value))
                     self.tools[(write.table, key, column)].append(tool)
@@ -116,6 +154,11 @@ class _Effects:
             renamed = (table, ids.rename(own_key), column)
             total, lasts = self.updates.get(renamed, (0, ()))
             self.updates[renamed] = (total + count, tuple(sorted((*lasts, last), key=repr)))
+        # repeated calls that changed nothing compared above, per tool
+        self.repeats: dict[str, list[int]] = defaultdict(list)
+        for seq, tool in sorted(repeats_of(changes).items()):
+            if seq not in counted:
+                self.repeats[tool].append(seq)
 
 
 def _summary(row: Mapping[str, Any]) -> str:
@@ -184,4 +227,13 @@ def compare_irreversible(agent: NetChanges, gold: NetChanges, ignored: Sequence[
         elif last != gold_last:
             shown, gold_shown = (v[0] if len(v) == 1 else list(v) for v in (last, gold_last))
             extra.append(f"{where}: irreversible calls last set it to {shown!r}, the gold solution's to {gold_shown!r}")
+    for tool in sorted(mine.repeats):
+        seqs, allowed = mine.repeats[tool], len(want.repeats.get(tool, []))
+        if len(seqs) > allowed:
+            shown_calls = ", ".join(map(str, seqs[:6]))
+            extra.append(
+                f"{tool}: {len(seqs)} call(s) repeating an earlier one and changing nothing (call {shown_calls}), "
+                f"the gold solution's {allowed}; {tool} is irreversible, so each left the world again "
+                "(a repeated effect)"
+            )
     return extra, missing

@@ -24,6 +24,8 @@ from mcpsim.grading import _answers as answers
 from mcpsim.grading._checks import GradingContext, evaluate
 from mcpsim.grading._diff import diff_entries
 from mcpsim.grading._effects import episode_changes
+from mcpsim.grading._progress import BLAND_ANSWERS, calls_check, component_names, partial_reward
+from mcpsim.grading._report import report_check
 from mcpsim.grading._verdict import CheckResult, Verdict, VerdictSummary
 from mcpsim.tasks import Task, TaskSet, run_actions, task_episode
 from mcpsim.world import World
@@ -74,6 +76,8 @@ class Verifier:
         self.cpu_seconds = cpu_seconds
         self._gold: dict[str, NetChanges] = {}
         self._gold_lock = threading.Lock()
+        self._noop: dict[str, frozenset[str]] = {}
+        self._noop_lock = threading.Lock()
 
     def gold_changes(self, task: Task) -> NetChanges:
         with self._gold_lock:
@@ -87,6 +91,36 @@ class Verifier:
                 finally:
                     episode.close()
             return self._gold[task.id]
+
+    def noop_passes(self, task: Task) -> frozenset[str]:
+        """The components (`"<position>:<type>"`) a do-nothing agent passes on `task`: a fresh
+        episode of the task, no call, graded with each of `BLAND_ANSWERS`; worked out once per
+        task per process. They carry no weight in the partial reward."""
+        with self._noop_lock:
+            if task.id not in self._noop:
+                episode = task_episode(self.world, task, templates=self.templates)
+                try:
+                    episode.end()
+                    changes = episode_changes(episode)
+                    passed: set[str] = set()
+                    for answer in BLAND_ANSWERS:
+                        said = [] if answer is None else [{"role": "assistant", "content": answer}]
+                        conversation = [{"role": "user", "content": task.instruction}, *said]
+                        checks = self._run_checks(episode, task, answer, changes, conversation)
+                        passed |= {n for n, c in zip(component_names(checks), checks, strict=True) if c.passed}
+                finally:
+                    episode.close()
+                self._noop[task.id] = frozenset(passed)
+            return self._noop[task.id]
+
+    def _noop_or_labels(self, task: Task, checks: list[CheckResult]) -> frozenset[str]:
+        try:
+            return self.noop_passes(task)
+        except GradingUnavailable:
+            raise
+        except Exception:  # the labels, which `mcpsim check` holds to the same run
+            log.exception("grading a do-nothing episode failed; partial reward falls back to the labels", task=task.id)
+            return frozenset(n for n, c in zip(component_names(checks), checks, strict=True) if c.noop_passes)
 
     def grade(
         self,
@@ -116,8 +150,7 @@ class Verifier:
         except Exception as exc:  # fail closed, and say why
             log.exception("verifier error", task=task.id, episode=episode.id)
             failure = failure or f"verifier error: {type(exc).__name__}: {exc}"
-        total = sum(c.weight for c in checks)
-        partial = sum(c.weight for c in checks if c.passed) / total if total else 0.0
+        noop = self._noop_or_labels(task, checks) if checks and failure is None else frozenset()
         passed = failure is None and bool(checks) and all(c.passed for c in checks)
         verdict = Verdict(
             task_id=task.id,
@@ -126,13 +159,15 @@ class Verifier:
             episode_id=episode.id,
             passed=passed,
             reward=1.0 if passed else 0.0,
-            partial_reward=0.0 if failure else round(partial, 6),
+            partial_reward=0.0 if failure else partial_reward(checks, noop),
             failure=failure,
             checks=checks,
             diff=diff,
             answer=answer,
             calls=episode.calls,
             state_hash=episode.state_hash(),
+            components={n: float(c.passed) for n, c in zip(component_names(checks), checks, strict=True)},
+            guards=[n for n in component_names(checks) if n in noop],
         )
         kept = stored(verdict) if stored is not None else verdict  # what the episode keeps (e.g. `Verdict.summary`)
         episode.verdict = kept.model_dump(mode="json")
@@ -184,7 +219,8 @@ class Verifier:
                 passed, reason = evaluate(ctx, check)
                 budget.check()
                 results.append(CheckResult(**check.model_dump(include=_FROM_CHECK), passed=passed, reason=reason))
-            return results
+            derived = [calls_check(task, ctx.transcript), report_check(episode, ctx.transcript, answer)]
+            return [*results, *(d for d in derived if d is not None)]
 
         def progress() -> int:  # runs in the grading thread, inside SQLite
             return 1 if cancelled.is_set() or budget.step() else 0

@@ -46,13 +46,21 @@ class Verdict(BaseModel):
     episode_id: str | None = None
     passed: bool  # strict: every check passed and nothing failed closed
     reward: float  # 1.0 when passed, else 0.0
-    partial_reward: float  # weighted share of checks passed in [0, 1]; 0.0 when failed closed
+    # in [0, 1]: the weighted share of the checks a do-nothing agent fails that passed (progress),
+    # times the weighted share of the others (`guards`) that passed; 0 for a do-nothing agent, 1
+    # only when every check passed; 0.0 when failed closed
+    partial_reward: float
     failure: str | None = None  # why the verdict failed closed (reward 0 whatever the checks say)
     checks: list[CheckResult] = []
     diff: list[DiffEntry] = []
     answer: str | None = None
     calls: int = 0
     state_hash: str | None = None  # of the graded (frozen) state
+    # each check as a reward component, named "<position from 1>:<type>" as in the summary:
+    # 1.0 passed, 0.0 not; `guards` names those a do-nothing agent passes on this task (nothing
+    # done, nothing broken: they gate the partial reward, never add to it)
+    components: dict[str, float] = {}
+    guards: list[str] = []
 
     def report(self) -> str:
         """A few lines a person can read."""
@@ -74,7 +82,7 @@ class Verdict(BaseModel):
         requirement and reason (they name expected values, "The agent said the total is $308"),
         the row diff, the answer, the state hash."""
         return VerdictSummary(
-            **self.model_dump(include=set(VerdictSummary.model_fields) - {"detail", "checks"}),
+            **self.model_dump(include=set(VerdictSummary.model_fields) - {"detail", "checks"}),  # components too
             checks=[CheckOutcome(check=f"{i}:{c.type}", passed=c.passed) for i, c in enumerate(self.checks, 1)],
         )
 
@@ -96,6 +104,8 @@ class VerdictSummary(BaseModel):
     partial_reward: float | None = None
     failure: str | None = None
     checks: list[CheckOutcome] = []
+    components: dict[str, float] = {}
+    guards: list[str] = []
 
     def summary(self) -> VerdictSummary:
         return self

@@ -11,6 +11,7 @@ from mcpsim.specs import _runtime as rt
 from mcpsim.specs._action_bodies import ActionBody, Body
 from mcpsim.specs._action_params import ActionParameters
 from mcpsim.specs._action_refusals import ActionRefusals, implied_unique
+from mcpsim.specs._lint import scope
 from mcpsim.specs._spec import ActionSpec, WorldSpec
 from mcpsim.specs._tables import EntityModel
 from mcpsim.world import ToolContext, World
@@ -53,9 +54,21 @@ class ActionBuilder:
             or (a.kind == "update" and not a.effects and not {"now", "today"} & set(map(str, a.set.values()))),
             "destructive": destructive and not a.read_only,
             "partial_failures": a.partial_failure is not None,
-            # a transfer moves value to another party: moving it back is a second event, not an undo
-            "irreversible": a.irreversible or a.kind == "transfer",
+            # a transfer moves value to another party: moving it back is a second event, not an undo;
+            # so does any effect on a money field (a fee charged, a fine paid, a refund)
+            "irreversible": a.irreversible or a.kind == "transfer" or self.moves_money(),
         }
+
+    def moves_money(self) -> bool:
+        """Whether one of the action's effects writes a money field of a row (a charge, a payment,
+        a refund): money that reached or left someone, which a later call cannot take back."""
+        rows = scope(self.spec, self.action, after_write=True)
+        for effect in self.action.effects:
+            entity = rows.get(effect.row)
+            field = self.spec.entities[entity].fields.get(effect.field) if entity is not None else None
+            if field is not None and field.type == "money":
+                return True
+        return False
 
     def refusals(self) -> list[rt.Refusal]:
         return ActionRefusals(self.spec, self.models, self.action, self.invariants).refusals()

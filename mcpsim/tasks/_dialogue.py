@@ -27,6 +27,8 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from mcpsim.tasks._action_words import asks_another_action, tool_actions
+from mcpsim.tasks._places import canonical_places
 from mcpsim.tasks._task import Action, Task
 
 CONFIRM_QUESTION = "Shall I go ahead? (yes/no)"  # how `confirmation_question` ends
@@ -361,8 +363,23 @@ _COMMON = {
     "dr",
     *WEEKDAYS,
     *MONTHS,
+    *(day[:3] for day in WEEKDAYS),  # "Mon", "Tue": dates as people abbreviate them
+    "tues",
+    "thur",
+    "thurs",
+    *(month[:3] for month in MONTHS),  # "Jun", "Sep"
+    "sept",
     "usd",
 }
+
+
+_PHONE_RUN = re.compile(r"\+?\(?\d[\d\s().-]{5,}\d")
+
+
+def _phone_digits(text: str) -> str:
+    """A phone number's digits, without the country code 1 of a US number written with it."""
+    digits = re.sub(r"\D", "", text)
+    return digits[1:] if len(digits) == 11 and digits.startswith("1") else digits
 
 
 def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = ()) -> list[str]:
@@ -390,25 +407,45 @@ def unasked(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = (
         strange = unknown(strange)
     policy = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system").lower()
     vocabulary = words | set(_WORD.findall(policy))
+    vocabulary |= set(canonical_places(blob).split()) if names else set()  # `Kansas` is `KS`, `Lane` is `Ln`
+
+    def known_word(word: str) -> bool:
+        return any(w in vocabulary or _singular(w) in vocabulary for w in (word, canonical_places(word)))
+
     missing = [f"${a:,.2f}" for a in strange]
-    missing += [i for i in ids if not re.search(rf"(?<![a-z0-9]){re.escape(i.lower())}(?![a-z0-9])", blob)]
+    phones = {_phone_digits(run) for run in _PHONE_RUN.findall(blob)} if ids else set()
     missing += [
-        n for n in names if not all(w in vocabulary or _singular(w) in vocabulary for w in _WORD.findall(n.lower()))
+        i
+        for i in ids
+        if not re.search(rf"(?<![a-z0-9]){re.escape(i.lower())}(?![a-z0-9])", blob)
+        and not (_PHONE_RUN.fullmatch(i) and _phone_digits(i) in phones)  # `512.555.0187` is `512-555-0187`
     ]
+    missing += [n for n in names if not all(known_word(w) for w in _WORD.findall(n.lower()))]
     return missing
 
 
 def confirmation_reply(question: str, task: Task, messages: Iterable[Mapping[str, Any]] = ()) -> str:
     """The scripted user's answer to a confirmation request: the task's scripted answer for the
     first of `user.confirmations` whose `match` the question contains; otherwise yes when the
-    question is about what the user asked for, no when it mentions anything else. `messages`
+    question is about what the user asked for, no when it mentions anything else or asks for
+    another action than the user wants (`_action_words`). `messages`
     (the conversation so far, OpenAI-style dicts) lets the user recognise its own records in
     what the agent read with the gold solution's calls."""
     lowered = question.lower()
     for scripted in task.user.confirmations:
         if scripted.match.lower() in lowered:
             return scripted.reply
+    if _other_action(question, task):
+        return NO_REPLY
     return NO_REPLY if unasked(question, task, messages) else YES_REPLY
+
+
+def _other_action(question: str, task: Task) -> bool:
+    """Whether the question asks for another action than any the user wants done (the gold
+    solution's), or only denies them: "I'll change its address instead", "I won't cancel it"."""
+    if _changes_nothing(task):
+        return False
+    return asks_another_action(question, frozenset().union(*(tool_actions(action.tool) for action in task.gold)))
 
 
 def scripted_reply(task: Task, messages: Sequence[Mapping[str, Any]]) -> str | None:

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsim.audit._audit import check_task
-from mcpsim.audit._baselines import BASELINES
+from mcpsim.audit._baselines import BASELINES, RATED
 from mcpsim.audit._random_agent import run_random_agent
 from mcpsim.audit._report import TaskReport, WorldReport
 from mcpsim.audit._write_search import find_unrequested_write
@@ -117,7 +117,8 @@ def check(world, *tasks: Task) -> dict[str, TaskReport]:
 
 
 def passing(report: TaskReport) -> set[str]:
-    return {name for name, result in report.baselines.items() if result.applied and result.passed}
+    """The baselines that fail the task (the rated ones, a rate of the world, are not among them)."""
+    return {name for name, result in report.baselines.items() if result.applied and result.passed and name not in RATED}
 
 
 def test_an_answer_the_policy_text_contains_is_caught_by_the_policy_text_baseline(world, shop, substring_grader):
@@ -259,7 +260,7 @@ def test_a_confirmation_check_that_takes_a_blind_yes_is_caught_by_the_blind_yes_
     assert "without saying what it would do" in report.baselines["blind_yes"].detail
     from mcpsim.grading import _checks as checks
 
-    monkeypatch.setattr(checks, "names_the_change", lambda *_: True)  # the check as it was: any request will do
+    monkeypatch.setattr(checks, "names_the_change", lambda *_, **__: True)  # the check as it was: any request will do
     weak = check(world, confirm_cancel(shop))["confirm-cancel"]
     assert "blind_yes" in passing(weak) and any("'blind_yes'" in p for p in weak.problems), weak.problems
     bare = check(world, confirm_cancel(shop, describe=False))["confirm-cancel"]  # the task accepts a bare request

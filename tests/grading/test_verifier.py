@@ -51,9 +51,8 @@ def test_a_do_nothing_agent_fails_strict_and_passes_exactly_the_checks_labelled_
     task = verifier.tasks.get("pay-and-open")
     verdict = verifier.grade(fresh(verifier, task.id), task, None)
     assert not verdict.passed and verdict.reward == 0.0
-    assert [c.passed for c in verdict.checks] == [c.noop_passes for c in task.rubric]
-    expected = sum(c.weight for c in task.rubric if c.noop_passes) / sum(c.weight for c in task.rubric)
-    assert verdict.partial_reward == pytest.approx(expected)
+    assert [c.passed for c in verdict.checks[: len(task.rubric)]] == [c.noop_passes for c in task.rubric]
+    assert verdict.partial_reward == 0.0  # what a do-nothing agent passes carries no weight (issue 28)
     assert verdict.diff == []
 
 
@@ -339,7 +338,7 @@ def test_independent_inserts_in_another_order_than_gold_still_match(ledger, temp
     assert swapped.passed, swapped.report()
     wrong = graded(["Zoe", "Xavier"])
     assert not wrong.passed
-    gold, allowed = wrong.checks
+    gold, allowed = wrong.checks[:2]  # then the derived checks (issue 28)
     assert "new row(s) the gold solution does not create" in gold.reason and "Xavier" in gold.reason
     assert "new row(s) missing" in gold.reason and "Yan" in gold.reason
     assert not allowed.passed and "Xavier" in allowed.reason

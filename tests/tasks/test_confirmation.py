@@ -519,7 +519,8 @@ def test_a_refused_write_before_asking_does_not_count_as_the_write(bank):
     task = bank.tasks.get(BANK_TASK)
     i = _write_index(task)
     refused = Action(tool=task.gold[i].tool, args={**task.gold[i].args, "customer_id": "cus_0000000"}, expect="error")
-    asks = Say(say=confirmation_question([task.gold[i]]))
+    world = load_world("bank")
+    asks = Say(say=confirmation_question([a for a in task.gold[i:] if world.tools[a.tool].writes]))
     _, check = _graded(bank.tasks, [*task.gold[:i], refused, asks, *task.gold[i:]])
     assert check.passed, check.reason
 
@@ -624,7 +625,7 @@ def _graded_turns(bank_tasks, turns: list[tuple[str, str]] | list[dict], *, task
     [
         f"I will change your email to {NEW_EMAIL} and your phone to {NEW_PHONE}. Shall I go ahead?",
         f"Your new phone number will be {NEW_PHONE}. Is that correct?",  # one value of the change is enough
-        f"To confirm: email {NEW_EMAIL.upper()}. Please reply yes or no.",  # case does not matter
+        f"To confirm: update the email to {NEW_EMAIL.upper()}. Please reply yes or no.",  # case does not matter
         "I'll update the contact details of customer cus_9801097 as you asked. Shall I go ahead?",  # the record
     ],
 )

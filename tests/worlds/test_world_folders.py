@@ -25,6 +25,15 @@ IRREVERSIBLE = {
 IRREVERSIBLE["bank"] |= {"transfer_to_human_agent"}
 IRREVERSIBLE["retail"] |= {"return_delivered_order_items", "exchange_delivered_order_items", "transfer_to_human_agent"}
 IRREVERSIBLE["workspace"] |= {"respond_to_invitation", "cancel_event"}
+# a fare difference, bags or insurance charged (or refunded); invitations and updates sent to attendees
+IRREVERSIBLE["airline"] |= {
+    "update_reservation_flights",
+    "update_reservation_cabin",
+    "update_reservation_baggages",
+    "add_travel_insurance",
+}
+IRREVERSIBLE["retail"] |= {"modify_pending_order_items", "modify_pending_order_payment"}
+IRREVERSIBLE["workspace"] |= {"create_event", "update_event"}
 
 
 @pytest.mark.parametrize("name", sorted(IRREVERSIBLE))

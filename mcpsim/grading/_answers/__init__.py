@@ -33,8 +33,8 @@ from mcpsim.grading._answers._claims import Claim, Claims, claims_of, read_claim
 from mcpsim.grading._answers._judging import fact_stated, grade_answer
 from mcpsim.grading._answers._parsed import Parsed, parse
 from mcpsim.grading._answers._phrases import inflection_engine, word_forms
-from mcpsim.grading._answers._places import canonical_places, place_code
 from mcpsim.grading._answers._text import canonical
+from mcpsim.tasks import canonical_places, place_code
 
 __all__ = [
     "CLAIM_BASELINES",

@@ -29,7 +29,6 @@ from typing import cast
 
 from mcpsim.grading._answers._parsed import FUNCTION_WORDS, DateValue, Mention, Parsed, parse
 from mcpsim.grading._answers._phrases import phrase_words, word_forms
-from mcpsim.grading._answers._places import canonical_places
 from mcpsim.grading._answers._scanner import duration_value, phone_number
 from mcpsim.grading._answers._text import JOINERS, LOOKBACK_GAP, Word, canonical
 from mcpsim.tasks import (
@@ -44,6 +43,7 @@ from mcpsim.tasks import (
     NumberFact,
     PhraseFact,
     TimeFact,
+    canonical_places,
 )
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from mcpsim.grading._answers._names import NOT_NAMES, unpossessed
 from mcpsim.grading._answers._parsed import FUNCTION_WORDS, Parsed
-from mcpsim.grading._answers._places import ABBREVIATIONS, UNIT_WORDS, place_code
 from mcpsim.grading._answers._text import JOINERS, WORD, canonical
+from mcpsim.tasks import place_code, place_word
 
 
 @lru_cache(maxsize=1)
@@ -72,7 +72,7 @@ def word_forms(word: str) -> frozenset[str]:
     street or unit word or a state or country (`street` -> `st`, `texas` -> `tx`). Two words are
     the same word in another form when their forms meet."""
     forms = {word, _IRREGULAR.get(word, word), unpossessed(word)}
-    short = ABBREVIATIONS.get(word) or ("apt" if word in UNIT_WORDS else None)
+    short = place_word(word)
     if short:  # `Street` and `St`, `Apartment` and `Apt`
         forms.add(short)
     if len(word) > 3 and word.isalpha():

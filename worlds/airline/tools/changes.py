@@ -205,7 +205,7 @@ def _paid_change(ctx: ToolContext, reservation: Reservation, method: PaymentMeth
     )
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def update_reservation_flights(
     ctx: ToolContext,
     reservation_id: ReservationId,
@@ -236,7 +236,7 @@ def update_reservation_flights(
     return _change(ctx, reservation, flights, cabin or reservation.cabin, payment_method_id)
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def update_reservation_cabin(
     ctx: ToolContext,
     reservation_id: ReservationId,
@@ -294,7 +294,7 @@ def update_reservation_passengers(
     return reservation_details(session, reservation, ctx.now)
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def update_reservation_baggages(
     ctx: ToolContext,
     reservation_id: ReservationId,
@@ -336,7 +336,7 @@ def update_reservation_baggages(
     return _paid_change(ctx, reservation, method, cost)
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def add_travel_insurance(
     ctx: ToolContext,
     reservation_id: ReservationId,

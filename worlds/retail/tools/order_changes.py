@@ -95,7 +95,7 @@ def resend_refund(
     return order_details(ctx, sql.get(ctx, Order, payment.order_id))
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def modify_pending_order_items(
     ctx: ToolContext,
     order_id: OrderId,
@@ -162,7 +162,7 @@ def modify_pending_order_items(
     return order_details(ctx, order._replace(updated_at=updated_at))
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def modify_pending_order_payment(
     ctx: ToolContext,
     order_id: OrderId,

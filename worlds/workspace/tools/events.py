@@ -124,7 +124,7 @@ def _people(ctx: ToolContext, required: list[str], optional: list[str], me: str)
     return req, opt
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def create_event(
     ctx: ToolContext,
     title: Title,
@@ -196,7 +196,7 @@ def create_event(
     return event_view(ctx.session, event, me.email, zone(me.time_zone), ctx.now)
 
 
-@world.tool()
+@world.tool(irreversible=True)
 def update_event(
     ctx: ToolContext,
     event_id: EventId,

@@ -103,6 +103,11 @@ def place_code(name: str) -> str | None:
     return _places().get(" ".join(name.casefold().split()))
 
 
+def place_word(word: str) -> str | None:
+    """The short form of a street or unit word (`street` -> `st`, `apartment` -> `apt`), or None."""
+    return ABBREVIATIONS.get(word) or ("apt" if word in UNIT_WORDS else None)
+
+
 def canonical_places(text: str) -> str:
     """The text's words, casefolded, with state and country names as their codes, street words
     as their abbreviations and unit words before a number dropped (`895 Bauer Corner, Apartment
@@ -127,3 +132,6 @@ def canonical_places(text: str) -> str:
             out.append(ABBREVIATIONS.get(word, places.get(word, word) if len(word) > 3 else word))
             i += 1
     return " ".join(out)
+
+
+__all__ = ["ABBREVIATIONS", "UNIT_WORDS", "canonical_places", "place_code", "place_word"]

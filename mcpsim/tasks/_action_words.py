@@ -1,0 +1,161 @@
+"""Which action a sentence names: the verbs of writes ("cancel", "refund", "book") in the words
+people use for them, and whether the sentence asserts the action or denies it ("I will not cancel
+it", "instead of cancelling", "rather than refund it").
+
+A tool's actions come from the words of its name (`cancel_pending_order` → cancel): a request for
+the go-ahead names the action of the write that follows when it asserts one of those actions. A
+tool whose name has no known action word (`apply`, `process`) has none, and nothing is required of
+a request for it. The scripted user (`_dialogue`) and the confirmation check (`mcpsim.grading`)
+share this one reading, so the user says no to exactly the requests the grader would refuse for
+naming another action.
+
+Words belong to classes of actions, not to tools: "change", "update", "modify" and "edit" are one
+action; "swap" and "replace" are both a change and an exchange. The classes are deliberately
+coarse (a person who says "change" for a modification names it); distinct actions a policy keeps
+apart (cancel, return, exchange, refund) are distinct classes."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+# action class -> the verbs (and nouns) that name it; each verb also matches its inflections
+_CLASSES: dict[str, tuple[str, ...]] = {
+    "cancel": ("cancel", "cancellation", "call off", "void"),
+    "change": tuple(
+        "change update modify modification edit adjust amend alter correct rename switch swap replace set "
+        "reschedule move upgrade downgrade new raise lower increase decrease reduce extend".split()
+    ),
+    "exchange": ("exchange", "swap", "replace", "replacement"),
+    "return": ("return",),
+    "refund": ("refund", "reimburse", "reimbursement"),
+    "create": tuple(
+        "create add open register submit make made enrol enroll place purchase buy bought order new".split()
+    )
+    + ("sign up",),
+    "book": ("book", "booking", "reserve", "reservation", "schedule"),
+    "delete": tuple("delete deletion remove removal erase drop discard clear trash revoke unshare".split()),
+    "send": tuple("send sent notify notification forward reply resend invite invitation share".split()),
+    "pay": tuple("pay paid payment transfer move deposit withdraw withdrawal charge redeem retry send sent".split()),
+    "issue": tuple("issue grant give gave given credit compensate compensation award".split()),
+    "accept": tuple("accept approve approval agree rsvp respond response".split()),
+    "decline": tuple("decline reject rejection deny denial refuse rsvp respond response".split()),
+    "assign": ("assign", "allocate", "hand over", "reassign"),
+    "close": tuple("close closure resolve complete finish mark archive".split()),
+    "reopen": ("reopen", "re-open", "restore", "unarchive"),
+    "freeze": tuple("freeze froze frozen lock block suspend disable pause".split()),
+    "unfreeze": tuple("unfreeze unlock unblock reactivate enable resume activate".split()),
+    "ship": tuple("ship shipping shipment deliver delivery send sent redirect forward".split()),
+    "dispute": ("dispute", "contest", "chargeback"),
+    "tag": tuple("tag label flag categorize categorise".split()),
+}
+
+
+def _inflections(word: str) -> set[str]:
+    """A verb's forms: "cancel" → cancels, cancelled, canceled, cancelling, canceling; "close" →
+    closes, closed, closing; "pay" → pays, paying. Phrases and nouns pass through with a plural."""
+    if " " in word:
+        return {word}
+    forms = {word, word + "s", word + "es", word + "ed", word + "ing", word + "d"}
+    if word.endswith("e"):
+        forms |= {word[:-1] + "ing", word[:-1] + "ed"}
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        forms |= {word[:-1] + "ies", word[:-1] + "ied"}
+    if re.search(r"[^aeiou][aeiou][bdglmnprt]$", word):  # cancel → cancelled, drop → dropped
+        forms |= {word + word[-1] + "ed", word + word[-1] + "ing"}
+    return forms
+
+
+_FORMS: dict[str, frozenset[str]] = {}
+for _name, _words in _CLASSES.items():
+    for _word in _words:
+        for _form in _inflections(_word):
+            _FORMS[_form] = _FORMS.get(_form, frozenset()) | {_name}
+_NEGATOR = re.compile(
+    r"\b(?:not|never|nothing|no longer|won'?t|wouldn'?t|shouldn'?t|can'?t|cannot|don'?t|didn'?t|isn'?t|instead of|"
+    r"rather than|without|unable to|refrain from|avoid|skip|leave|keep)\b|n't\b",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[.;:!?\n]|\b(?:and|but|then|so|or)\b|,", re.IGNORECASE)
+_WORD = re.compile(r"[a-z][a-z'-]*")
+_NEGATION_REACH = 4  # words before the verb a negator can be in to deny it
+STATUS_QUO = "keep"  # the class `named_actions` denies for "leave it as it is", "keep it unchanged"
+_KEEP = re.compile(
+    r"\b(?:leave|leaving|keep|keeping)\b[^.;!?]{0,40}?\b(?:as (?:it|they) (?:is|are|was|were)|as is|unchanged|"
+    r"untouched|alone|in place)\b|\b(?:no|without any) changes?\b|\bnothing (?:will be|gets?) changed\b",
+    re.IGNORECASE,
+)
+_FORMULA = re.compile(  # how a request asks for its answer: "reply yes or no", "respond with yes"
+    r"\b(?:reply|respond|answer)\s+(?:with\s+)?\W?(?:a\s+)?(?:yes|no|y)\b|\b(?:by|with) (?:a )?(?:reply|response)\b",
+    re.IGNORECASE,
+)
+_PATTERN = re.compile(
+    r"(?<![\w-])(" + "|".join(re.escape(f) for f in sorted(_FORMS, key=len, reverse=True)) + r")(?![\w-])",
+    re.IGNORECASE,
+)
+
+
+_NOUNS_IN_NAMES = {"order", "orders"}  # a verb only as a name's first word (`place_order` is no "order")
+
+
+@cache
+def tool_actions(tool: str) -> frozenset[str]:
+    """The action classes the words of a tool's name say it performs (`issue_partial_refund` →
+    issue, refund; `update_order_shipping_address` → change, ship); empty for a read (`get_order`)
+    or a name with no known action word."""
+    words = [w for w in re.split(r"[_\W]+", tool.lower()) if w]
+    found: frozenset[str] = frozenset()
+    for k, word in enumerate(words):
+        if k and word in _NOUNS_IN_NAMES:
+            continue
+        found |= _FORMS.get(word, frozenset())
+        if k + 1 < len(words):
+            found |= _FORMS.get(f"{word} {words[k + 1]}", frozenset())
+    return found
+
+
+def named_actions(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The action classes `text` asserts and those it only denies: a verb is denied when a negator
+    ("not", "won't", "instead of", "rather than", "leave") comes within a few words before it in its
+    clause. A class both asserted somewhere and denied elsewhere counts as asserted. A request's
+    own formula ("reply yes or no") names nothing; keeping things as they are denies every action
+    (`STATUS_QUO`)."""
+    text = _FORMULA.sub(" ", text)
+    asserted: set[str] = set()
+    denied: set[str] = {STATUS_QUO} if _KEEP.search(text) else set()
+    for match in _PATTERN.finditer(text):
+        before = text[: match.start()]
+        clause = _CLAUSE_BREAK.split(before)[-1]
+        near = " ".join(_WORD.findall(clause.lower())[-_NEGATION_REACH:])
+        (denied if _NEGATOR.search(near) else asserted).update(_FORMS[match.group(1).lower()])
+    return frozenset(asserted), frozenset(denied - asserted)
+
+
+def action_mentions(text: str) -> list[tuple[int, str, frozenset[str]]]:
+    """Each word of `text` that names an action: (its offset, the word as written, its classes)."""
+    return [(m.start(), m.group(1), _FORMS[m.group(1).lower()]) for m in _PATTERN.finditer(text)]
+
+
+def asks_another_action(text: str, actions: frozenset[str]) -> bool:
+    """Whether `text` asks for another action than `actions` (classes, `tool_actions`): it names
+    some action, asserted or denied, and asserts none of them ("I'll change its address instead",
+    "I won't cancel it", "I'll leave it as it is"). A request that names no action at all does not
+    ask for another one; an empty `actions` (a tool with no known verb) asks nothing of it."""
+    if not actions:
+        return False
+    asserted, denied = named_actions(text)
+    return bool(asserted or denied) and not (asserted & actions)
+
+
+def names_action(text: str, tool: str) -> bool | None:
+    """Whether `text` asserts `tool`'s action ("cancel" for `cancel_order`, in any of its words);
+    None when the tool's name says no known action, so there is nothing a request must name. A
+    request that names the record but no action ("About order #W1: shall I go ahead?") does not
+    name it."""
+    actions = tool_actions(tool)
+    if not actions:
+        return None
+    return bool(named_actions(text)[0] & actions)
+
+
+__all__ = ["STATUS_QUO", "action_mentions", "asks_another_action", "named_actions", "names_action", "tool_actions"]
