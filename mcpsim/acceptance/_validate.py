@@ -26,7 +26,14 @@ through `mcpsim check`'s audit (`mcpsim.audit._audit.check_task`), each problem 
 - `baselines_fail`: every cheating baseline fails (pasted reads, the policy text, negated and
   stuffed answers, an extra write, injected text, a reverted irreversible write, a blind request
   for the go-ahead, the random agent, giving up at the first fault);
-- `alternatives_pass`, `near_misses_fail`: the task's other solutions behave.
+- `alternatives_pass`, `near_misses_fail`: the task's other solutions behave;
+- `not_trivial`: the share of the world's tasks that a transcribing agent passes (the audit's
+  `transcriber` and `one_step_greedy` baselines) is recorded (`trivial_rates`) and, when a limit
+  is set (`validate(trivial_limit=...)`, default `TRIVIAL_GATE`: off), must not exceed it.
+
+And its words (`_wording`): `wording` fails on text no person would write in the instructions, tool
+descriptions, policy and seeded text (a wrong article, a column named as a noun, Faker's filler);
+the report's `wording` counts every kind the lint knows, enforced or not.
 """
 
 from __future__ import annotations
@@ -42,21 +49,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpsim.acceptance._wording import counts as wording_counts
+from mcpsim.acceptance._wording import wording_hits, wording_problems
 from mcpsim.audit import check_task
 from mcpsim.engine import CallResult, Episode, TemplateCache
 from mcpsim.grading import Verifier
-from mcpsim.specs import (
-    ISO_DATE,
-    ISO_DATETIME,
-    NUMERIC,
-    ActionSpec,
-    Arguments,
-    CompiledWorld,
-    FieldSpec,
-    compile_spec,
-    message_pattern,
-    parse_spec,
-)
+from mcpsim.specs import ActionSpec, Arguments, CompiledWorld, compile_spec, message_pattern, parse_spec
 from mcpsim.taskgen import TaskGenerator, candidates_digest, task_check, task_set
 from mcpsim.tasks import Task
 from mcpsim.world import derive_seed
@@ -70,15 +68,21 @@ CHECKS = (
     "no_simulator_bug",
     "deterministic_template",
     "tasks_generated",
+    "wording",
     "task_well_formed",
     "not_satisfied_at_start",
     "gold_passes_twice",
     "baselines_fail",
     "alternatives_pass",
     "near_misses_fail",
+    "not_trivial",
 )
+RATED_BASELINES = ("transcriber", "one_step_greedy")  # `mcpsim check`'s baselines judged by their rate
+# The highest share of a world's tasks a transcribing baseline may pass before acceptance rejects the
+# world; None: the rates are recorded, nothing is rejected (issue 27 item 6 asks for 0.05).
+TRIVIAL_GATE: float | None = None
 TOOL_CHECKS = CHECKS[:6]  # run on every world: its seed data and its tools driven
-AUDIT_CHECKS = CHECKS[8:]  # run on each task `mcpsim check`'s audit looks at
+AUDIT_CHECKS = CHECKS[9:]  # run on each task `mcpsim check`'s audit looks at
 REQUIRED_ORIGINS = {"precondition", "state", "reference", "input"}
 NOT_FOUND = re.compile(r"^.+ not found$")
 CALLS_PER_ACTION = 400
@@ -101,6 +105,8 @@ class ValidationReport:
     tasks: list[Task] = field(default_factory=list)  # the tasks validated: generated, then the spec's
     dropped: dict[str, int] = field(default_factory=dict)  # generated candidates the audit refused, by check
     checked: list[str] = field(default_factory=list)  # the checks that ran (in CHECKS order)
+    trivial_rates: dict[str, float] = field(default_factory=dict)  # RATED_BASELINES' pass rates over the tasks
+    wording: dict[str, int] = field(default_factory=dict)  # the wording lint's hits per kind
 
     @property
     def ok(self) -> bool:
@@ -123,6 +129,8 @@ class ValidationReport:
             "tasks": [t.id for t in self.tasks],
             "candidates_dropped": self.dropped,
             "checked": self.checked,
+            "trivial_rates": self.trivial_rates,
+            "wording": self.wording,
             "actions": {
                 name: {"calls": s.calls, "successes": s.successes, "refusals": dict(s.refusals)}
                 for name, s in self.actions.items()
@@ -131,7 +139,10 @@ class ValidationReport:
 
 
 class Validator:
-    def __init__(self, compiled: CompiledWorld, *, seed: int = 0, scale: str = "small") -> None:
+    def __init__(
+        self, compiled: CompiledWorld, *, seed: int = 0, scale: str = "small", trivial_limit: float | None = None
+    ) -> None:
+        self.trivial_limit = trivial_limit
         self.compiled = compiled
         self.spec = compiled.spec
         self.world = compiled.world
@@ -156,6 +167,8 @@ class Validator:
             drawn = self._check_tasks(report, task_count)
             ran |= {"tasks_generated"} if task_count else set()
             ran |= set(AUDIT_CHECKS) if drawn.split()[:1] != ["0"] or self.spec.tasks else set()
+        self._check_wording(report)
+        ran.add("wording")
         if processes or checker is not None:
             self._check_processes(report, drawn, checker)
             ran.add("deterministic_template")
@@ -185,12 +198,38 @@ class Validator:
         tasks = task_set(self.compiled, report.tasks)
         verifier = Verifier(self.world, tasks, templates=self.templates)
         own = set(map(id, self.spec.tasks))
+        passed = dict.fromkeys(RATED_BASELINES, 0)
         for task in report.tasks:
-            # a generated task was audited as the generator kept it: only a declared one runs here in full
-            problems = check_task(self.world, verifier, task, tasks.canaries).problems if id(task) in own else []
-            for problem in problems:
+            # a generated task was audited as the generator kept it: only a declared one runs here in full,
+            # a generated one with the rated baselines alone
+            mine = id(task) in own
+            audit = check_task(self.world, verifier, task, tasks.canaries, baselines=mine or RATED_BASELINES)
+            for problem in audit.problems if mine else []:
                 report.failures[task_check(problem)].append(f"task {task.id}: {problem}")
+            for name in passed:
+                passed[name] += name in audit.baselines and audit.baselines[name].passed
+        self._check_trivial(report, passed)
         return drawn
+
+    def _check_trivial(self, report: ValidationReport, passed: dict[str, int]) -> None:
+        """Record the rated baselines' pass rates; over the limit (if one is set), reject."""
+        count = len(report.tasks)
+        report.trivial_rates = {name: round(n / count, 4) if count else 0.0 for name, n in passed.items()}
+        limit = self.trivial_limit
+        for name, rate in report.trivial_rates.items():
+            if limit is not None and rate > limit:
+                report.failures["not_trivial"].append(
+                    f"the {name} baseline passes {passed[name]} of {count} tasks ({rate:.0%}, more than {limit:.0%})"
+                )
+
+    def _check_wording(self, report: ValidationReport) -> None:
+        episode = Episode.create(self.world, self.seed, self.scale, templates=self.templates)
+        try:
+            hits = wording_hits(self.compiled, report.tasks, episode)
+        finally:
+            episode.close()
+        report.wording = wording_counts(hits)
+        report.failures["wording"] += wording_problems(hits)
 
     # -- seed data --------------------------------------------------------------------------------
 
@@ -198,7 +237,7 @@ class Validator:
         for entity, model in self.compiled.models.items():
             for row in episode.query(f'SELECT * FROM "{model.table.name}"'):
                 for name, f in model.spec.fields.items():
-                    if (problem := field_problem(f, row[name])) is not None:
+                    if (problem := f.problem(row[name])) is not None:
                         report.failures["seed_constraints"].append(f"{entity} {row['id']}.{name}: {problem}")
         for inv in self.spec.invariants:
             table = self.compiled.models[inv.entity].table.name
@@ -339,33 +378,6 @@ def owner_invariants(compiled: CompiledWorld) -> set[str]:
     return {i.error_name for i in compiled.spec.invariants if i.kind == "ownership"}
 
 
-def field_problem(f: FieldSpec, value: Any) -> str | None:
-    """What is wrong with a stored value for a field, or None."""
-    if value is None:
-        return None if f.optional else "is empty but not optional"
-    if f.type == "enum" and value not in (f.values or []):
-        return f"{value!r} is not one of {f.values}"
-    if f.type in NUMERIC:
-        if f.min is not None and value < f.min:
-            return f"{value} is below the minimum {f.min:g}"
-        if f.max is not None and value > f.max:
-            return f"{value} is above the maximum {f.max:g}"
-    if isinstance(value, str):
-        return _text_problem(f, value)
-    return None
-
-
-def _text_problem(f: FieldSpec, value: str) -> str | None:
-    if f.max_length is not None and len(value) > f.max_length:
-        return f"is {len(value)} characters, more than {f.max_length}"
-    if f.min_length is not None and len(value) < f.min_length:
-        return f"is {len(value)} characters, fewer than {f.min_length}"
-    pattern = f.pattern or {"date": ISO_DATE, "datetime": ISO_DATETIME}.get(f.type)
-    if pattern and not re.search(pattern, value):
-        return f"{value!r} does not match {pattern}"
-    return None
-
-
 def tasks_digest(tasks: list[Task]) -> str:
     text = json.dumps([t.model_dump(mode="json") for t in tasks], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -501,10 +513,13 @@ def validate(
     processes: bool = True,
     task_count: int | None = None,
     checker: DeterminismChecker | None = None,
+    trivial_limit: float | None = TRIVIAL_GATE,
 ) -> ValidationReport:
     """Every check on a compiled world and its tasks: `task_count` generated (default: the spec's
     `generated_tasks`; 0: none) and the spec's own. The report's `tasks` are the accepted world's
     tasks. The process check runs in `checker` if one is given, else in two fresh processes
-    (`processes=False`: not at all)."""
+    (`processes=False`: not at all). Above `trivial_limit`, a transcribing baseline's pass rate
+    rejects the world (None: recorded only)."""
     count = compiled.spec.generated_tasks if task_count is None else task_count
-    return Validator(compiled, seed=seed, scale=scale).run(processes=processes, task_count=count, checker=checker)
+    validator = Validator(compiled, seed=seed, scale=scale, trivial_limit=trivial_limit)
+    return validator.run(processes=processes, task_count=count, checker=checker)

@@ -185,7 +185,7 @@ def _renamer(renames: dict[str, str]) -> Any:
         new = pairs[m["word"]]
         if m["article"] is None:
             return new
-        article = "an" if new[0].lower() in "aeiou" else "a"  # "a customer" -> "an owner"
+        article = _english.a(new).split(" ", 1)[0]  # "a customer" -> "an owner", "an owner" -> "a user"
         return f"{article.capitalize() if m['article'][0] == 'A' else article} {new}"
 
     return lambda text: pattern.sub(one, text)
@@ -201,7 +201,7 @@ def _standard(entity: str, spec: dict[str, Any], kind: str) -> dict[str, Any]:
     machine = spec.get("state_machine") or {}
     state = machine.get("field")
     if kind == "get":
-        return {"name": f"get_{entity}", "kind": "get", "description": f"Look up a {label} by id."}
+        return {"name": f"get_{entity}", "kind": "get", "description": f"Look up {_english.a(label)} by id."}
     if kind == "list":
         filters = spec.get("filters")
         if filters is None:
@@ -224,10 +224,10 @@ def _standard(entity: str, spec: dict[str, Any], kind: str) -> dict[str, Any]:
         return {"name": name, "kind": "create", "description": text, "inputs": inputs, "set": sets}
     if kind == "update":
         inputs = spec.get("update") or [n for n, f in fields.items() if f["type"] == "str" and n != state][:2]
-        text = f"Change a {label}'s {' or '.join(_human(i) for i in inputs)}."
+        text = f"Change {_english.a(label)}'s {' or '.join(_human(i) for i in inputs)}."
         return {"name": f"update_{entity}", "kind": "update", "description": text, "inputs": inputs}
     if kind == "delete":
-        text = f"Delete a {label} (refused while other records refer to it)."
+        text = f"Delete {_english.a(label)} (refused while other records refer to it)."
         return {"name": f"delete_{entity}", "kind": "delete", "description": text}
     raise BlueprintError(f"entity {entity}: unknown standard tool {kind!r} (one of {', '.join(STANDARD_TOOLS)})")
 
@@ -235,7 +235,7 @@ def _standard(entity: str, spec: dict[str, Any], kind: str) -> dict[str, Any]:
 def _default_description(action: dict[str, Any]) -> str:
     entity = _human(action["entity"])
     if action["kind"] == "transition":
-        return f"Mark a {entity} as {_human(str(action.get('to')))}."
+        return f"Mark {_english.a(entity)} as {_human(str(action.get('to')))}."
     if action["kind"] == "transfer":
         return f"Move {_human(str(action.get('field')))} from one {entity} to another."
     return f"{_human(action['name']).capitalize()}."

@@ -14,8 +14,9 @@ from faker import Faker
 
 from mcpsim.engine import Episode
 from mcpsim.specs._compiler import CompiledWorld
-from mcpsim.specs._lint import NUMERIC, amount_field, owner_fields
-from mcpsim.specs._spec import ActionSpec, FakerGen, FieldSpec
+from mcpsim.specs._lint import amount_field, owner_fields
+from mcpsim.specs._seeder import FILLER, Vocabulary
+from mcpsim.specs._spec import NUMERIC, ActionSpec, FakerGen, FieldSpec
 from mcpsim.world import derive_seed
 
 MAX_CANDIDATES = 200  # argument combinations tried per action before sampling
@@ -107,14 +108,22 @@ class Arguments:
         existing = [
             r[name] for r in episode.query(f'SELECT "{name}" FROM "{table}" WHERE "{name}" IS NOT NULL LIMIT 1')
         ]
-        return [*self._fresh_texts(f), *existing]
+        return [*self._fresh_texts(f, entity, name), *existing]
 
-    def _fresh_texts(self, f: FieldSpec) -> list[str]:
+    def _fresh_texts(self, f: FieldSpec, entity: str, name: str) -> list[str]:
+        """Two new texts for a field: the world's own words for Faker's filler, else Faker's, drawn
+        per world (the spec's name), so two worlds never ask for the same e-mail."""
+        spec = self.compiled.spec
+        if isinstance(f.generator, FakerGen) and f.generator.faker in FILLER:
+            words = Vocabulary(spec, random.Random(derive_seed(self.seed, "validate-text", spec.name, entity, name)))
+            drawn = [words.text(entity, name) for _ in range(2)]
+            if all(drawn):
+                return [str(t)[: f.max_length or None] for t in drawn]
         if isinstance(f.generator, FakerGen):
             if self._faker is None:  # built once (it loads every provider); seeded again for each field
                 self._faker = Faker("en_US")
             faker = self._faker
-            faker.seed_instance(derive_seed(self.seed, "validate-text", f.generator.faker))
+            faker.seed_instance(derive_seed(self.seed, "validate-text", f.generator.faker, spec.name))
             return [
                 str(getattr(faker, f.generator.faker)(**f.generator.args))[: f.max_length or None] for _ in range(2)
             ]

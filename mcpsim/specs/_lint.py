@@ -5,9 +5,7 @@ reads something that exists."""
 from __future__ import annotations
 
 from mcpsim.specs._operands import Count, Path, parse_operand, paths_of, placeholders
-from mcpsim.specs._spec import ActionSpec, EntitySpec, WorldSpec, register_static_check
-
-NUMERIC = ("int", "float", "money")
+from mcpsim.specs._spec import NUMERIC, ActionSpec, EntitySpec, WorldSpec, register_static_check
 
 
 def alias_of(field: str) -> str:
@@ -87,6 +85,9 @@ def _entity_errors(spec: WorldSpec, name: str, entity: EntitySpec) -> list[str]:
             errors.append(f"{where}.{fname}: needs a generator, a default or optional: true")
         if f.searchable and f.type not in ("str", "enum"):
             errors.append(f"{where}.{fname}: only text fields are searchable")
+    owner = entity.fields.get(entity.owner) if entity.owner else None
+    if entity.owner and (owner is None or owner.type != "ref"):
+        errors.append(f"{where}: the owner {entity.owner!r} is not a reference field")
     machine = entity.state_machine
     if machine is not None:
         field = entity.fields.get(machine.field)

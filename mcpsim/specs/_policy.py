@@ -28,6 +28,11 @@ def _readable(template: str) -> str:
 def policy_text(spec: WorldSpec, actions: list[CompiledAction]) -> str:
     lines = [f"# {spec.title}", "", spec.description.strip(), ""]
     rules = [_rule_text(r) for r in spec.policy]
+    owned = [spec.label_of(n).lower() for n, e in spec.entities.items() if e.owner]
+    if owned:  # the spec's ownership: acting on someone else's record is refused
+        rules.append(
+            f"Change only the records of the person you are helping ({', '.join(owned)}); refuse anyone else's."
+        )
     if rules:
         lines += ["## Rules", "", *(f"- {r}" for r in rules), ""]
     refusals = [(a.spec.name, r) for a in actions for r in a.refusals if r.origin == "precondition"]

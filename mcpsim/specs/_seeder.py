@@ -1,8 +1,15 @@
 """A compiled world's seeder: rows per entity at the chosen scale, drawn from the seeded Faker and
-random sources of the `SeedContext` (never the wall clock), referenced entities first."""
+random sources of the `SeedContext` (never the wall clock), referenced entities first.
+
+Two things keep the data a person reads believable across a catalogue: Faker is seeded per world
+(the seed and the world's name), so no e-mail or phone number repeats in every world seeded with
+the same number; and a text field whose generator is Faker's filler (`sentence`, `word`, `bs`,
+`catch_phrase`) takes its words from the vocabulary of its kind of world (`_vocabularies`)."""
 
 from __future__ import annotations
 
+import random
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -18,9 +25,12 @@ from mcpsim.specs._spec import (
     WorldSpec,
 )
 from mcpsim.specs._tables import EntityModel
-from mcpsim.world import SeedContext
+from mcpsim.specs._vocabularies import vocabularies
+from mcpsim.world import SeedContext, derive_seed
 
 UNIQUE_ATTEMPTS = 50
+FILLER = frozenset({"sentence", "sentences", "paragraph", "paragraphs", "text", "texts", "word", "words"})
+FILLER |= {"bs", "catch_phrase"}  # Faker's made-up business speak is filler too
 
 
 class SeedError(RuntimeError):
@@ -63,12 +73,39 @@ def _coerced(f: FieldSpec, value: Any) -> Any:
     return value
 
 
+class Vocabulary:
+    """The words of one world for its text fields: for each field, the first variant of
+    `_vocabularies` whose `when` words name the world or the field's entity."""
+
+    def __init__(self, spec: WorldSpec, rng: random.Random) -> None:
+        self.rng = rng
+        kind = re.sub(r"_\d+$", "", spec.name)  # a catalogue world's name is its blueprint's and a number
+        self.world = {kind, *kind.split("_"), *spec.entities}
+
+    def variant(self, entity: str, name: str) -> dict[str, Any] | None:
+        words = self.world | {entity, *entity.split("_")}
+        variants = vocabularies().get(name, [])
+        return next((v for v in variants if not v.get("when") or words & set(v["when"])), None)
+
+    def text(self, entity: str, name: str) -> str | None:
+        """A value for the field, or None where the vocabulary has no words for it."""
+        variant = self.variant(entity, name)
+        if variant is None:
+            return None
+        pattern = self.rng.choice(variant["patterns"])
+        slots = {slot: self.rng.choice(words) for slot, words in sorted(variant["slots"].items())}
+        return str(pattern.format(**slots))
+
+
 class Seeder:
     def __init__(self, spec: WorldSpec, models: dict[str, EntityModel]) -> None:
         self.spec = spec
         self.models = models
+        self.vocabulary: Vocabulary | None = None
 
     def __call__(self, ctx: SeedContext) -> None:
+        ctx.faker.seed_instance(derive_seed(ctx.seed, "faker", self.spec.name))
+        self.vocabulary = Vocabulary(self.spec, random.Random(derive_seed(ctx.seed, "vocabulary", self.spec.name)))
         ids: dict[str, list[str]] = {}
         for entity in seeding_order(self.spec):
             rows = self._rows(ctx, entity, ctx.params.get(entity, 0), ids)
@@ -101,13 +138,21 @@ class Seeder:
             machine = self.spec.entities[entity].state_machine
             return machine.initial if machine else None
         if name not in seen:
-            return _generated(ctx, f)
+            return self._generated(ctx, entity, name, f)
         for _ in range(UNIQUE_ATTEMPTS):
-            value = _generated(ctx, f)
+            value = self._generated(ctx, entity, name, f)
             if value not in seen[name]:
                 seen[name].add(value)
                 return value
         raise SeedError(f"{entity}.{name} is unique, but its generator gave {UNIQUE_ATTEMPTS} repeats in a row")
+
+    def _generated(self, ctx: SeedContext, entity: str, name: str, f: FieldSpec) -> Any:
+        """A field's value: words of the world's vocabulary in place of Faker's filler."""
+        if isinstance(f.generator, FakerGen) and f.generator.faker in FILLER and self.vocabulary is not None:
+            text = self.vocabulary.text(entity, name)
+            if text is not None:
+                return _coerced(f, text)
+        return _generated(ctx, f)
 
     def _reference(self, ctx: SeedContext, entity: str, name: str, f: FieldSpec, ids: dict[str, list[str]]) -> Any:
         pool = ids.get(f.entity or "", [])

@@ -28,6 +28,9 @@ NAME = r"^[a-z][a-z0-9_]{0,39}$"
 Name = Annotated[str, Field(pattern=NAME, description="lower_snake_case, at most 40 characters")]
 
 FieldType = Literal["str", "int", "float", "money", "bool", "date", "datetime", "enum", "ref"]
+NUMERIC = ("int", "float", "money")
+ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
+ISO_DATETIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:\d{2}|Z)?$"
 
 # Faker providers that read the wall clock: a world seeded with them would move a day per day.
 CLOCK_PROVIDERS = re.compile(
@@ -136,6 +139,31 @@ class FieldSpec(_Model):
             re.compile(self.pattern)
         return self
 
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with a value stored in this field, or None."""
+        if value is None:
+            return None if self.optional else "is empty but not optional"
+        if self.type == "enum" and value not in (self.values or []):
+            return f"{value!r} is not one of {self.values}"
+        if self.type in NUMERIC:
+            if self.min is not None and value < self.min:
+                return f"{value} is below the minimum {self.min:g}"
+            if self.max is not None and value > self.max:
+                return f"{value} is above the maximum {self.max:g}"
+        if isinstance(value, str):
+            return self._text_problem(value)
+        return None
+
+    def _text_problem(self, value: str) -> str | None:
+        if self.max_length is not None and len(value) > self.max_length:
+            return f"is {len(value)} characters, more than {self.max_length}"
+        if self.min_length is not None and len(value) < self.min_length:
+            return f"is {len(value)} characters, fewer than {self.min_length}"
+        pattern = self.pattern or {"date": ISO_DATE, "datetime": ISO_DATETIME}.get(self.type)
+        if pattern and not re.search(pattern, value):
+            return f"{value!r} does not match {pattern}"
+        return None
+
 
 class StateMachine(_Model):
     """A status field whose changes follow `transitions` (state -> states it may become)."""
@@ -156,6 +184,10 @@ class EntitySpec(_Model):
     id: IdFormat
     fields: dict[Name, FieldSpec] = Field(min_length=1)
     state_machine: StateMachine | None = None
+    owner: Name | None = Field(
+        default=None,
+        description="the reference field tying a row to the person served: a ref to them, or to a row with an owner",
+    )
 
 
 # -- invariants -------------------------------------------------------------------------------

@@ -25,11 +25,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import registry
 
 from mcpsim.specs._lint import alias_of, id_arg
-from mcpsim.specs._spec import EntitySpec, FieldSpec, WorldSpec
+from mcpsim.specs._spec import ISO_DATE, ISO_DATETIME, EntitySpec, FieldSpec, WorldSpec
 from mcpsim.world import ToolContext, WorldError, dollars
 
-ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
-ISO_DATETIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:\d{2}|Z)?$"
 DEFAULT_MAX_TEXT = 500  # every text argument is bounded, declared or not
 
 _COLUMN_TYPES: dict[str, Any] = {"int": Integer, "money": Integer, "float": Float, "bool": Boolean}

@@ -5,8 +5,26 @@ that the grader, `mcpsim check` and the runner take like hand-written ones.
     task_set(compiled, tasks) -> TaskSet        # the tasks as one file, with a canary of the spec's
 
 Each task is a plan found by calling the world's tools on a fresh episode of the seeded world
-(`_probe.WorldProbe`). The plan kinds take turns, in the order of `PLAN_KINDS`; each is a module
-holding one `_plan.PlanKind`:
+(`_probe.WorldProbe`). The plan kinds take turns, in the order `TURNS` names them (the composed
+kinds hold most turns); each is a module holding one `_plan.PlanKind`.
+
+Composed kinds (`_targets` finds their targets): the user gives their name, never an id; the agent
+finds them by a search, verifies them, lists their records (every page) and reads the ids it acts
+on from the results, so later calls chain on earlier ones:
+
+- `pick` (`_composed`): the record a property names ("my pending order for the book with the
+  highest price"), ranked by a field of its own or of the record it refers to;
+- `branch` (`_composed`): "if it is reserved, cancel it; otherwise finish it": the gold follows
+  the branch the record's state decides;
+- `sweep` (`_sweeps`): every record of up to three sets ("cancel all my reserved stays, and settle
+  all my open charges"), one write each;
+- `triage` (`_sweeps`): each record of a set gets one of two changes by a condition on the record
+  it refers to (read one by one);
+- `tally` (`_aggregates`): how many records and their total (answer facts), then a change on the
+  one the ranking picks;
+- `errand` (`_errands`): a pick or a branch, then a sweep, for one user in one conversation.
+
+The one-call kinds:
 
 - `write` (`_writes`): one write that succeeds;
 - `workflow` (`_workflows`): two writes, the second on a row the first wrote (or for the same person);
@@ -31,29 +49,69 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from mcpsim.audit import check_task
 from mcpsim.engine import TemplateCache
 from mcpsim.grading import Verifier
 from mcpsim.specs import CompiledWorld, id_arg
+from mcpsim.taskgen._aggregates import TALLY
 from mcpsim.taskgen._alternatives import alternatives, near_misses
+from mcpsim.taskgen._composed import BRANCH, PICK
+from mcpsim.taskgen._errands import ERRAND
 from mcpsim.taskgen._lookups import LOOKUP
+from mcpsim.taskgen._ownership import acts_for_another
 from mcpsim.taskgen._plan import Kind, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._recovery import RECOVERY
 from mcpsim.taskgen._refusals import REFUSAL
 from mcpsim.taskgen._rubric import rubric
+from mcpsim.taskgen._sweeps import SWEEP, TRIAGE
 from mcpsim.taskgen._wording import instruction, user
 from mcpsim.taskgen._workflows import WORKFLOW
 from mcpsim.taskgen._writes import WRITE
 from mcpsim.tasks import CANARY_PREFIX, Action, Fact, Task, TaskFile, TaskSet
 
-# The plan kinds, in the order their plans take turns: a new kind is a module with its
-# `PlanKind`, listed here.
-PLAN_KINDS: tuple[PlanKind, ...] = (WRITE, LOOKUP, REFUSAL, WORKFLOW, RECOVERY)
+# The plan kinds: a new kind is a module with its `PlanKind`, listed here and in `TURNS`.
+PLAN_KINDS: tuple[PlanKind, ...] = (
+    ERRAND,
+    PICK,
+    SWEEP,
+    TRIAGE,
+    TALLY,
+    BRANCH,
+    WRITE,
+    LOOKUP,
+    REFUSAL,
+    WORKFLOW,
+    RECOVERY,
+)
 KINDS: tuple[Kind, ...] = tuple(kind.name for kind in PLAN_KINDS)
+# The order the kinds' plans take turns in, over and over: the composed kinds (a target named by a
+# property, several records, a total, a branch: chained calls) hold most turns, the one-call kinds
+# a few.
+TURNS: tuple[Kind, ...] = (
+    "errand",
+    "triage",
+    "sweep",
+    "errand",
+    "pick",
+    "tally",
+    "branch",
+    "errand",
+    "refusal",
+    "sweep",
+    "triage",
+    "errand",
+    "pick",
+    "branch",
+    "workflow",
+    "tally",
+    "lookup",
+    "write",
+    "recovery",
+)
 MAX_CANDIDATES_PER_TASK = 4  # candidates tried per task asked for, before giving up
 
 TASK_PROBLEMS = (  # how a problem `mcpsim check` finds begins, and the check it counts under (first match)
@@ -72,9 +130,16 @@ class TaskGenerator:
     """Plans found on one seeded world, rendered as tasks."""
 
     def __init__(
-        self, compiled: CompiledWorld, *, seed: int, scale: str, templates: TemplateCache | None = None
+        self,
+        compiled: CompiledWorld,
+        *,
+        seed: int,
+        scale: str,
+        templates: TemplateCache | None = None,
+        turns: Sequence[str] = TURNS,
     ) -> None:
         self.compiled = compiled
+        self.turns = tuple(turns)  # the order the kinds take turns in (`TURNS`)
         self.probe = WorldProbe(compiled, seed=seed, scale=scale, templates=templates)
         self.start = self.probe.start  # the seeded world every plan is found on
         self.kinds = {kind.name: kind for kind in PLAN_KINDS}
@@ -90,7 +155,7 @@ class TaskGenerator:
         other solutions, simulated user and instruction, drawn from the seeded `Random` in order."""
         probe, kind = self.probe, self.kinds[plan.kind]
         gold = list(plan.actions)
-        if plan.person is not None and probe.identity in probe.gets:
+        if plan.person is not None and probe.identity in probe.gets and not plan.identified:
             lookup = Action(tool=probe.gets[probe.identity].name, args={id_arg(probe.identity): plan.person})
             gold = [lookup, *(a for a in gold if a != lookup)]
         answer: list[Fact] = list(plan.facts)
@@ -124,7 +189,9 @@ class TaskGenerator:
         once. Each one drawn is counted in `drawn` and folded into `digest` (what another process
         must draw the same)."""
         sources: dict[str, Iterator[Plan]] = {kind.name: kind.plans(self.probe) for kind in PLAN_KINDS}
-        for plan in plans_in_turn(sources):
+        for plan in plans_in_turn(sources, self.turns):
+            if acts_for_another(self.probe, plan):  # another person's record: a refusal, never a gold
+                continue
             task = self.task(plan, self.drawn + 1)
             self.drawn += 1
             self._digest.update(task.model_dump_json().encode())
@@ -151,12 +218,14 @@ class TaskGenerator:
 # -- module functions ---------------------------------------------------------------------------------
 
 
-def generate_tasks(compiled: CompiledWorld, *, count: int = 10, seed: int = 0, scale: str | None = None) -> list[Task]:
+def generate_tasks(
+    compiled: CompiledWorld, *, count: int = 10, seed: int = 0, scale: str | None = None, turns: Sequence[str] = TURNS
+) -> list[Task]:
     """Up to `count` tasks over the world seeded with `seed` at `scale` (default: `small` if the
-    spec has it, else `default`), the kinds taken in turn; the same arguments give the same
-    tasks in any process."""
+    spec has it, else `default`), the kinds taken in the order `turns` names them; the same
+    arguments give the same tasks in any process."""
     scale = scale or ("small" if "small" in compiled.spec.scales else "default")
-    generator = TaskGenerator(compiled, seed=seed, scale=scale)
+    generator = TaskGenerator(compiled, seed=seed, scale=scale, turns=turns)
     try:
         return generator.generate(count)
     finally:
@@ -170,13 +239,17 @@ class Keyed(Protocol):
 P = TypeVar("P", bound=Keyed)
 
 
-def plans_in_turn(sources: Mapping[str, Iterator[P]]) -> Iterator[P]:
-    """The plans of each source in turn (one of each kind a round), each key once, until every
-    source is spent."""
+def plans_in_turn(sources: Mapping[str, Iterator[P]], turns: Sequence[str] | None = None) -> Iterator[P]:
+    """The plans of each source in turn, each key once, until every source is spent: one of
+    each kind a round, or a round in the order `turns` names the kinds (a kind named twice
+    takes two turns; one it does not name, none)."""
     live = dict(sources)
+    order = list(turns) if turns is not None else list(live)
     seen: set[str] = set()
-    while live:
-        for kind in list(live):
+    while any(kind in live for kind in order):
+        for kind in order:
+            if kind not in live:
+                continue
             plan = next(live[kind], None)
             if plan is None:
                 del live[kind]
@@ -237,6 +310,7 @@ __all__ = [
     "KINDS",
     "PLAN_KINDS",
     "TASK_PROBLEMS",
+    "TURNS",
     "TaskGenerator",
     "candidates_digest",
     "generate_tasks",

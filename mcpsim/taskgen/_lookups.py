@@ -13,7 +13,7 @@ from mcpsim.taskgen._facts import fact, rivals, stated
 from mcpsim.taskgen._plan import PLAN_ROUNDS, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._wording import GREETING_SLOT, ME_SLOT, plural, singular
-from mcpsim.tasks import Action, CountFact
+from mcpsim.tasks import Action, CountFact, ToolCalled
 
 LOOKUP_TEMPLATES = (
     "{greeting}{me}. What is the {what} of {label} {key}?",
@@ -56,22 +56,35 @@ def field_lookup(probe: WorldProbe, entity: str, get: ActionSpec) -> Plan | None
         right, wrong = fact(probe.spec, entity, name, row[name]), fact(probe.spec, entity, name, other[name])
         if right is None or wrong is None or stated(right) == stated(wrong):
             continue
+        read = Action(tool=get.name, args={id_arg(entity): row["id"]})
         return Plan(
             "lookup",
-            [Action(tool=get.name, args={id_arg(entity): row["id"]})],
+            [read],
             facts=[right],
+            checks=[read_check(probe, read, f"the {model.label.lower()}")],
             forbidden=rivals(probe.spec, entity, name, row[name]),
             question=probe.rng.choice(LOOKUP_TEMPLATES).format(
                 greeting=GREETING_SLOT,
                 me=ME_SLOT,
-                what=name.replace("_", " "),
+                what=field_phrase(name, model.spec.fields[name].type),
                 label=model.label.lower(),
                 key=row["id"],
             ),
-            wrong_answer=f"The {name.replace('_', ' ')} is {stated(wrong)}.",
+            wrong_answer=f"The {field_phrase(name, model.spec.fields[name].type)} is {stated(wrong)}.",
             tags=[get.name, name],
         )
     return None
+
+
+def field_phrase(name: str, kind: str) -> str:
+    """A column as a noun phrase: `capacity` as it is, `booked` as "number booked", `due` as
+    "amount due" (never "the booked of doctor PR1")."""
+    words = name.replace("_", " ")
+    last = words.split()[-1]
+    if not (last.endswith("ed") or last in ("due", "open", "active")):
+        return words
+    head = {"int": "number", "money": "amount", "float": "amount", "date": "date", "datetime": "time"}
+    return f"{head.get(kind, 'value')} {words}"
 
 
 def _uncommon(
@@ -121,10 +134,12 @@ def _count_plans(probe: WorldProbe) -> Iterator[Plan]:
                 if f.type == "enum"
                 else f"of {probe.spec.label_of(f.entity or '').lower()} {value}"
             )
+            read = Action(tool=action.name, args={name: value, "limit": action.max_limit})
             yield Plan(
                 "lookup",
-                [Action(tool=action.name, args={name: value, "limit": action.max_limit})],
+                [read],
                 facts=[CountFact(count=n, noun=singular(label))],
+                checks=[read_check(probe, read, f"the {plural(label)} {condition}", keep=[name])],
                 question=probe.rng.choice(COUNT_TEMPLATES).format(
                     greeting=GREETING_SLOT, me=ME_SLOT, plural=plural(label), condition=condition
                 ),
@@ -132,6 +147,19 @@ def _count_plans(probe: WorldProbe) -> Iterator[Plan]:
                 tags=[action.name, "count"],
             )
             break
+
+
+def read_check(probe: WorldProbe, read: Action, what: str, keep: list[str] | None = None) -> ToolCalled:
+    """The process check that the answer was read, not guessed: a call of the read that shows
+    the value (with its arguments, or the ones in `keep`) took effect."""
+    args = {k: v for k, v in read.args.items() if keep is None or k in keep}
+    return ToolCalled(
+        type="tool_called",
+        requirement=f"The agent read {what} with {read.tool}.",
+        tool=read.tool,
+        args=args,
+        noop_passes=False,
+    )
 
 
 LOOKUP = PlanKind(

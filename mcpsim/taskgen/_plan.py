@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from mcpsim.engine import FaultProfile
 from mcpsim.taskgen._probe import WorldProbe
-from mcpsim.tasks import Action, Fact
+from mcpsim.tasks import Action, Check, Fact
 
-Kind = Literal["write", "workflow", "refusal", "lookup", "recovery"]
+Kind = Literal[
+    "write", "workflow", "refusal", "lookup", "recovery", "pick", "branch", "sweep", "tally", "triage", "errand"
+]
 PLAN_ROUNDS = 2  # plans per action (or record kind), on different arguments
 
 
@@ -44,6 +46,11 @@ class Plan:
     near_miss: tuple[str, list[Action], str | None] | None = None  # name, actions, answer
     wrong_answer: str | None = None
     tags: list[str] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)  # process checks of the kind's own (the read that shows a value)
+    # composed plans: the actions already find and verify the user (no identity lookup put
+    # first), and what the simulated user knows (else the ids the gold's arguments hold)
+    identified: bool = False
+    knows: dict[str, Any] | None = None
 
     def key(self) -> str:
         return repr([(a.tool, sorted(a.args.items(), key=str)) for a in self.actions]) + self.kind

@@ -49,7 +49,7 @@ def rubric(probe: WorldProbe, plan: Plan, kind: PlanKind, gold: list[Action], an
             )
         )
     checks += process_checks(probe, gold, plan.person)
-    return checks
+    return checks + plan.checks
 
 
 def row_checks(probe: WorldProbe, gold: list[Action], faults: FaultProfile | None) -> list[Check]:

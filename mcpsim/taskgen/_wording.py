@@ -95,7 +95,9 @@ def user(probe: WorldProbe, plan: Plan, kind: PlanKind, gold: list[Action]) -> U
     generated = probe.generated(gold, plan.faults) if probe.has_writes(gold) else set()
     return UserSpec(
         persona=probe.rng.choice(PERSONAS),
-        knows={
+        knows=dict(plan.knows)
+        if plan.knows is not None
+        else {
             k: v
             for a in gold
             for k, v in a.args.items()

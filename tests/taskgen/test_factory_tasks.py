@@ -34,7 +34,7 @@ def clinic():
 
 @pytest.fixture(scope="module")
 def tasks(clinic):
-    return generate_tasks(clinic, count=12, seed=0)
+    return generate_tasks(clinic, count=15, seed=0)  # the composed kinds take most turns: 15 reach every kind
 
 
 def of_kind(tasks, kind):
@@ -44,8 +44,10 @@ def of_kind(tasks, kind):
 
 
 def test_every_kind_is_generated_as_a_valid_task_file(clinic, tasks):
-    assert len(tasks) == 12 and len({t.id for t in tasks}) == 12
-    assert {t.tags[0] for t in tasks} == set(KINDS)
+    assert len(tasks) == 15 and len({t.id for t in tasks}) == 15
+    # the clinic offers no triage (no set of records two changes apply to) and no tally (its
+    # appointments hold no amount): tests/taskgen/test_composed_tasks.py shows those
+    assert {t.tags[0] for t in tasks} == set(KINDS) - {"triage", "tally"}
     dumped = task_set(clinic, tasks).files[0].model_dump(mode="json", exclude_defaults=True)
     again = TaskFile.model_validate(yaml.safe_load(yaml.safe_dump(dumped)))
     assert again.tasks == tasks and again.canary.startswith("MCPSIM-CANARY-")

@@ -42,7 +42,10 @@ def specs():
 library = pytest.fixture(scope="module", name="library")(lambda specs: specs["library"])
 clinic = pytest.fixture(scope="module", name="clinic")(lambda specs: specs["clinic"])
 clinic_tasks = pytest.fixture(scope="module", name="clinic_tasks")(
-    lambda clinic: generate_tasks(clinic, count=12, seed=0)
+    # the one-call kinds these tests are about, in the order they took turns before the composed kinds
+    lambda clinic: generate_tasks(
+        clinic, count=12, seed=0, turns=("write", "lookup", "refusal", "workflow", "recovery")
+    )
 )
 
 
