@@ -18,8 +18,9 @@ The battery lives in `_baselines`, the other solutions in `_solutions`, the gold
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 
-from mcpsim.audit._baselines import BASELINE_LABELS, BaselineRun, run_baselines
+from mcpsim.audit._baselines import BASELINE_LABELS, BASELINES, RATED, BaselineRun, run_baselines
 from mcpsim.audit._conversation import instruction_message
 from mcpsim.audit._gold_run import GoldRun, replay_gold
 from mcpsim.audit._report import TaskReport, WorldReport
@@ -38,10 +39,12 @@ def _visible_text(world: World) -> str:
 
 
 def check_task(
-    world: World, verifier: Verifier, task: Task, canaries: set[str], *, baselines: bool = True
+    world: World, verifier: Verifier, task: Task, canaries: set[str], *, baselines: bool | Collection[str] = True
 ) -> TaskReport:
     """Everything `mcpsim check` proves of one task; `baselines=False` leaves out the cheating
-    battery (the rest still runs: gold twice, do-nothing and its labels, alternatives, near misses)."""
+    battery (the rest still runs: gold twice, do-nothing and its labels, alternatives, near misses),
+    a collection of names runs those baselines only. A baseline judged by its rate over the world
+    (`RATED`) is reported, not a problem of the task."""
     problems: list[str] = []
     unknown = sorted({a.tool for a in task.gold} - set(world.tools))
     if unknown:
@@ -82,16 +85,13 @@ def check_task(
                 f"but a do-nothing agent {'passes' if check.passed else 'fails'} it ({check.reason})"
             )
     try:
-        cheats = (
-            run_baselines(BaselineRun(world, verifier, task, noop, gold, [instruction_message(task)]))
-            if baselines
-            else {}
-        )
+        names = BASELINES if baselines is True else baselines or ()
+        cheats = run_baselines(BaselineRun(world, verifier, task, noop, gold, [instruction_message(task)]), names)
     finally:
         noop.close()
         gold.close()
     for name, result in cheats.items():
-        if result.applied and result.passed:
+        if result.applied and result.passed and name not in RATED:
             problems.append(
                 f"the cheating baseline {name!r} ({BASELINE_LABELS[name]}) passes this task: {result.detail}"
             )

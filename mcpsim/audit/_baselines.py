@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
 from mcpsim.audit._conversation import call_messages
+from mcpsim.audit._effect_baselines import repeated_effect, zero_call_guess
 from mcpsim.audit._gold_run import GoldRun
+from mcpsim.audit._greedy import greedy_step
 from mcpsim.audit._injection import inject_free_text
 from mcpsim.audit._random_agent import run_random_agent
+from mcpsim.audit._report_baselines import false_report, one_request_many_writes, other_action_confirmed
+from mcpsim.audit._transcriber import Played, transcribe
 from mcpsim.audit._verdicts import failed_checks
 from mcpsim.audit._write_search import find_reverted_irreversible_write, find_unrequested_write
-from mcpsim.engine import Episode
+from mcpsim.engine import Episode, TemplateCache
 from mcpsim.grading import NOTHING_TO_NAME, Verdict, Verifier, claim_baseline, negate, stuffed_answer
 from mcpsim.tasks import (
     CONFIRM_QUESTION,
@@ -50,6 +54,7 @@ __all__ = [
     "BaselineName",
     "BaselineResult",
     "BaselineRun",
+    "RATED",
     "run_baselines",
 ]
 
@@ -64,8 +69,15 @@ BaselineName = Literal[
     "extra_write",
     "injected_text",
     "reverted_irreversible",
+    "repeated_effect",
+    "zero_call_guess",
     "blind_yes",
+    "other_action_confirmed",
+    "one_request_many_writes",
+    "false_report",
     "random_agent",
+    "transcriber",
+    "one_step_greedy",
 ]
 BASELINES: tuple[BaselineName, ...] = get_args(BaselineName)
 BASELINE_LABELS: dict[BaselineName, str] = {
@@ -79,9 +91,18 @@ BASELINE_LABELS: dict[BaselineName, str] = {
     "extra_write": "gold steps plus one unrequested write",
     "injected_text": "gold steps with an injected instruction in every free-text argument of their writes",
     "reverted_irreversible": "gold steps plus an unrequested irreversible write, then reverted",
+    "repeated_effect": "gold steps with an irreversible call made twice, or undone and redone",
+    "zero_call_guess": "no call, the right answer guessed",
     "blind_yes": "gold steps, asking only 'Shall I go ahead?' before the writes",
+    "other_action_confirmed": "gold steps, the request naming the records but asking to keep them as they are",
+    "one_request_many_writes": "gold steps, the request naming only the first of several writes",
+    "false_report": "gold steps, a report contradicting the outcome (failure after a change, a change after none)",
     "random_agent": "the random agent",
+    "transcriber": "matching tools, arguments copied from the instruction, no result read",
+    "one_step_greedy": "one call to the best matching tool, its result echoed",
 }
+# Judged by their pass rate over a world's tasks (at most TRIVIAL_LIMIT), not task by task.
+RATED: frozenset[BaselineName] = frozenset({"transcriber", "one_step_greedy"})
 
 
 class BaselineResult(BaseModel):
@@ -116,9 +137,14 @@ class BaselineRun:
 Baseline = Callable[[BaselineRun], BaselineResult]
 
 
-def run_baselines(run: BaselineRun) -> dict[BaselineName, BaselineResult]:
-    """Every cheating baseline on `run.task`, in the order of `BASELINES`."""
-    return {name: RUNNERS[name](run) for name in BASELINES}
+def run_baselines(run: BaselineRun, names: Collection[str] = BASELINES) -> dict[BaselineName, BaselineResult]:
+    """The cheating baselines `names` (default: every one) on `run.task`, in the order of `BASELINES`."""
+    return {name: RUNNERS[name](run) for name in BASELINES if name in names}
+
+
+def _outcome(outcome: tuple[bool, bool, str]) -> BaselineResult:
+    applied, passed, detail = outcome
+    return BaselineResult(applied=applied, passed=passed, detail=detail)
 
 
 def _baseline_result(verdict: Verdict, what: str) -> BaselineResult:
@@ -301,6 +327,19 @@ def _random_agent(run: BaselineRun) -> BaselineResult:
         episode.close()
 
 
+def _played(agent: Callable[[World, Task, TemplateCache], Played]) -> Baseline:
+    """A baseline that runs a cheating agent of its own module on a fresh episode."""
+
+    def run_it(run: BaselineRun) -> BaselineResult:
+        played = agent(run.world, run.task, run.verifier.templates)
+        try:
+            return run.graded(played.episode, played.answer, played.conversation, played.what)
+        finally:
+            played.episode.close()
+
+    return run_it
+
+
 RUNNERS: dict[BaselineName, Baseline] = {
     "policy_text": _policy_text,
     "pasted_reads": _pasted_reads,
@@ -312,7 +351,16 @@ RUNNERS: dict[BaselineName, Baseline] = {
     "extra_write": _extra_write,
     "injected_text": _injected_text,
     "reverted_irreversible": _reverted_irreversible,
+    "repeated_effect": lambda run: BaselineResult(**repeated_effect(run.world, run.verifier, run.task)._asdict()),
+    "zero_call_guess": lambda run: BaselineResult(**zero_call_guess(run.world, run.verifier, run.task)._asdict()),
     "blind_yes": _blind_yes,
+    "other_action_confirmed": lambda run: _outcome(other_action_confirmed(run.world, run.verifier, run.task, run.gold)),
+    "one_request_many_writes": lambda run: _outcome(
+        one_request_many_writes(run.world, run.verifier, run.task, run.gold)
+    ),
+    "false_report": lambda run: _outcome(false_report(run.verifier, run.task, run.gold)),
     "random_agent": _random_agent,
+    "transcriber": _played(transcribe),
+    "one_step_greedy": _played(greedy_step),
 }
 """Each baseline's function, by name (every name of `BaselineName` has one)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, computed_field
 
-from mcpsim.audit._baselines import BASELINES, BaselineName, BaselineResult
+from mcpsim.audit._baselines import BASELINES, RATED, BaselineName, BaselineResult
 from mcpsim.audit._solutions import SolutionResult
 
 __all__ = ["BaselineTally", "SolutionTally", "TaskReport", "WorldReport"]
@@ -59,6 +59,16 @@ class WorldReport(BaseModel):
                 not_applicable=len(results) - applied,
             )
         return tally
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rates(self) -> dict[BaselineName, float]:
+        """Per baseline judged by its rate (`RATED`): the share of the tasks it ran on that it passed."""
+        rates = {}
+        for name in (n for n in BASELINES if n in RATED):
+            results = [t.baselines[name] for t in self.tasks if name in t.baselines]
+            rates[name] = round(sum(r.applied and r.passed for r in results) / len(results), 4) if results else 0.0
+        return rates
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -203,6 +203,7 @@ COMMANDS = {
     "mcpsim.cli._recording": ("record", "fidelity"),
     "mcpsim.cli._viewing": ("view",),
     "mcpsim.cli._authoring": ("new-world",),
+    "mcpsim.cli._calibrate": ("calibrate",),
 }
 """Which module adds which commands to `main`: a command's module is imported when the command
 runs (or when --help lists them all), so `mcpsim serve` does not import the runner, the factory

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     "--json",
     "as_json",
     is_flag=True,
-    help="Machine-readable output: whole tasks (instructions, gold actions, rubrics), one object per row.",
+    help="Machine-readable output: whole tasks (instructions, gold actions, rubrics) with their measured "
+    "features and tier, one object per row.",
 )
 @_apply(spec_options)
 def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -> None:
@@ -50,7 +51,10 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
         t for t in _tasks(world).tasks if (split is None or t.split == split) and (not tags or set(tags) & set(t.tags))
     ]
     if as_json:
-        _print_json([t.model_dump(mode="json") for t in selected])
+        from mcpsim.cli._measured import features_by_task
+
+        features = features_by_task(world, selected)
+        _print_json([t.model_dump(mode="json") | {"features": features[t.id].model_dump()} for t in selected])
         return
     rows = [[t.id, t.difficulty, t.split, str(len(t.gold)), str(len(t.rubric)), ", ".join(t.tags)] for t in selected]
     _print_table(["task", "difficulty", "split", "gold", "checks", "tags"], rows, numbers=("gold", "checks"))
@@ -74,6 +78,8 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
     pasted gold reads; the gold steps with a negated or a stuffed answer; the gold steps plus
     one unrequested write; injected text in the writes' free text; an unrequested irreversible
     write, then reverted; a bare "Shall I go ahead?" before the writes; the random agent);
+    the transcriber and the one-step greedy agent are printed as their pass rate over the
+    world's tasks (at most 5% is ok, above is HIGH: a report, not a failure);
     every listed alternative passes and every near
     miss fails. Prints a table per world. Exits 0 if every check holds, 1 if anything fails,
     2 on a usage error (an unknown world or option).
@@ -126,6 +132,11 @@ def _print_check_report(report: WorldReport) -> None:
         row("gold", len(graded), sum(t.gold_reward == 1.0 for t in graded), "all")
         row("do nothing", len(graded), sum(t.noop_reward == 1.0 for t in graded), "none")
         for name, tally in report.baselines.items():
+            if name in report.pass_rates:  # judged by its rate over the world's tasks (at most 5%)
+                rate = report.pass_rates[name]
+                rows.append([f"{name}: {BASELINE_LABELS[name]}", str(tally.applied), f"{tally.passed} ({rate:.0%})"])
+                rows[-1] += ["<=5%", str(tally.not_applicable), "ok" if rate <= 0.05 else "HIGH"]
+                continue
             row(f"{name}: {BASELINE_LABELS[name]}", tally.applied, tally.passed, "none", tally.not_applicable)
         alternatives, near_misses = report.alternatives, report.near_misses
         row("alternatives", alternatives.run, alternatives.behaved, "all")

@@ -29,6 +29,7 @@ from mcpsim.cli._app import (
     progress_option,
     spec_options,
 )
+from mcpsim.cli._measured import TIER_NAMES, select_measured
 from mcpsim.cli._run_summary import _print_summary, _report_run
 from mcpsim.runner import Executor, RunConfig, Transport
 
@@ -73,6 +74,19 @@ def _out_option(default: str, help_text: str) -> Any:
     default="all",
     show_default=True,
     help="all, a split (train, dev, test), or comma-separated task ids.",
+)
+@click.option("--tier", type=click.Choice(TIER_NAMES), help="Only --tasks of this measured tier (mcpsim tasks --json).")
+@click.option(
+    "--calibration",
+    "calibration_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A `mcpsim calibrate` file: with --max-pass-rate/--min-pass-rate, only tasks it measured within them.",
+)
+@click.option(
+    "--max-pass-rate", type=click.FloatRange(0, 1), help="Only tasks whose calibrated pass@1 is at most this."
+)
+@click.option(
+    "--min-pass-rate", type=click.FloatRange(0, 1), help="Only tasks whose calibrated pass@1 is at least this."
 )
 @_plan_option("--trials", type=click.IntRange(min=1), help="Runs per task (pass^k).")
 @_plan_option("--concurrency", type=click.IntRange(min=1), help="Episodes at once.")
@@ -153,6 +167,10 @@ def run(
     world: str,
     agent_spec: str,
     task_spec: str,
+    tier: str | None,
+    calibration_path: Path | None,
+    max_pass_rate: float | None,
+    min_pass_rate: float | None,
     trials: int,
     concurrency: int,
     seed: int,
@@ -204,8 +222,10 @@ def run(
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
     _world(world)
     selected = _select_tasks(_tasks(world), task_spec)
+    selected = select_measured(world, selected, tier, calibration_path, max_pass_rate, min_pass_rate)
     if not selected:
-        raise click.BadParameter(f"no task matches {task_spec!r}", param_hint="--tasks")
+        bounds = " within --tier and the pass-rate bounds" if tier or calibration_path else ""
+        raise click.BadParameter(f"no task matches {task_spec!r}{bounds}", param_hint="--tasks")
     _check_run_options(server_url, transport, user_base_url, user_api_key_env, user_spec, address, executor, keep_first)
     _check_agent(agent_spec, base_url)
     plan = _plan(

@@ -7,6 +7,7 @@ cached), gold replay and the oracle's answer (`_scenario`); confirmation questio
 scripted user's answers (`_dialogue`); and `datalock`, the template hashes a world's tasks were
 written against (`python -m mcpsim.tasks.datalock WORLD`)."""
 
+from mcpsim.tasks._action_words import action_mentions, names_action, tool_actions
 from mcpsim.tasks._dialogue import (
     CONFIRM_QUESTION,
     MONTHS,
@@ -31,8 +32,10 @@ from mcpsim.tasks._facts import (
     TimeFact,
     state_fact,
 )
+from mcpsim.tasks._features import TaskFeatures
 from mcpsim.tasks._free_text import FreeTextRule
 from mcpsim.tasks._loading import TaskFileError, load_task_file, load_tasks, register_tasks, task_registrations
+from mcpsim.tasks._places import canonical_places, place_code, place_word
 from mcpsim.tasks._rubric import (
     AllowedChanges,
     AllowRule,
@@ -80,6 +83,12 @@ from mcpsim.tasks._task import (
 )
 
 __all__ = [
+    "canonical_places",
+    "place_code",
+    "place_word",
+    "action_mentions",
+    "names_action",
+    "tool_actions",
     "Action",
     "AllowRule",
     "AllowedChanges",
@@ -118,6 +127,7 @@ __all__ = [
     "Solution",
     "Step",
     "Task",
+    "TaskFeatures",
     "TaskFile",
     "TaskFileError",
     "TaskSet",

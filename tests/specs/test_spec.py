@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpsim.specs._spec import SpecError, json_schema, load_spec, parse_spec
+from mcpsim.specs._spec import ISO_DATETIME, FieldSpec, SpecError, json_schema, load_spec, parse_spec
 
 ROOT = Path(__file__).parents[2]
 LIBRARY = ROOT / "examples" / "specs" / "library.yaml"
@@ -76,3 +76,25 @@ def test_a_transition_nobody_can_reach_and_a_reference_cycle_are_refused():
 
     assert "no transition leads to 'open'" in _broken(unreachable)
     assert "references form a cycle" in _broken(cycle)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ({"type": "int", "min": 0, "max": 9}, 5, None),
+        ({"type": "int", "min": 0}, -1, "-1 is below the minimum 0"),
+        ({"type": "money", "max": 9.5}, 10, "10 is above the maximum 9.5"),
+        ({"type": "enum", "values": ["a", "b"]}, "c", "'c' is not one of ['a', 'b']"),
+        ({"type": "str"}, None, "is empty but not optional"),
+        ({"type": "str", "optional": True}, None, None),
+        ({"type": "str", "max_length": 3}, "abcd", "is 4 characters, more than 3"),
+        ({"type": "str", "min_length": 2}, "a", "is 1 characters, fewer than 2"),
+        ({"type": "str", "pattern": "^[A-Z]+$"}, "ab", "'ab' does not match ^[A-Z]+$"),
+        ({"type": "date"}, "2026-12-07", None),
+        ({"type": "date"}, "07/12/2026", r"'07/12/2026' does not match ^\d{4}-\d{2}-\d{2}$"),
+        ({"type": "datetime"}, "2026-12-07T10:00:00+00:00", None),
+        ({"type": "datetime"}, "2026-12-07", f"'2026-12-07' does not match {ISO_DATETIME}"),
+    ],
+)
+def test_a_stored_value_is_checked_against_its_field(field, value, problem):
+    assert FieldSpec.model_validate(field).problem(value) == problem
