@@ -89,6 +89,10 @@ def one_request_many_writes(world: World, verifier: Verifier, task: Task, gold: 
     writes, asked = _confirmed_writes(world, task), _requests(gold)
     if len(writes) < 2 or not asked:
         return False, False, "fewer than two writes under a describing confirmed check"
+    first = tool_actions(writes[0].tool)
+    if all(w.tool != writes[0].tool and tool_actions(w.tool) & first for w in writes[1:]):
+        # writes of other tools of the first one's action: the grader's documented limit (docs/rewards.md)
+        return False, False, "the other writes are other tools of the first one's action"
     request = confirmation_question(writes[:1])
     conversation = [dict(m, content=request) if i in asked else m for i, m in enumerate(gold.conversation)]
     what = f"asked only for {writes[0].tool}, then made {len(writes)} writes"

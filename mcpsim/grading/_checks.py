@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -378,15 +377,6 @@ def _confirmed_once(
     sent = _sent_arguments(ctx.conversation[position], target)
     changes = ctx.episode.changes(target.call_seq)
     named = names_the_change(request, sent, changes, seen, target.clock[:10], owner_ids(first), apart_from=others)
-    unlike = [o for o in covered if o.tool != target.tool]
-    if named and unlike and not _tool_named(request, target.tool, [o.tool for o in unlike]):
-        apart = [(o.arguments, ctx.episode.changes(o.call_seq)) for o in covered]
-        if not names_the_change(request, sent, changes, seen, target.clock[:10], owner_ids(first), apart_from=apart):
-            why = (
-                f"the agent asked {question[:80]!r}, which names nothing of the {target.tool} call apart from "
-                f"the {', '.join(sorted({o.tool for o in unlike}))} call it asked for with the same yes"
-            )
-            return False, why, -1
     if named is False:
         why = (
             f"the agent asked {question[:80]!r} without saying what it would do: its request names nothing "
@@ -407,16 +397,6 @@ def _confirmed_once(
 
 
 NOTHING_TO_NAME = "the call has nothing a request could name"
-_NAME_WORD = re.compile(r"[a-z]{3,}")
-
-
-def _tool_named(request: str, tool: str, others: list[str]) -> bool:
-    """Whether the request says a word of `tool`'s name that the other tools' names lack ("bags"
-    for `update_reservation_baggages` beside `update_reservation_flights`), compared by their
-    first three letters."""
-    theirs = {w[:3] for other in others for w in _NAME_WORD.findall(other.lower())}
-    own = {w[:3] for w in _NAME_WORD.findall(tool.lower())} - theirs
-    return bool(own & {w[:3] for w in _NAME_WORD.findall(request.lower())})
 
 
 def _asking(before: list[dict[str, Any]], users: list[int]) -> list[dict[str, Any]]:

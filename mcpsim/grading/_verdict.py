@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from mcpsim.engine import RowOp
 
@@ -39,7 +39,24 @@ class DiffEntry(BaseModel):
         return f"{self.table} {self.key}: {'inserted' if self.op == 'insert' else 'deleted'} {{{shown}}}"
 
 
-class Verdict(BaseModel):
+class _Components(BaseModel):
+    """The reward components and guards of a verdict, left out of its JSON when empty: a verdict
+    stored before they existed dumps exactly as it was stored."""
+
+    components: dict[str, float] = {}
+    guards: list[str] = []
+
+    @model_serializer(mode="wrap")
+    def _without_empty(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("components", "guards"):
+                if key in data and not data[key]:
+                    del data[key]
+        return data
+
+
+class Verdict(_Components):
     task_id: str
     world: str
     world_version: str
@@ -92,7 +109,7 @@ class CheckOutcome(BaseModel):
     passed: bool
 
 
-class VerdictSummary(BaseModel):
+class VerdictSummary(_Components):
     """A verdict in `summary` detail (see `Verdict.summary`): what a server without a token shows
     and, in that mode, all an episode keeps."""
 

@@ -35,7 +35,7 @@ from mcpsim.tasks._facts import (
 from mcpsim.tasks._features import TaskFeatures
 from mcpsim.tasks._free_text import FreeTextRule
 from mcpsim.tasks._loading import TaskFileError, load_task_file, load_tasks, register_tasks, task_registrations
-from mcpsim.tasks._places import canonical_places, place_code, place_word
+from mcpsim.tasks._places import canonical_places, place_code
 from mcpsim.tasks._rubric import (
     AllowedChanges,
     AllowRule,
@@ -85,7 +85,6 @@ from mcpsim.tasks._task import (
 __all__ = [
     "canonical_places",
     "place_code",
-    "place_word",
     "action_mentions",
     "names_action",
     "tool_actions",

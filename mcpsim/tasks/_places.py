@@ -103,11 +103,6 @@ def place_code(name: str) -> str | None:
     return _places().get(" ".join(name.casefold().split()))
 
 
-def place_word(word: str) -> str | None:
-    """The short form of a street or unit word (`street` -> `st`, `apartment` -> `apt`), or None."""
-    return ABBREVIATIONS.get(word) or ("apt" if word in UNIT_WORDS else None)
-
-
 def canonical_places(text: str) -> str:
     """The text's words, casefolded, with state and country names as their codes, street words
     as their abbreviations and unit words before a number dropped (`895 Bauer Corner, Apartment
@@ -134,4 +129,4 @@ def canonical_places(text: str) -> str:
     return " ".join(out)
 
 
-__all__ = ["ABBREVIATIONS", "UNIT_WORDS", "canonical_places", "place_code", "place_word"]
+__all__ = ["ABBREVIATIONS", "UNIT_WORDS", "canonical_places", "place_code"]

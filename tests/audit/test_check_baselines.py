@@ -129,10 +129,11 @@ def test_an_answer_the_policy_text_contains_is_caught_by_the_policy_text_baselin
         rubric=[answer_checked(), nothing_changed()],
     )
     report = check(world, weak)[weak.id]
-    # substrings ignore "not", a denial after the value and a question
-    assert passing(report) == {"policy_text", "negated_answer", "denied_after", "spread_guesses"}, report.baselines
+    # substrings ignore "not", a denial after the value and a question; the policy text, given
+    # without a call, fails the derived `calls_made` check whatever the answer grader reads
+    assert passing(report) == {"negated_answer", "denied_after", "spread_guesses"}, report.baselines
     assert not report.ok
-    assert any("'policy_text'" in p and "passes this task" in p for p in report.problems), report.problems
+    assert any("'negated_answer'" in p and "passes this task" in p for p in report.problems), report.problems
 
 
 def test_an_id_the_gold_reads_return_is_caught_by_the_pasted_reads_and_stuffed_baselines(world, shop, substring_grader):
@@ -144,9 +145,10 @@ def test_an_id_the_gold_reads_return_is_caught_by_the_pasted_reads_and_stuffed_b
         rubric=[answer_checked(), nothing_changed()],
     )
     report = check(world, weak)[weak.id]
-    assert {"pasted_reads", "stuffed_answer"} <= passing(report), report.baselines
-    assert "policy_text" not in passing(report)
-    assert any("'pasted_reads'" in p for p in report.problems)
+    assert "stuffed_answer" in passing(report), report.baselines
+    # pasting the gold reads' results without a call of one's own fails the derived `calls_made`
+    assert "pasted_reads" not in passing(report) and "policy_text" not in passing(report)
+    assert any("'stuffed_answer'" in p for p in report.problems)
     assert any("'stuffed_answer'" in p for p in report.problems)
 
 
@@ -261,6 +263,7 @@ def test_a_confirmation_check_that_takes_a_blind_yes_is_caught_by_the_blind_yes_
     from mcpsim.grading import _checks as checks
 
     monkeypatch.setattr(checks, "names_the_change", lambda *_, **__: True)  # the check as it was: any request will do
+    monkeypatch.setattr(checks, "names_action", lambda *_: None)
     weak = check(world, confirm_cancel(shop))["confirm-cancel"]
     assert "blind_yes" in passing(weak) and any("'blind_yes'" in p for p in weak.problems), weak.problems
     bare = check(world, confirm_cancel(shop, describe=False))["confirm-cancel"]  # the task accepts a bare request
@@ -342,9 +345,8 @@ def test_the_check_json_carries_per_baseline_counts_and_the_table_names_every_ba
     assert result.exit_code == 1, result.output
     [data] = json.loads(result.stdout)
     assert list(data["baselines"]) == list(BASELINES)
-    assert data["baselines"]["policy_text"] == {"applied": 2, "passed": 1, "not_applicable": 0}
+    assert data["baselines"]["negated_answer"] == {"applied": 2, "passed": 1, "not_applicable": 0}
     assert data["baselines"]["extra_write"]["passed"] == 0
-    assert data["baselines"]["negated_answer"]["applied"] == 2
     assert data["alternatives"] == {"run": 0, "behaved": 0}
     assert all(set(t["baselines"]) == set(BASELINES) for t in data["tasks"])
 
@@ -353,8 +355,8 @@ def test_the_check_json_carries_per_baseline_counts_and_the_table_names_every_ba
     lines = {line.split(":")[0].strip(): line for line in table.output.splitlines()}
     for name in BASELINES:
         assert name in lines, table.output
-    assert lines["policy_text"].split()[-1] == "FAILED" and lines["random_agent"].split()[-1] == "ok"
-    assert "weak-policy-phrase: the cheating baseline 'policy_text'" in table.output
+    assert lines["negated_answer"].split()[-1] == "FAILED" and lines["random_agent"].split()[-1] == "ok"
+    assert "weak-policy-phrase: the cheating baseline 'negated_answer'" in table.output
 
 
 def test_gold_steps_ask_for_confirmation_before_the_first_write_a_confirmed_check_covers(world, shop):

@@ -169,23 +169,3 @@ def test_the_scripted_user_says_yes_to_its_own_action_in_other_words():
     assert confirmation_reply(f"Shall I cancel orders {ids}?", task) == YES_REPLY
     assert confirmation_reply(f"Shall I return orders {ids}?", task) != YES_REPLY
     assert isinstance(cancels[0], Action)
-
-
-@pytest.mark.parametrize(
-    ("world_name", "task_id"),
-    [
-        ("retail", "change-variant-and-address"),  # two tools, one order
-        ("retail", "redeem-and-pay-pending-order"),  # the gift card both name
-        ("retail", "return-for-credit-then-reorder"),
-        ("airline", "workflow-three-changes-one-reservation"),  # three changes, one reservation
-    ],
-)
-def test_writes_of_other_tools_under_one_yes_need_their_own_words(world_name, task_id):
-    task = load_tasks(world_name).get(task_id)
-    world = load_world(world_name)
-    assert _grade(world_name, task, gold_steps(task, world)).passed  # the oracle names each
-    writes = _writes(world_name, task)
-    first = task.gold[writes[0]]
-    steps = [*task.gold[: writes[0]], Say(say=confirmation_question([first])), *task.gold[writes[0] :]]
-    check = _grade(world_name, task, steps, always_yes=True)
-    assert not check.passed, check.reason

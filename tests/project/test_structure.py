@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE_LINES, CLASS_LINES, FUNCTION_LINES = 600, 300, 80
-PUBLIC_BUDGET = 298  # the limit is 300 (docs/architecture.md)
+PUBLIC_BUDGET = 300  # the limit is 300 (docs/architecture.md)
 
 
 def _sources() -> list[Path]:
@@ -246,7 +246,9 @@ STARTUP_MODULES = {
 # Required packages and modules of ours kept off a budgeted path: (module, what it imports).
 DEFERRED = {
     ("mcpsim/world/_seeding.py", "faker"),  # only template builds need Faker: `import mcpsim.world` in its budget
-    ("mcpsim/tasks/datalock.py", "faker"),  # only to name its release in a stale-data error: episodes never load it
+    ("mcpsim/tasks/datalock.py", "faker"),
+    ("mcpsim/tasks/_places.py", "pycountry"),  # ISO tables built on first use: served episodes never read places
+    ("mcpsim/tasks/_places.py", "us"),  # only to name its release in a stale-data error: episodes never load it
     ("mcpsim/runner/_cluster.py", "mcpsim.runner._ray_router"),  # Ray's router: `mcpsim --help` loads the runner
 }
 

@@ -27,6 +27,12 @@ pytestmark = pytest.mark.anyio
 
 ANSWER = "Sent $20.00; Zoe is set up."
 SUMMARY_KEYS = {"detail", "task_id", "episode_id", "passed", "reward", "partial_reward", "failure", "checks"}
+# each check's 0 or 1 by its summary name (what `checks` already shows), left out when there are none
+SUMMARY_KEYS_OPTIONAL = {"components", "guards"}
+
+
+def summary_keys(summary) -> bool:
+    return SUMMARY_KEYS <= set(summary) <= SUMMARY_KEYS | SUMMARY_KEYS_OPTIONAL
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -339,7 +345,7 @@ def test_a_summary_keeps_outcome_and_check_names_and_nothing_expected():
         "state_hash": "abc",
     }
     summary = summarize_verdict(full)
-    assert set(summary) == SUMMARY_KEYS
+    assert summary_keys(summary)
     assert summary["checks"] == [
         {"check": "1:answer_facts", "passed": False},
         {"check": "2:row_exists", "passed": True},
@@ -404,14 +410,14 @@ async def test_the_self_grading_agent_gets_nothing_it_can_use(serve_http, ledger
         ep = (await harness.post("/episodes", json={"world": "ledger", "task": task.id})).json()
         statuses, verdict = await attack(ep["mcp_url"], {})
         assert statuses[0] == 201 and statuses[-1] == 200 and verdict["passed"] is False
-        assert set(verdict) == SUMMARY_KEYS and all(set(c) == {"check", "passed"} for c in verdict["checks"])
+        assert summary_keys(verdict) and all(set(c) == {"check", "passed"} for c in verdict["checks"])
         shown = json.dumps(verdict)
         assert not [e for e in expected if e in shown]
         # Nor through the fork's trajectory or snapshot: only the summary was ever stored.
         fork_id = verdict["episode_id"]
         trajectory = (await harness.get(f"/episodes/{fork_id}/trajectory")).json()
         snapshot = (await harness.get(f"/episodes/{fork_id}/snapshot")).content
-    assert set(trajectory["verdict"]) == SUMMARY_KEYS
+    assert summary_keys(trajectory["verdict"])
     assert not [e for e in expected if e in json.dumps(trajectory["verdict"])]
     assert b'"reason"' not in snapshot and b'"requirement"' not in snapshot
 

@@ -14,7 +14,7 @@ from typing import Any
 from mcpsim.grading._answers._names import NOT_NAMES, unpossessed
 from mcpsim.grading._answers._parsed import FUNCTION_WORDS, Parsed
 from mcpsim.grading._answers._text import JOINERS, WORD, canonical
-from mcpsim.tasks import place_code, place_word
+from mcpsim.tasks import canonical_places, place_code
 
 
 @lru_cache(maxsize=1)
@@ -72,9 +72,11 @@ def word_forms(word: str) -> frozenset[str]:
     street or unit word or a state or country (`street` -> `st`, `texas` -> `tx`). Two words are
     the same word in another form when their forms meet."""
     forms = {word, _IRREGULAR.get(word, word), unpossessed(word)}
-    short = place_word(word)
-    if short:  # `Street` and `St`, `Apartment` and `Apt`
+    short = canonical_places(word)
+    if short != word:  # `Street` and `St`
         forms.add(short)
+    if canonical_places(f"{word} 1") == "1":  # a unit word before its number: `Apartment` and `Apt`
+        forms.add("apt")
     if len(word) > 3 and word.isalpha():
         code = place_code(word)  # `Texas` and `TX`, `Germany` and `DE`
         if code:
