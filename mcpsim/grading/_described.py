@@ -130,9 +130,11 @@ def change_values(
 
 def _proper(value: Any) -> bool:
     """A proper name of the row (a payee's "David Rivera", a product's "Harbor Coffee Maker"): a
-    text of capitalised words, which names the record it belongs to."""
+    text of two or more capitalised words, which names the record it belongs to."""
     words = str(value).split() if isinstance(value, str) else []
-    return 0 < len(words) <= 6 and all(w[:1].isupper() and w[1:2].islower() for w in words)
+    return 1 < len(words) <= 6 and all(
+        w[:1].isupper() and w[1:2].islower() for w in words
+    )  # "Heather" alone: a first name
 
 
 class _Change:

@@ -497,7 +497,9 @@ def test_held_out_phrasings(task_id, answer, stated):
 
 @pytest.fixture(scope="module")
 def clinic_tasks():
-    return {t.id: t for t in generate_tasks(compile_spec(load_spec(SPECS / "clinic.yaml")), count=12, seed=0)}
+    spec = compile_spec(load_spec(SPECS / "clinic.yaml"))  # the one-call kinds, whose answers these tests read
+    tasks = generate_tasks(spec, count=12, seed=0, turns=("write", "lookup", "refusal", "workflow", "recovery"))
+    return {t.id: t for t in tasks}
 
 
 def _generated(tasks: dict[str, Task], prefix: str) -> Task:
@@ -507,18 +509,22 @@ def _generated(tasks: dict[str, Task], prefix: str) -> Task:
 def test_generated_counts_refuse_each_cheap_form_and_pass_natural_answers(clinic_tasks):
     t = _generated(clinic_tasks, "lookup-002")
     (count,) = t.answer
-    assert isinstance(count, CountFact) and count.noun == "appointment"
-    n = count.count
+    assert isinstance(count, CountFact)
+    n, things = count.count, f"{count.noun}s"
     for answer in (
-        f"Are there {n} appointments?",
-        f"There might be {n} appointments.",
-        f"There are {n} appointments. Or {n + 1}?",
-        f"{n} appointments is wrong.",
-        f"There are {n} appointments, I think.",
+        f"Are there {n} {things}?",
+        f"There might be {n} {things}.",
+        f"There are {n} {things}. Or {n + 1}?",
+        f"{n} {things} is wrong.",
+        f"There are {n} {things}, I think.",
     ):
         assert not grade(t, answer)[0], answer
-    for answer in (f"You have {n} appointments.", f"I found {n} appointments on the schedule. Anything else?"):
+    for answer in (f"You have {n} {things}.", f"I found {n} {things} on the schedule. Anything else?"):
         assert grade(t, answer)[0], answer
+
+
+def _phrases(facts) -> list[str]:
+    return [str(f.phrase) for f in facts if hasattr(f, "phrase")]
 
 
 def test_generated_refusals_refuse_each_cheap_form_and_pass_natural_answers(clinic_tasks):
@@ -528,7 +534,9 @@ def test_generated_refusals_refuse_each_cheap_form_and_pass_natural_answers(clin
         f"Is appointment {ident} {state}?",
         f"Appointment {ident} might be {state}.",
         f"Appointment {ident} is {state}, but that is incorrect.",
-        f"Appointment {ident} is {state}, or maybe booked.",
+        # a rival the task forbids; a status its own instruction names is never forbidden (issue 27
+        # item 5), so "or maybe <that status>" is not refused: a known gap (docs/rewards.md)
+        *(f"Appointment {ident} is {state}, or maybe {rival}." for rival in _phrases(t.forbidden)[:1]),
     ):
         assert not grade(t, answer)[0], answer
     for answer in (
