@@ -74,8 +74,9 @@ def check_task(
     problems += _give_up_passes(world, verifier, task)
     noop = task_episode(world, task, templates=verifier.templates)
     verdict = verifier.grade(noop, task, None, [instruction_message(task)])
-    if verdict.passed:
-        problems.append("a do-nothing agent passes this task")
+    rubric = verdict.checks[: len(task.rubric)]  # a derived check (calls_made) must not hide a lax rubric
+    if verdict.passed or (not verdict.failure and rubric and all(c.passed for c in rubric)):
+        problems.append("a do-nothing agent passes this task" + ("" if verdict.passed else "'s rubric"))
     if verdict.failure:
         problems.append(f"grading a do-nothing agent failed closed: {verdict.failure}")
     for check in verdict.checks:
