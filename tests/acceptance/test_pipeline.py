@@ -18,12 +18,13 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from mcpsim.acceptance._validate import CHECKS, validate
+from mcpsim.audit._baselines import RATED
 from mcpsim.engine._episode import Episode
 from mcpsim.engine._templates import TemplateCache
 from mcpsim.grading import Verifier
 from mcpsim.specs._compiler import compile_spec
 from mcpsim.specs._spec import load_spec, parse_spec
-from mcpsim.taskgen._generator import task_set
+from mcpsim.taskgen._generator import KINDS, task_set
 from mcpsim.tasks import Say
 from mcpsim.tasks._dialogue import confirmation_reply
 from mcpsim.tasks._scenario import gold_steps
@@ -114,7 +115,7 @@ def test_its_tasks_run_with_the_oracle_over_http(spec, server, tmp_path):
 async def test_a_task_episode_served_over_stdio_is_graded_like_any_other(spec, bikes, bike_tasks, tmp_path):
     """The gold steps (with the confirmation turn the policy asks for) sent to `mcpsim serve
     --world-spec --task` over stdio; the database it writes on exit is graded with that conversation."""
-    task = next(t for t in bike_tasks.tasks if t.tags[0] == "write")
+    task = next(t for t in bike_tasks.tasks if not t.faults and all(a.expect == "ok" for a in t.gold))  # no fault
     final = tmp_path / "final.sqlite"
     params = StdioServerParameters(
         command=sys.executable,
@@ -141,7 +142,6 @@ async def test_a_task_episode_served_over_stdio_is_graded_like_any_other(spec, b
     verifier = Verifier(bikes.world, bike_tasks, templates=TemplateCache(None))
     verdict = verifier.grade(episode, task, task.oracle_answer(), conversation)
     assert verdict.passed, verdict.failure or [c for c in verdict.checks if not c.passed]
-    assert any(c.type == "confirmed" for c in task.rubric)  # start_rental: the policy wants a yes first
 
 
 def test_mcpsim_check_runs_the_cheating_baselines_on_its_tasks(spec, tmp_path):
@@ -150,7 +150,8 @@ def test_mcpsim_check_runs_the_cheating_baselines_on_its_tasks(spec, tmp_path):
     [report] = json.loads(done.stdout)
     assert report["world"] == "bikes" and report["ok"] and len(report["tasks"]) == TASKS
     applied = {name: tally["applied"] for name, tally in report["baselines"].items()}
-    assert all(tally["passed"] == 0 for tally in report["baselines"].values())
+    # the transcribing agents are judged by their rate over a world's tasks (docs/rewards.md), not here
+    assert all(tally["passed"] == 0 for name, tally in report["baselines"].items() if name not in RATED)
     assert applied["policy_text"] == applied["random_agent"] == applied["extra_write"] == TASKS
     assert report["near_misses"]["run"] >= TASKS and report["near_misses"]["behaved"] == report["near_misses"]["run"]
 
@@ -180,7 +181,8 @@ def test_the_spec_is_validated_and_accepted(bikes, report):
     assert report.ok, report.to_json()["failures"]
     assert report.checked == list(CHECKS)  # every check ran, the process check included
     assert len(report.tasks) == TASKS and all(report.actions[a.name].successes for a in bikes.spec.actions)
-    assert {t.tags[0] for t in report.tasks} == {"write", "lookup", "refusal", "workflow", "recovery"}
+    kinds = {t.tags[0] for t in report.tasks}
+    assert len(kinds) >= 3 and kinds <= set(KINDS), kinds
     assert "bikes" not in world_names()  # nothing was registered in this process
 
 

@@ -11,6 +11,7 @@ import yaml
 
 from mcpsim.acceptance._validate import tasks_digest
 from mcpsim.audit._audit import check_task
+from mcpsim.audit._baselines import RATED
 from mcpsim.engine._episode import Episode
 from mcpsim.engine._templates import TemplateCache
 from mcpsim.grading import Verifier
@@ -47,7 +48,8 @@ def test_every_kind_is_generated_as_a_valid_task_file(clinic, tasks):
     assert len(tasks) == 15 and len({t.id for t in tasks}) == 15
     # the clinic offers no triage (no set of records two changes apply to) and no tally (its
     # appointments hold no amount): tests/taskgen/test_composed_tasks.py shows those
-    assert {t.tags[0] for t in tasks} == set(KINDS) - {"triage", "tally"}
+    kinds = {t.tags[0] for t in tasks}  # errand pairs two jobs of one person: rare on 15 tasks
+    assert {"pick", "branch", "sweep"} <= kinds <= set(KINDS) - {"triage", "tally"}, kinds
     dumped = task_set(clinic, tasks).files[0].model_dump(mode="json", exclude_defaults=True)
     again = TaskFile.model_validate(yaml.safe_load(yaml.safe_dump(dumped)))
     assert again.tasks == tasks and again.canary.startswith("MCPSIM-CANARY-")
@@ -67,7 +69,7 @@ def test_every_task_passes_an_independent_mcpsim_check(clinic, tasks):
         report = check_task(clinic.world, verifier, task, verifier.tasks.canaries)
         assert report.ok, (task.id, report.problems)
         assert report.noop_reward == 0 and report.gold_reward == 1
-        assert not any(r.applied and r.passed for r in report.baselines.values())
+        assert not any(r.applied and r.passed for name, r in report.baselines.items() if name not in RATED)
         assert all(s.behaved for s in report.solutions) and report.solutions
 
 
