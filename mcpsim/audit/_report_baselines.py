@@ -79,7 +79,10 @@ def other_action_confirmed(world: World, verifier: Verifier, task: Task, gold: G
     writes, asked = _confirmed_writes(world, task), _requests(gold)
     if not writes or not asked:
         return False, False, "no write a describing confirmed check covers"
-    values = ", ".join(v for a in writes for v in _flat(a.args) if len(v.split()) < 4)  # the records, not prose
+    # the records' values: not prose, and no value that itself names an action ("airline cancelled")
+    values = ", ".join(
+        v for a in writes for v in _flat(a.args) if len(v.split()) < 4 and not tool_actions(v.replace(" ", "_"))
+    )
     request = KEEP_REQUEST.format(values=values)
     conversation = [dict(m, content=request) if i in asked else m for i, m in enumerate(gold.conversation)]
     return _graded(verifier, task, gold, oracle_answer(task), conversation, "asked to keep the records as they are")

@@ -30,7 +30,7 @@ _CLASSES: dict[str, tuple[str, ...]] = {
     "return": ("return",),
     "refund": ("refund", "reimburse", "reimbursement"),
     "create": tuple(
-        "create add open register submit make made enrol enroll place purchase buy bought order new".split()
+        "create add open register submit make made enrol enroll place purchase buy bought order new save store".split()
     )
     + ("sign up",),
     "book": ("book", "booking", "reserve", "reservation", "schedule"),
@@ -78,6 +78,8 @@ _NEGATOR = re.compile(
 )
 _CLAUSE_BREAK = re.compile(r"[.;:!?\n]|\b(?:and|but|then|so|or)\b|,", re.IGNORECASE)
 _WORD = re.compile(r"[a-z][a-z'-]*")
+_ORDER = {"order", "orders", "ordered", "ordering"}  # a verb only after a subject or an auxiliary
+_BEFORE_A_VERB = {"i", "we", "i'll", "we'll", "will", "to", "shall", "can", "could", "should", "please", "just", "also"}
 _NEGATION_REACH = 4  # words before the verb a negator can be in to deny it
 STATUS_QUO = "keep"  # the class `named_actions` denies for "leave it as it is", "keep it unchanged"
 _KEEP = re.compile(
@@ -95,7 +97,12 @@ _PATTERN = re.compile(
 )
 
 
-_NOUNS_IN_NAMES = {"order", "orders"}  # a verb only as a name's first word (`place_order` is no "order")
+# words that are the record, not the action, after a name's first word: `cancel_reservation` does
+# not book, `modify_pending_order_payment` does not pay, `forward_message` does not message
+_NOUNS_IN_NAMES = {
+    *("order", "orders", "reservation", "reservations", "booking", "bookings", "payment", "payments"),
+    *("message", "messages", "notification", "notifications", "invitation", "invitations", "transfer", "transfers"),
+}
 
 
 @cache
@@ -126,7 +133,10 @@ def named_actions(text: str) -> tuple[frozenset[str], frozenset[str]]:
     for match in _PATTERN.finditer(text):
         before = text[: match.start()]
         clause = _CLAUSE_BREAK.split(before)[-1]
-        near = " ".join(_WORD.findall(clause.lower())[-_NEGATION_REACH:])
+        words = _WORD.findall(clause.lower())
+        if match.group(1).lower() in _ORDER and not (words and words[-1] in _BEFORE_A_VERB):
+            continue  # "order #W1", "delivered order items": the record, not the action
+        near = " ".join(words[-_NEGATION_REACH:])
         (denied if _NEGATOR.search(near) else asserted).update(_FORMS[match.group(1).lower()])
     return frozenset(asserted), frozenset(denied - asserted)
 
