@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
+from mcpsim.audit._baselines import RATED
+from mcpsim.audit._transcriber import TRIVIAL_LIMIT
 from mcpsim.cli import main
 from mcpsim.grading import Verifier
 from mcpsim.serve._mcp import build_server, policy_uri
@@ -55,8 +57,11 @@ def test_mcpsim_check_passes_for_every_world_and_retail_has_at_least_50_tasks():
         if not r["ok"]
     }
     assert out.returncode == 0 and not bad, bad
-    for r in reports.values():  # every cheating baseline ran, and passed nothing
-        assert all(b["passed"] == 0 for b in r["baselines"].values()), (r["world"], r["baselines"])
+    for r in reports.values():
+        # every cheating baseline passed nothing; the rated ones (a correct but trivial agent) stay under the limit
+        cheats = {name: b for name, b in r["baselines"].items() if name not in RATED}
+        assert all(b["passed"] == 0 for b in cheats.values()), (r["world"], cheats)
+        assert all(rate <= TRIVIAL_LIMIT for rate in r["pass_rates"].values()), (r["world"], r["pass_rates"])
         assert r["baselines"]["policy_text"]["applied"] == len(r["tasks"])
         assert r["alternatives"]["behaved"] == r["alternatives"]["run"], r["world"]
         assert r["near_misses"]["behaved"] == r["near_misses"]["run"], r["world"]
