@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 @main.command()
 @click.argument("world")
-@click.option("--split", type=click.Choice(["train", "dev", "test"]), help="Only tasks of this split.")
+@click.option("--split", type=click.Choice(["train", "dev", "test", "hard"]), help="Only tasks of this split.")
 @click.option("--tag", "tags", multiple=True, help="Only tasks with this tag (repeatable: any of them).")
 @click.option(
     "--json",
@@ -47,9 +47,10 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
     channel (agents only see MCP).
     """
     logs.configure("WARNING")  # generated tasks build templates: their log lines go to stderr, never into --json
-    selected = [
-        t for t in _tasks(world).tasks if (split is None or t.split == split) and (not tags or set(tags) & set(t.tags))
-    ]
+    every = _tasks(world).tasks
+    selected = [t for t in every if (split is None or t.split == split) and (not tags or set(tags) & set(t.tags))]
+    if every and not selected:  # a filter that keeps nothing is a mistake, not an empty answer
+        _no_task_matches(world, every, split, tags)
     if as_json:
         from mcpsim.cli._measured import features_by_task
 
@@ -59,6 +60,18 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
     rows = [[t.id, t.difficulty, t.split, str(len(t.gold)), str(len(t.rubric)), ", ".join(t.tags)] for t in selected]
     _print_table(["task", "difficulty", "split", "gold", "checks", "tags"], rows, numbers=("gold", "checks"))
     click.echo(f"{len(selected)} tasks", err=True)
+
+
+def _no_task_matches(world: str, every: list[Any], split: str | None, tags: tuple[str, ...]) -> None:
+    """A usage error naming the filter that kept none of `world`'s tasks, and what it has."""
+    asked = [f"--split {split}"] if split else []
+    asked += [f"--tag {tag}" for tag in tags]
+    known = sorted({tag for t in every for tag in t.tags})
+    splits = sorted({t.split for t in every})
+    raise click.UsageError(
+        f"no task of {world} matches {' '.join(asked)} (its splits: {', '.join(splits)}; "
+        f"its tags: {', '.join(known) or 'none'})"
+    )
 
 
 @main.command()

@@ -37,7 +37,7 @@ from mcpsim.runner import Executor, RunConfig, Transport
 def _select_tasks(task_set: Any, spec: str) -> list[Any]:
     if spec == "all":
         return list(task_set.tasks)
-    if spec in ("train", "dev", "test"):
+    if spec in ("train", "dev", "test", "hard"):
         return [t for t in task_set.tasks if t.split == spec]
     try:
         return [task_set.get(i.strip()) for i in spec.split(",") if i.strip()]
@@ -73,7 +73,7 @@ def _out_option(default: str, help_text: str) -> Any:
     "task_spec",
     default="all",
     show_default=True,
-    help="all, a split (train, dev, test), or comma-separated task ids.",
+    help="all, a split (train, dev, test, hard), or comma-separated task ids.",
 )
 @click.option("--tier", type=click.Choice(TIER_NAMES), help="Only --tasks of this measured tier (mcpsim tasks --json).")
 @click.option(

@@ -177,7 +177,7 @@ class Task(Strict):
     )
     tags: list[str] = []
     difficulty: Literal["easy", "medium", "hard"]
-    split: Literal["train", "dev", "test"]
+    split: Literal["train", "dev", "test", "hard"]  # hard: long chained tasks held apart (10+ gold calls)
 
     def oracle_answer(self) -> str:
         """A final answer that states every fact (what a perfect agent would say)."""
