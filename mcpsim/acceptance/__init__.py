@@ -1,10 +1,10 @@
 """The `acceptance` package."""
 
 from mcpsim.acceptance._describe import DescribeError, ReplyCache, describe_world, json_object, prompt, response_format
-from mcpsim.acceptance._validate import CHECKS, DeterminismChecker, ValidationReport, validate
+from mcpsim.acceptance._validate import CRITERIA, DeterminismChecker, ValidationReport, validate
 
 __all__ = [
-    "CHECKS",
+    "CRITERIA",
     "DescribeError",
     "DeterminismChecker",
     "ReplyCache",

@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
 
 from mcpsim.acceptance._validate import ValidationReport, validate
 from mcpsim.runner import ChatClient
-from mcpsim.specs import CompiledWorld, SpecError, WorldSpec, compile_spec, json_schema
+from mcpsim.specs import CompiledWorld, SpecError, WorldSpec, compile_spec, json_schema, parse_spec
 from mcpsim.trajectories import Message, Usage
 
 MAX_ERRORS = 30  # errors sent back per round: enough to repair, short enough to read
@@ -139,15 +138,10 @@ class Attempt:
 def json_object(text: str) -> Any:
     """The JSON a reply holds, fenced in ```json or not."""
     fenced = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", text, re.S)
-    return json.loads(fenced.group(1) if fenced else text)
-
-
-def _spec_errors(exc: ValidationError) -> list[str]:
-    errors = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"]) or "spec"
-        errors.append(f"{where}: {error['msg']}")
-    return errors
+    try:
+        return json.loads(fenced.group(1) if fenced else text)
+    except RecursionError:  # deeper than any spec may be (`mcpsim.specs` refuses past its limit)
+        raise ValueError("it is nested too deeply to read") from None
 
 
 def check_reply(text: str, *, seed: int, scale: str, task_count: int | None = None) -> Attempt:
@@ -159,12 +153,10 @@ def check_reply(text: str, *, seed: int, scale: str, task_count: int | None = No
     if not isinstance(data, dict):
         return Attempt("not_json", [f"the answer is a JSON {type(data).__name__}, not an object"])
     try:
-        spec = WorldSpec.model_validate(data)
+        spec = parse_spec(data, source="the answer")  # within the spec's bounds (`mcpsim.specs`)
         compiled = compile_spec(spec)
-    except ValidationError as exc:
-        return Attempt("spec", _spec_errors(exc)[:MAX_ERRORS])
     except SpecError as exc:
-        return Attempt("spec", [str(exc)])
+        return Attempt("spec", exc.details[:MAX_ERRORS])
     report = validate(compiled, seed=seed, scale=scale, task_count=task_count)
     if not report.ok:
         errors = [f"{check}: {message}" for check, found in report.failures.items() for message in found]

@@ -1,7 +1,7 @@
 """Validation of a compiled world before it is accepted: its tools are driven with arguments drawn
 from its seeded data until each has succeeded and each named refusal has been seen.
 
-Checks (a report counts the failures of each):
+Criteria (a report counts the failures of each):
 - `seed_constraints`: every seeded row keeps its fields' constraints and the world's invariants;
 - `tool_succeeds`: every tool succeeds at least once (a precondition that can never be satisfied
   shows here, with the refusal that always blocked it);
@@ -16,7 +16,7 @@ Checks (a report counts the failures of each):
   audit of each candidate runs once, here).
 
 Then its tasks (the generated ones, `mcpsim.taskgen._generator`, and any the spec declares) go
-through `mcpsim check`'s audit (`mcpsim.audit._audit.check_task`), each problem counted under one check:
+through `mcpsim check`'s audit (`mcpsim.audit._audit.check_task`), each problem counted under one criterion:
 - `tasks_generated`: the generator found as many sound tasks as asked for;
 - `task_well_formed`: the task's tools exist and no canary string reaches the agent;
 - `not_satisfied_at_start`: a do-nothing agent fails the task, and every check's `noop_passes`
@@ -54,12 +54,12 @@ from mcpsim.acceptance._wording import wording_hits, wording_problems
 from mcpsim.audit import check_task
 from mcpsim.engine import CallResult, Episode, TemplateCache
 from mcpsim.grading import Verifier
-from mcpsim.specs import ActionSpec, Arguments, CompiledWorld, compile_spec, message_pattern, parse_spec
+from mcpsim.specs import ActionSpec, Arguments, CompiledWorld, SpecError, compile_spec, message_pattern, parse_spec
 from mcpsim.taskgen import TaskGenerator, candidates_digest, task_check, task_set
 from mcpsim.tasks import Task
 from mcpsim.world import derive_seed
 
-CHECKS = (
+CRITERIA = (
     "seed_constraints",
     "tool_succeeds",
     "precondition_violated",
@@ -81,8 +81,8 @@ RATED_BASELINES = ("transcriber", "one_step_greedy")  # `mcpsim check`'s baselin
 # The highest share of a world's tasks a transcribing baseline may pass before acceptance rejects the
 # world; None: the rates are recorded, nothing is rejected (issue 27 item 6 asks for 0.05).
 TRIVIAL_GATE: float | None = None
-TOOL_CHECKS = CHECKS[:6]  # run on every world: its seed data and its tools driven
-AUDIT_CHECKS = CHECKS[9:]  # run on each task `mcpsim check`'s audit looks at
+TOOL_CRITERIA = CRITERIA[:6]  # run on every world: its seed data and its tools driven
+AUDIT_CRITERIA = CRITERIA[9:]  # run on each task `mcpsim check`'s audit looks at
 REQUIRED_ORIGINS = {"precondition", "state", "reference", "input"}
 NOT_FOUND = re.compile(r"^.+ not found$")
 CALLS_PER_ACTION = 400
@@ -100,11 +100,11 @@ class ActionStats:
 class ValidationReport:
     world: str
     template_hash: str
-    failures: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CHECKS})
+    failures: dict[str, list[str]] = field(default_factory=lambda: {c: [] for c in CRITERIA})
     actions: dict[str, ActionStats] = field(default_factory=dict)
     tasks: list[Task] = field(default_factory=list)  # the tasks validated: generated, then the spec's
-    dropped: dict[str, int] = field(default_factory=dict)  # generated candidates the audit refused, by check
-    checked: list[str] = field(default_factory=list)  # the checks that ran (in CHECKS order)
+    dropped: dict[str, int] = field(default_factory=dict)  # generated candidates the audit refused, by criterion
+    criteria_run: list[str] = field(default_factory=list)  # the criteria that ran (in CRITERIA order)
     trivial_rates: dict[str, float] = field(default_factory=dict)  # RATED_BASELINES' pass rates over the tasks
     wording: dict[str, int] = field(default_factory=dict)  # the wording lint's hits per kind
 
@@ -113,22 +113,22 @@ class ValidationReport:
         return not any(self.failures.values())
 
     def counts(self) -> dict[str, int]:
-        """Failures per check."""
-        return {check: len(found) for check, found in self.failures.items()}
+        """Failures per criterion."""
+        return {criterion: len(found) for criterion, found in self.failures.items()}
 
-    def failed_checks(self) -> list[str]:
-        return [check for check, found in self.failures.items() if found]
+    def failed_criteria(self) -> list[str]:
+        return [criterion for criterion, found in self.failures.items() if found]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "world": self.world,
             "accepted": self.ok,
             "template_hash": self.template_hash,
-            "failures_per_check": self.counts(),
+            "failures_per_criterion": self.counts(),
             "failures": {k: v for k, v in self.failures.items() if v},
             "tasks": [t.id for t in self.tasks],
             "candidates_dropped": self.dropped,
-            "checked": self.checked,
+            "criteria_run": self.criteria_run,
             "trivial_rates": self.trivial_rates,
             "wording": self.wording,
             "actions": {
@@ -154,31 +154,37 @@ class Validator:
     def run(
         self, *, processes: bool = True, task_count: int = 10, checker: DeterminismChecker | None = None
     ) -> ValidationReport:
-        episode = Episode.create(self.world, self.seed, self.scale, templates=self.templates)
+        try:
+            episode = Episode.create(self.world, self.seed, self.scale, templates=self.templates)
+        except SpecError as exc:  # a generator that raised: its field's path, no world to drive
+            report = ValidationReport(self.world.name, "")
+            report.failures["seed_constraints"].append(str(exc))
+            report.criteria_run = ["seed_constraints"]
+            return report
         report = ValidationReport(self.world.name, episode.state_hash())
         self._check_seed(episode, report)
         for action in self.spec.actions:
             report.actions[action.name] = self._exercise(action, episode, report)
         self._check_coverage(report)
         episode.close()
-        ran = set(TOOL_CHECKS)
+        ran = set(TOOL_CRITERIA)
         drawn = ""
         if task_count or self.spec.tasks:
             drawn = self._check_tasks(report, task_count)
             ran |= {"tasks_generated"} if task_count else set()
-            ran |= set(AUDIT_CHECKS) if drawn.split()[:1] != ["0"] or self.spec.tasks else set()
+            ran |= set(AUDIT_CRITERIA) if drawn.split()[:1] != ["0"] or self.spec.tasks else set()
         self._check_wording(report)
         ran.add("wording")
         if processes or checker is not None:
             self._check_processes(report, drawn, checker)
             ran.add("deterministic_template")
-        report.checked = [c for c in CHECKS if c in ran]
+        report.criteria_run = [c for c in CRITERIA if c in ran]
         return report
 
     # -- tasks ------------------------------------------------------------------------------------
 
     def _check_tasks(self, report: ValidationReport, task_count: int) -> str:
-        """Generate and audit the tasks; `COUNT DIGEST` of the candidates drawn (for the process check)."""
+        """Generate and audit the tasks; `COUNT DIGEST` of the candidates drawn (for the process criterion)."""
         generated: list[Task] = []
         drawn = ""
         if task_count:
@@ -443,7 +449,7 @@ def hashes_in_subprocesses(
 
 class DeterminismChecker:
     """One long-lived Python process, started fresh with another hash seed, that answers
-    `process_hashes` for spec after spec (`python -m mcpsim.acceptance hashes`): the process check of
+    `process_hashes` for spec after spec (`python -m mcpsim.acceptance hashes`): the process criterion of
     many worlds without paying an interpreter's start-up for each. Close it (or leave the `with`)."""
 
     def __init__(self, timeout: float = 300.0) -> None:
@@ -515,7 +521,7 @@ def validate(
     checker: DeterminismChecker | None = None,
     trivial_limit: float | None = TRIVIAL_GATE,
 ) -> ValidationReport:
-    """Every check on a compiled world and its tasks: `task_count` generated (default: the spec's
+    """Every criterion on a compiled world and its tasks: `task_count` generated (default: the spec's
     `generated_tasks`; 0: none) and the spec's own. The report's `tasks` are the accepted world's
     tasks. The process check runs in `checker` if one is given, else in two fresh processes
     (`processes=False`: not at all). Above `trivial_limit`, a transcribing baseline's pass rate

@@ -5,14 +5,14 @@ report (docs/catalogue.md).
 The run's worlds are drawn in index order: world `i` is blueprint `i mod B` expanded with a
 seed derived from (run seed, i), so a run is the same on any machine. A world whose tool schemas
 (names and input schemas) equal an earlier world's is rejected as `distinct_tools` before it is
-validated; a world failing any validation check is rejected and not written. The run stops when
+validated; a world failing any acceptance criterion is rejected and not written. The run stops when
 `count` worlds are accepted (or after `max_attempts` draws); the accepted worlds are the first
 `count` by index, whatever order the pool finishes them in.
 
 Output (`out`):
     worlds/<name>.yaml     the accepted specs (`mcpsim serve --worlds-dir OUT/worlds`)
     tasks/<name>.yaml      their validated tasks (the task file the loader generates again)
-    results.jsonl          one line per world drawn: accepted or the checks that rejected it
+    results.jsonl          one line per world drawn: accepted or the criteria that rejected it
     report.json            the totals (`CatalogueReport`)
 A run started again on the same `out` with the same seed reuses `results.jsonl` (resumable).
 """
@@ -36,14 +36,14 @@ from typing import Any
 import yaml
 
 from mcpsim import logs
-from mcpsim.acceptance import CHECKS, DeterminismChecker, validate
+from mcpsim.acceptance import CRITERIA, DeterminismChecker, validate
 from mcpsim.catalogue._blueprints import BlueprintError, blueprints, catalogue_specs
 from mcpsim.specs import WorldSpec, compile_spec, parse_spec
 from mcpsim.taskgen import task_set
 from mcpsim.world import World
 
 DISTINCT = "distinct_tools"
-REPORT_CHECKS = (*CHECKS, DISTINCT, "expansion")
+REPORT_CRITERIA = (*CRITERIA, DISTINCT, "expansion")
 VALIDATION_SEED = 0  # the seed the loader generates tasks at (`mcpsim.catalogue._loading`)
 VALIDATION_SCALE = "small"
 
@@ -56,7 +56,7 @@ def tool_signature(world: World) -> str:
 
 @dataclass
 class WorldResult:
-    """One world drawn by the run: accepted, or the checks that rejected it."""
+    """One world drawn by the run: accepted, or the criteria that rejected it."""
 
     index: int
     name: str
@@ -70,7 +70,7 @@ class WorldResult:
     rejected_by: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)  # the first failures, for people
     seconds: float = 0.0
-    checked: list[str] = field(default_factory=list)  # the validation checks that ran on it
+    criteria_run: list[str] = field(default_factory=list)  # the acceptance criteria that ran on it
 
 
 @dataclass
@@ -105,11 +105,11 @@ def build_world(
         result.seconds = time.perf_counter() - started
         return _Built(result)
     result.accepted = report.ok
-    result.rejected_by = report.failed_checks()
-    result.reasons = [f"{check}: {found[0]}" for check, found in report.failures.items() if found][:5]
+    result.rejected_by = report.failed_criteria()
+    result.reasons = [f"{criterion}: {found[0]}" for criterion, found in report.failures.items() if found][:5]
     result.tasks = len(report.tasks)
     result.task_lengths = [len(t.gold) for t in report.tasks]
-    result.checked = report.checked
+    result.criteria_run = report.criteria_run
     result.seconds = time.perf_counter() - started
     if not report.ok:
         return _Built(result)
@@ -132,11 +132,11 @@ class CatalogueReport:
     tasks: int = 0
     drawn: int = 0
     rejected: int = 0
-    rejections_per_check: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REPORT_CHECKS, 0))
+    rejections_per_criterion: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REPORT_CRITERIA, 0))
     task_lengths: dict[str, Any] = field(default_factory=dict)
     tools_per_world: dict[str, Any] = field(default_factory=dict)
     distinct_tool_sets: int = 0
-    checks_run: dict[str, int] = field(default_factory=dict)  # for every check, the accepted worlds it ran on
+    runs_per_criterion: dict[str, int] = field(default_factory=dict)  # per criterion, the accepted worlds it ran on
     blueprints: dict[str, int] = field(default_factory=dict)  # accepted worlds per blueprint
     workers: int = 0
     seconds: float = 0.0
@@ -167,15 +167,15 @@ def summarise(results: list[WorldResult], *, seed: int, count: int) -> Catalogue
     for r in drawn:
         if not r.accepted:
             report.rejected += 1
-            for check in r.rejected_by:
-                report.rejections_per_check[check] = report.rejections_per_check.get(check, 0) + 1
+            for criterion in r.rejected_by:
+                report.rejections_per_criterion[criterion] = report.rejections_per_criterion.get(criterion, 0) + 1
     report.worlds = len(accepted)
     report.tools = sum(r.tools for r in accepted)
     report.tasks = sum(r.tasks for r in accepted)
     report.task_lengths = _spread([n for r in accepted for n in r.task_lengths])
     report.tools_per_world = _spread([r.tools for r in accepted])
     report.distinct_tool_sets = len({r.signature for r in accepted})
-    report.checks_run = {check: sum(check in r.checked for r in accepted) for check in CHECKS}
+    report.runs_per_criterion = {c: sum(c in r.criteria_run for r in accepted) for c in CRITERIA}
     report.blueprints = dict(sorted(Counter(r.blueprint for r in accepted).items()))
     return report
 
@@ -321,7 +321,7 @@ _checker: DeterminismChecker | None = None
 
 
 def _worker_checker() -> DeterminismChecker:
-    """This pool worker's process check: one fresh interpreter (another hash seed) for all the
+    """This pool worker's process criterion: one fresh interpreter (another hash seed) for all the
     worlds it validates, started on first use; it ends when the worker does (its stdin closes)."""
     global _checker
     if _checker is None:

@@ -157,7 +157,7 @@ def gen(
     report = validate(compiled, seed=seed, scale=scale, task_count=task_count)
     click.echo(json.dumps(report.to_json(), indent=2))
     if not report.ok:
-        click.echo(f"rejected by: {', '.join(report.failed_checks())}", err=True)
+        click.echo(f"rejected by: {', '.join(report.failed_criteria())}", err=True)
         sys.exit(1)
 
 
@@ -344,7 +344,7 @@ def _catalog(out: str, count: int, seed: int, workers: int | None, task_count: i
 
         report = run_catalogue(out, count, seed, workers=workers, task_count=task_count, progress=progress)
     click.echo(json.dumps(report.to_json(), indent=2))
-    rejections = ", ".join(f"{c} {n}" for c, n in report.rejections_per_check.items() if n) or "none"
+    rejections = ", ".join(f"{c} {n}" for c, n in report.rejections_per_criterion.items() if n) or "none"
     console.print(
         f"{report.worlds} worlds, {report.tools} tools, {report.tasks} tasks, {report.distinct_tool_sets} distinct "
         f"tool sets; {report.rejected} rejected ({rejections}); {report.seconds:.0f} s on {report.workers} workers"

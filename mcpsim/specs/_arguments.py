@@ -124,9 +124,12 @@ class Arguments:
                 self._faker = Faker("en_US")
             faker = self._faker
             faker.seed_instance(derive_seed(self.seed, "validate-text", f.generator.faker, spec.name))
-            return [
-                str(getattr(faker, f.generator.faker)(**f.generator.args))[: f.max_length or None] for _ in range(2)
-            ]
+            try:
+                return [
+                    str(getattr(faker, f.generator.faker)(**f.generator.args))[: f.max_length or None] for _ in range(2)
+                ]
+            except Exception:  # the seeder reports a generator that raises, at the field's path
+                return ["Validation sample"]
         return ["Validation sample"]
 
     def _amounts(self, f: FieldSpec) -> list[Any]:

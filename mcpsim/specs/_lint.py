@@ -4,7 +4,8 @@ reads something that exists."""
 
 from __future__ import annotations
 
-from mcpsim.specs._operands import Count, Path, parse_operand, paths_of, placeholders
+from mcpsim.specs._hygiene import name_errors
+from mcpsim.specs._operands import Count, Path, adjacent_placeholders, parse_operand, paths_of, placeholders
 from mcpsim.specs._spec import NUMERIC, ActionSpec, EntitySpec, WorldSpec, register_static_check
 
 
@@ -210,6 +211,7 @@ def _rule_errors(spec: WorldSpec, action: ActionSpec, where: str) -> list[str]:
         errors += _operand_errors(spec, w, p.require.right, before, args)
         for path in placeholders(p.message):
             errors += _path_errors(spec, f"{w}.message", path, before, args)
+        errors += _adjacent_errors(f"{w}.message", p.message)
     for i, e in enumerate(action.effects):
         w = f"{where}.effects[{i}]"
         errors += _path_errors(spec, w, Path(e.row, e.field), after, args)
@@ -225,10 +227,18 @@ def _rule_errors(spec: WorldSpec, action: ActionSpec, where: str) -> list[str]:
     return errors
 
 
+def _adjacent_errors(where: str, message: str) -> list[str]:
+    pair = adjacent_placeholders(message)
+    if pair is None:
+        return []
+    return [f"{where}: placeholders {{{pair[0]}}} and {{{pair[1]}}} are adjacent; put text between them"]
+
+
 def _invariant_errors(spec: WorldSpec) -> list[str]:
     errors: list[str] = []
     for inv in spec.invariants:
         where = f"invariant {inv.error_name}"
+        errors += _adjacent_errors(f"{where}.message", inv.message or "")
         if inv.entity not in spec.entities:
             errors.append(f"{where}: unknown entity {inv.entity!r}")
             continue
@@ -260,7 +270,7 @@ def static_errors(spec: WorldSpec) -> list[str]:
         errors += [f"policy {rule.kind}: unknown action {a!r}" for a in rule.actions if a not in names]
         if rule.kind in ("limit", "text") and not rule.text:
             errors.append(f"policy {rule.kind}: needs text")
-    return errors
+    return errors + name_errors(spec)
 
 
 register_static_check(static_errors)  # every spec parsed from here on is checked

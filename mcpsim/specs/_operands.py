@@ -70,8 +70,45 @@ def placeholders(message: str) -> list[Path]:
     return [Path(*m.split(".", 1)) for m in PLACEHOLDER.findall(message)]
 
 
-def message_pattern(message: str) -> re.Pattern[str]:
-    """A regex matching the message with any text in its placeholders: how a refusal is recognised."""
+def adjacent_placeholders(message: str) -> tuple[str, str] | None:
+    """The first two placeholders with no text between them, or None: a refusal is recognised by
+    the text between its placeholders, so two side by side could split any text anywhere."""
     parts = PLACEHOLDER.split(message)
-    regex = "".join(re.escape(part) if i % 2 == 0 else ".*?" for i, part in enumerate(parts))
-    return re.compile(f"^{regex}$", re.DOTALL)
+    for i in range(2, len(parts) - 1, 2):
+        if parts[i] == "":
+            return parts[i - 1], parts[i + 1]
+    return None
+
+
+@dataclass(frozen=True)
+class MessagePattern:
+    """A refusal message with any text in its placeholders, matched without backtracking: its
+    literal parts in order, the first at the start, the last at the end, each one in between found
+    at its leftmost place after the one before (leftmost is never wrong: a placeholder takes any
+    text, so the earliest place leaves the most room for the rest). Work is linear in the text
+    per literal part, whatever the message."""
+
+    parts: tuple[str, ...]  # the literal text around the placeholders, len(placeholders) + 1 parts
+
+    def match(self, text: str) -> bool:
+        """Whether the text is the message (a final newline aside, as a regex's `$` allows)."""
+        return self._whole(text) or (text.endswith("\n") and self._whole(text[:-1]))
+
+    def _whole(self, text: str) -> bool:
+        first, last = self.parts[0], self.parts[-1]
+        if len(self.parts) == 1:
+            return text == first
+        if len(text) < len(first) + len(last) or not text.startswith(first) or not text.endswith(last):
+            return False
+        at, end = len(first), len(text) - len(last)
+        for part in self.parts[1:-1]:
+            found = text.find(part, at, end)
+            if found < 0:
+                return False
+            at = found + len(part)
+        return True
+
+
+def message_pattern(message: str) -> MessagePattern:
+    """What matches the message with any text in its placeholders: how a refusal is recognised."""
+    return MessagePattern(tuple(PLACEHOLDER.split(message)[::2]))

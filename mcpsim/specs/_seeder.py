@@ -22,6 +22,7 @@ from mcpsim.specs._spec import (
     FieldSpec,
     RangeGen,
     RefGen,
+    SpecError,
     WorldSpec,
 )
 from mcpsim.specs._tables import EntityModel
@@ -33,8 +34,9 @@ FILLER = frozenset({"sentence", "sentences", "paragraph", "paragraphs", "text", 
 FILLER |= {"bs", "catch_phrase"}  # Faker's made-up business speak is filler too
 
 
-class SeedError(RuntimeError):
-    """A spec whose data cannot be generated (a unique field whose generator repeats itself)."""
+class SeedError(SpecError):
+    """A spec whose data cannot be generated (a unique field whose generator repeats itself, a
+    generator that raises), with the field's path."""
 
 
 def _generated(ctx: SeedContext, f: FieldSpec) -> Any:
@@ -144,9 +146,20 @@ class Seeder:
             if value not in seen[name]:
                 seen[name].add(value)
                 return value
-        raise SeedError(f"{entity}.{name} is unique, but its generator gave {UNIQUE_ATTEMPTS} repeats in a row")
+        raise SeedError(
+            f"entities.{entity}.fields.{name}: unique, but its generator gave {UNIQUE_ATTEMPTS} repeats in a row"
+        )
 
     def _generated(self, ctx: SeedContext, entity: str, name: str, f: FieldSpec) -> Any:
+        """A field's value; a generator that raises is the spec's error, at the field's path."""
+        try:
+            return self._drawn(ctx, entity, name, f)
+        except Exception as exc:
+            raise SeedError(
+                f"entities.{entity}.fields.{name}.generator: {type(exc).__name__}: {str(exc)[:300]}"
+            ) from None
+
+    def _drawn(self, ctx: SeedContext, entity: str, name: str, f: FieldSpec) -> Any:
         """A field's value: words of the world's vocabulary in place of Faker's filler."""
         if isinstance(f.generator, FakerGen) and f.generator.faker in FILLER and self.vocabulary is not None:
             text = self.vocabulary.text(entity, name)
@@ -159,7 +172,7 @@ class Seeder:
         if not pool:
             if f.optional:
                 return None
-            raise SeedError(f"{entity}.{name} refers to {f.entity}, which has no rows at this scale")
+            raise SeedError(f"entities.{entity}.fields.{name}: refers to {f.entity}, which has no rows at this scale")
         return ctx.rng.choice(pool)
 
     def _is_state(self, entity: str, name: str) -> bool:

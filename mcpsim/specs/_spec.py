@@ -19,9 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mcpsim.specs._bounded import SpecError as SpecError  # raised by the loader; imported from here as ever
+from mcpsim.specs._bounded import check_data, read_file, read_text
+from mcpsim.specs._limits import faker_problem
 from mcpsim.tasks import Task
 
 NAME = r"^[a-z][a-z0-9_]{0,39}$"
@@ -31,16 +33,6 @@ FieldType = Literal["str", "int", "float", "money", "bool", "date", "datetime", 
 NUMERIC = ("int", "float", "money")
 ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
 ISO_DATETIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:\d{2}|Z)?$"
-
-# Faker providers that read the wall clock: a world seeded with them would move a day per day.
-CLOCK_PROVIDERS = re.compile(
-    r"^(date|time|past_|future_|iso8601|unix_time|year|month|day_of|century|am_pm|timezone|"
-    r"date_of_birth|date_time|credit_card_expire)"
-)
-
-
-class SpecError(ValueError):
-    """A spec that cannot be compiled, with the place it went wrong."""
 
 
 class _Model(BaseModel):
@@ -52,15 +44,16 @@ class _Model(BaseModel):
 
 class FakerGen(_Model):
     """A Faker provider with its keyword arguments: `{faker: company}` or
-    `{faker: pystr, args: {max_chars: 8}}`. Providers that read today's date are refused."""
+    `{faker: pystr, args: {max_chars: 8}}`. Providers that read today's date are refused, and so is
+    any provider or argument not on the allow-list (`mcpsim.specs._limits.FAKER_PROVIDERS`)."""
 
     faker: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     args: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _no_clock(self) -> FakerGen:
-        if CLOCK_PROVIDERS.match(self.faker):
-            raise ValueError(f"Faker provider {self.faker!r} reads the wall clock; use a date_range generator")
+        if (problem := faker_problem(self.faker, self.args)) is not None:
+            raise ValueError(problem)
         return self
 
 
@@ -361,23 +354,22 @@ def register_static_check(check: Callable[[WorldSpec], list[str]]) -> None:
         _STATIC_CHECKS.append(check)
 
 
-def parse_spec(data: dict[str, Any], *, source: str = "spec") -> WorldSpec:
+def parse_spec(data: dict[str, Any] | str, *, source: str = "spec") -> WorldSpec:
+    """A spec from its data, or from its YAML or JSON text, read within the bounds of
+    `mcpsim.specs._limits` (a spec past one is refused before it is validated)."""
+    if isinstance(data, str):
+        data = read_text(data, source)
+    check_data(data, source)
     try:
         return WorldSpec.model_validate(data)
     except ValidationError as exc:
-        raise SpecError(f"{source}: {exc}") from None
+        details = [f"{'.'.join(map(str, e['loc'])) or 'spec'}: {e['msg']}" for e in exc.errors()]
+        raise SpecError(f"{source}: {exc}", details) from None
 
 
 def load_spec(path: str | Path) -> WorldSpec:
-    """A spec from a YAML or JSON file (JSON is YAML)."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise SpecError(f"{path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise SpecError(f"{path}: a spec is a mapping, got {type(data).__name__}")
-    return parse_spec(data, source=str(path))
+    """A spec from a YAML or JSON file (JSON is YAML), read within the bounds."""
+    return parse_spec(read_file(path), source=str(path))
 
 
 def json_schema() -> dict[str, Any]:

@@ -101,7 +101,7 @@ def test_a_world_whose_other_process_draws_other_tasks_is_rejected(monkeypatch):
 
     bikes = compile_spec(parse_spec(json.loads(json.dumps(yaml.safe_load(BIKES.read_text())))))
     report = validate(bikes, processes=False, task_count=1, checker=Disagrees())
-    assert report.failed_checks() == ["deterministic_template"]
+    assert report.failed_criteria() == ["deterministic_template"]
     assert "candidate tasks differ" in report.failures["deterministic_template"][0]
     seen: list[list[str]] = []
     monkeypatch.setattr(validate_module, "hashes_in_subprocesses", lambda *a, **k: seen.append(list(a)) or [])

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 
-from mcpsim.acceptance._validate import CHECKS, validate
+from mcpsim.acceptance._validate import CRITERIA, validate
 from mcpsim.audit._baselines import RATED
 from mcpsim.engine._episode import Episode
 from mcpsim.engine._templates import TemplateCache
@@ -179,7 +179,7 @@ def test_a_spec_may_not_take_an_installed_worlds_name(tmp_path):
 
 def test_the_spec_is_validated_and_accepted(bikes, report):
     assert report.ok, report.to_json()["failures"]
-    assert report.checked == list(CHECKS)  # every check ran, the process check included
+    assert report.criteria_run == list(CRITERIA)  # every check ran, the process check included
     assert len(report.tasks) == TASKS and all(report.actions[a.name].successes for a in bikes.spec.actions)
     kinds = {t.tags[0] for t in report.tasks}
     assert len(kinds) >= 3 and kinds <= set(KINDS), kinds
@@ -195,7 +195,7 @@ def spec_data() -> dict:
 
 def rejected_by(data: dict) -> tuple[list[str], dict[str, list[str]]]:
     report = validate(compile_spec(parse_spec(data)), processes=False, task_count=0)
-    return report.failed_checks(), report.failures
+    return report.failed_criteria(), report.failures
 
 
 def a_bike(status: str) -> str:

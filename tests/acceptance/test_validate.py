@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpsim.acceptance._validate import CHECKS, validate
+from mcpsim.acceptance._validate import CRITERIA, validate
 from mcpsim.specs._compiler import compile_spec
 from mcpsim.specs._spec import load_spec, parse_spec
 from tests.conftest import CLEAN_ENV
@@ -32,7 +32,7 @@ def lend_book(data: dict) -> dict:
 def test_the_examples_are_accepted_by_every_check(name):
     report = validate(compile_spec(load_spec(SPECS / f"{name}.yaml")), task_count=2)
     assert report.ok, report.to_json()["failures"]
-    assert set(report.counts()) == set(CHECKS) and not any(report.counts().values())
+    assert set(report.counts()) == set(CRITERIA) and not any(report.counts().values())
     assert len(report.tasks) == 2 and report.to_json()["tasks"] == [t.id for t in report.tasks]
     assert all(stats.successes for stats in report.actions.values())
     assert report.actions["lend_book" if name == "library" else "pay_invoice"].refusals
@@ -44,7 +44,7 @@ def test_a_precondition_that_can_never_be_violated_is_rejected():
         {"name": "always_true", "message": "This never happens", "require": {"left": 1, "op": "eq", "right": 1}}
     )
     report = validate(compile_spec(parse_spec(data)), processes=False, task_count=0)
-    assert report.failed_checks() == ["precondition_violated"]
+    assert report.failed_criteria() == ["precondition_violated"]
     assert report.failures["precondition_violated"] == [
         f"lend_book: always_true was never violated in {report.actions['lend_book'].calls} calls"
     ]
@@ -57,7 +57,7 @@ def test_a_precondition_that_can_never_be_satisfied_is_rejected_with_what_blocke
         0, {"name": "never", "message": "Lending is closed", "require": {"left": "book.copies", "op": "lt", "right": 0}}
     )
     report = validate(compile_spec(parse_spec(data)), processes=False, task_count=0)
-    assert "tool_succeeds" in report.failed_checks()
+    assert "tool_succeeds" in report.failed_criteria()
     [failure] = report.failures["tool_succeeds"]
     assert failure.startswith("lend_book never succeeded in ") and "(refused by: never x" in failure
     # every other lend_book rule sits behind it, so none of them is ever met either
@@ -68,7 +68,7 @@ def test_seed_data_that_breaks_a_constraint_is_rejected():
     data = library()
     data["entities"]["book"]["fields"]["copies"]["generator"] = {"range": [-2, 3]}
     report = validate(compile_spec(parse_spec(data)), processes=False, task_count=0)
-    assert "seed_constraints" in report.failed_checks()
+    assert "seed_constraints" in report.failed_criteria()
     assert any("is below the minimum 0" in f for f in report.failures["seed_constraints"])
     assert any("breaks non_negative_book_copies" in f for f in report.failures["seed_constraints"])
 
@@ -88,7 +88,7 @@ def test_a_refusal_that_writes_is_caught(monkeypatch):
 
     monkeypatch.setattr(episode_module.Episode, "call", leaky)
     report = validate(compiled, processes=False, task_count=0)
-    assert report.failed_checks() == ["refusal_changes_nothing"]
+    assert report.failed_criteria() == ["refusal_changes_nothing"]
     assert all(f.startswith("suspend_member(") for f in report.failures["refusal_changes_nothing"])
 
 

@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from mcpsim.acceptance import CHECKS, validate
+from mcpsim.acceptance import CRITERIA, validate
 from mcpsim.acceptance._wording import (
     ENFORCED,
     argument_dumps,
@@ -155,9 +155,9 @@ def _spec(text_field: str) -> dict:
 
 
 def test_acceptance_refuses_filler_and_accepts_the_worlds_own_words():
-    assert "wording" in CHECKS
+    assert "wording" in CRITERIA
     filler = validate(compile_spec(parse_spec(_spec("blurb"))), processes=False, task_count=0)
     assert filler.failures["wording"] and "lorem" in filler.failures["wording"][0]
     assert filler.wording["lorem"] > 0
     words = validate(compile_spec(parse_spec(_spec("problem"))), processes=False, task_count=0)
-    assert words.failures["wording"] == [] and "wording" in words.checked
+    assert words.failures["wording"] == [] and "wording" in words.criteria_run

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpsim.acceptance._validate import CHECKS
+from mcpsim.acceptance._validate import CRITERIA
 from mcpsim.catalogue._blueprints import MIN_TOOLS, BlueprintError, blueprints, catalogue_specs, expand
 from mcpsim.catalogue._loading import spec_files
-from mcpsim.catalogue._run import DISTINCT, REPORT_CHECKS, WorldResult, run_catalogue, summarise, tool_signature
+from mcpsim.catalogue._run import DISTINCT, REPORT_CRITERIA, WorldResult, run_catalogue, summarise, tool_signature
 from mcpsim.specs._compiler import compile_spec
 from mcpsim.specs._spec import load_spec
 from mcpsim.tasks._task import TaskFile
@@ -106,7 +106,7 @@ def test_a_run_draws_the_blueprints_in_turn_with_names_and_seeds_of_its_own():
     assert list(catalogue_specs(3, seed=6))[2][3] != drawn[2][3]
 
 
-def test_the_report_counts_rejections_per_check_and_keeps_the_first_worlds_by_index():
+def test_the_report_counts_rejections_per_criterion_and_keeps_the_first_worlds_by_index():
     results = [
         WorldResult(0, "a_0", "a", 1, True, "s0", tools=21, tasks=10, task_lengths=[1, 2]),
         WorldResult(1, "b_1", "b", 2, False, "s1", rejected_by=["tool_succeeds", "gold_passes_twice"]),
@@ -116,8 +116,8 @@ def test_the_report_counts_rejections_per_check_and_keeps_the_first_worlds_by_in
     ]
     report = summarise(results, seed=9, count=2)
     assert (report.worlds, report.tools, report.tasks, report.drawn, report.rejected) == (2, 46, 20, 4, 2)
-    assert set(report.rejections_per_check) == set(REPORT_CHECKS)
-    assert {k: v for k, v in report.rejections_per_check.items() if v} == {
+    assert set(report.rejections_per_criterion) == set(REPORT_CRITERIA)
+    assert {k: v for k, v in report.rejections_per_criterion.items() if v} == {
         "tool_succeeds": 1,
         "gold_passes_twice": 1,
         DISTINCT: 1,
@@ -145,13 +145,13 @@ def test_the_ci_sample_writes_twenty_distinct_validated_worlds(sample):
     assert report["worlds"] == SAMPLE and report["distinct_tool_sets"] == SAMPLE
     assert report["tools"] >= MIN_TOOLS * SAMPLE and report["tools_per_world"]["min"] >= MIN_TOOLS
     assert report["drawn"] == SAMPLE + report["rejected"]
-    assert report["checks_run"] == dict.fromkeys(CHECKS, SAMPLE)  # every check ran on every accepted world
+    assert report["runs_per_criterion"] == dict.fromkeys(CRITERIA, SAMPLE)  # every check ran on every accepted world
     assert (
         report["tasks"] == SAMPLE * SAMPLE_TASKS
         and sum(report["task_lengths"]["histogram"].values()) == report["tasks"]
     )
     assert report["task_lengths"]["min"] >= 1
-    assert sum(report["rejections_per_check"].values()) >= report["rejected"]
+    assert sum(report["rejections_per_criterion"].values()) >= report["rejected"]
     assert sum(report["blueprints"].values()) == SAMPLE and len(report["blueprints"]) >= SAMPLE // 2
     assert json.loads((out / "report.json").read_text()) == {k: v for k, v in report.items() if k != "progress"}
     written = spec_files(out / "worlds")
