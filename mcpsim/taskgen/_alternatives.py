@@ -49,7 +49,7 @@ def near_misses(probe: WorldProbe, plan: Plan, gold: list[Action]) -> list[Solut
         misses.append(Solution(name=name, steps=_steps(probe, [*reads, *actions]), answer=answer))
     if plan.wrong_answer is not None:
         misses.append(Solution(name="answers with a wrong value", answer=plan.wrong_answer))
-    return misses
+    return misses + plan.misses
 
 
 def _steps(probe: WorldProbe, actions: list[Action]) -> list[Step]:

@@ -119,7 +119,7 @@ def ordered(probe: WorldProbe, rank: Rank, rows: list[dict[str, Any]], top: bool
     return [rows[i] for _, i in pairs]
 
 
-def _people(probe: WorldProbe) -> Iterator[tuple[Owned, Me]]:
+def people(probe: WorldProbe) -> Iterator[tuple[Owned, Me]]:
     """Each owned kind of record with a state, and each person owning several, found by name."""
     for kind in probe.shuffled(owned(probe)):
         if kind.state is None or not transitions(probe, kind.entity):
@@ -134,7 +134,7 @@ def _people(probe: WorldProbe) -> Iterator[tuple[Owned, Me]]:
 
 
 def pick_plans(probe: WorldProbe) -> Iterator[Plan]:
-    for kind, me in _people(probe):
+    for kind, me in people(probe):
         plan = _pick(probe, kind, me)
         if plan is not None:
             yield plan
@@ -190,7 +190,7 @@ PICK = PlanKind(
 
 
 def branch_plans(probe: WorldProbe) -> Iterator[Plan]:
-    for kind, me in _people(probe):
+    for kind, me in people(probe):
         plan = _branch(probe, kind, me)
         if plan is not None:
             yield plan

@@ -24,6 +24,12 @@ on from the results, so later calls chain on earlier ones:
   one the ranking picks;
 - `errand` (`_errands`): a pick or a branch, then a sweep, for one user in one conversation.
 
+Dialogue kinds (`_dialogues`), picks that need a second user turn (`mcpsim.tasks._asking`):
+
+- `ask`: which record is a detail the user gives only when asked;
+- `change`: asked to confirm, the user changes which record; the gold follows the change;
+- `decline`: asked to confirm, the user says no; the gold writes nothing.
+
 The one-call kinds:
 
 - `write` (`_writes`): one write that succeeds;
@@ -59,6 +65,7 @@ from mcpsim.specs import CompiledWorld, id_arg
 from mcpsim.taskgen._aggregates import TALLY
 from mcpsim.taskgen._alternatives import alternatives, near_misses
 from mcpsim.taskgen._composed import BRANCH, PICK
+from mcpsim.taskgen._dialogues import ASK, CHANGE, DECLINE
 from mcpsim.taskgen._errands import ERRAND
 from mcpsim.taskgen._lookups import LOOKUP
 from mcpsim.taskgen._ownership import acts_for_another
@@ -86,29 +93,39 @@ PLAN_KINDS: tuple[PlanKind, ...] = (
     REFUSAL,
     WORKFLOW,
     RECOVERY,
+    ASK,
+    CHANGE,
+    DECLINE,
 )
 KINDS: tuple[Kind, ...] = tuple(kind.name for kind in PLAN_KINDS)
 # The order the kinds' plans take turns in, over and over: the composed kinds (a target named by a
-# property, several records, a total, a branch: chained calls) hold most turns, the one-call kinds
-# a few.
+# property, several records, a total, a branch: chained calls) hold most turns, the dialogue kinds
+# (a detail told when asked, a change of mind, a declined change) a quarter (over a third of the
+# tasks: the other kinds run out of plans sooner), the one-call kinds a few.
 TURNS: tuple[Kind, ...] = (
     "errand",
+    "ask",
     "triage",
     "sweep",
     "errand",
+    "change",
     "pick",
     "tally",
     "branch",
+    "decline",
     "errand",
     "refusal",
     "sweep",
     "triage",
+    "ask",
     "errand",
     "pick",
     "branch",
+    "change",
     "workflow",
     "tally",
     "lookup",
+    "decline",
     "write",
     "recovery",
 )

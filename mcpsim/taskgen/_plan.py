@@ -11,10 +11,23 @@ from typing import Any, Literal
 
 from mcpsim.engine import FaultProfile
 from mcpsim.taskgen._probe import WorldProbe
-from mcpsim.tasks import Action, Check, Fact
+from mcpsim.tasks import Action, Check, Fact, Solution
 
 Kind = Literal[
-    "write", "workflow", "refusal", "lookup", "recovery", "pick", "branch", "sweep", "tally", "triage", "errand"
+    "write",
+    "workflow",
+    "refusal",
+    "lookup",
+    "recovery",
+    "pick",
+    "branch",
+    "sweep",
+    "tally",
+    "triage",
+    "errand",
+    "ask",
+    "change",
+    "decline",
 ]
 PLAN_ROUNDS = 2  # plans per action (or record kind), on different arguments
 
@@ -51,6 +64,10 @@ class Plan:
     # first), and what the simulated user knows (else the ids the gold's arguments hold)
     identified: bool = False
     knows: dict[str, Any] | None = None
+    # dialogue plans (`_dialogues`): the user's scripted answers to requests for the go-ahead
+    # (`UserSpec.confirmations`), and near misses with their own conversation
+    confirmations: list[dict[str, str]] = field(default_factory=list)
+    misses: list[Solution] = field(default_factory=list)
 
     def key(self) -> str:
         return repr([(a.tool, sorted(a.args.items(), key=str)) for a in self.actions]) + self.kind

@@ -104,6 +104,7 @@ def user(probe: WorldProbe, plan: Plan, kind: PlanKind, gold: list[Action]) -> U
             if k.endswith("_id") and k != "limit" and str(v) not in generated
         },
         wants=kind.wants,
+        confirmations=plan.confirmations,
     )
 
 

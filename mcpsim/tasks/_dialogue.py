@@ -28,8 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mcpsim.tasks._action_words import asks_another_action, tool_actions
+from mcpsim.tasks._asking import UNKNOWN_REPLY, detail_question, detail_reply, proposals, reveals
 from mcpsim.tasks._places import canonical_places
-from mcpsim.tasks._task import Action, Task
+from mcpsim.tasks._task import Action, Say, Step, Task
 
 CONFIRM_QUESTION = "Shall I go ahead? (yes/no)"  # how `confirmation_question` ends
 YES_REPLY = "Yes, please go ahead."
@@ -86,7 +87,8 @@ _TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
 # An identifier: a token with a digit and a letter (W2378156, HAT123, cus_3673453, an email) or
 # a run of four digits or more (an item id, a zip code, a card's last four).
 _TOKEN = re.compile(r"#?[A-Za-z0-9][A-Za-z0-9_.@+-]*[A-Za-z0-9]|\d{4,}")
-_NAME = re.compile(r"(?<![.!?:;\"'(\[\n]\s)(?<!^)\b[A-Z][a-zA-Z'-]+\b")
+# A name: a capitalised word that does not start a sentence, a line or an item of a list ("- Cancel").
+_NAME = re.compile(r"(?<![.!?:;\"'(\[\n*\u2022-]\s)(?<!^)\b[A-Z][a-zA-Z'-]+\b", re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
@@ -431,6 +433,9 @@ def confirmation_reply(question: str, task: Task, messages: Iterable[Mapping[str
     another action than the user wants (`_action_words`). `messages`
     (the conversation so far, OpenAI-style dicts) lets the user recognise its own records in
     what the agent read with the gold solution's calls."""
+    revealed = _detail(question, task)  # a question for a detail the task reveals when asked (`_asking`)
+    if revealed is not None:
+        return revealed
     lowered = question.lower()
     for scripted in task.user.confirmations:
         if scripted.match.lower() in lowered:
@@ -469,6 +474,8 @@ def scripted_reply(task: Task, messages: Sequence[Mapping[str, Any]]) -> str | N
         if role == "user":
             if not seen_instruction:
                 seen_instruction = True
+            elif _detail(question, task) is not None:  # a detail asked for uses up no scripted turn
+                refused += content == UNKNOWN_REPLY
             elif asks(question):
                 confirmed += 1
                 refused += content == NO_REPLY
@@ -479,13 +486,34 @@ def scripted_reply(task: Task, messages: Sequence[Mapping[str, Any]]) -> str | N
             confirmed, question = 0, None
         elif role == "assistant":
             question = content if isinstance(content, str) and content else None
-    if asks(question):
+    revealed = _detail(question, task)
+    if revealed is not None or asks(question):
         assert question is not None
         if refused >= MAX_REFUSALS:
             return None
-        return confirmation_reply(question, task, [dict(m) for m in messages])
+        return revealed or confirmation_reply(question, task, [dict(m) for m in messages])
     turns = task.user.turns
     return turns[scripted] if scripted < len(turns) else None
+
+
+def _detail(question: str | None, task: Task) -> str | None:
+    """The user's answer to a question for a detail (`_asking.detail_reply`); a request for the
+    go-ahead that asks for no detail the task reveals is left to the confirmation rule."""
+    revealed = detail_reply(question, task)
+    return None if revealed == UNKNOWN_REPLY and is_confirmation_request(question) else revealed
+
+
+def dialogue_steps(task: Task, steps: list[Step]) -> list[Step]:
+    """`steps` (a gold solution's) with the task's dialogue (`_asking`): its questions for the
+    details the user reveals when asked first, and its requests for the go-ahead the user turns
+    down before the first request for the go-ahead of `steps` (or last, when there is none).
+    Unchanged for a task without the dialogue entry."""
+    topics, proposed = reveals(task), proposals(task)
+    if not (topics or proposed):
+        return steps
+    at = next((i for i, s in enumerate(steps) if isinstance(s, Say)), len(steps))
+    turned_down: list[Step] = [Say(say=confirmation_question([a])) for a in proposed]
+    return [*(Say(say=detail_question(t)) for t in topics), *steps[:at], *turned_down, *steps[at:]]
 
 
 __all__ = [
@@ -496,6 +524,7 @@ __all__ = [
     "YES_REPLY",
     "confirmation_question",
     "confirmation_reply",
+    "dialogue_steps",
     "is_affirmative",
     "is_confirmation_request",
     "is_refusal",

@@ -8,8 +8,10 @@ Features:
   `wants`); 0 when every argument could be copied from what the user says. A value counts as
   shown by the first call whose result holds it; booleans, numbers under 10 and strings under
   three characters never count;
-- `user_turns`: the user's messages the task scripts (the instruction and `user.turns`);
-- `confirmations`: requests for the go-ahead the gold solution makes (`confirmed` checks);
+- `user_turns`: the user's messages the task scripts (the instruction and `user.turns`), and
+  the answers of its dialogue (`_asking`: a detail given when asked, a request turned down);
+- `confirmations`: requests for the go-ahead the gold solution makes (`confirmed` checks, and
+  the requests its dialogue turns down);
 - `rules`: the rubric checks on how the work is done, not what it leaves (`tool_not_called`,
   `call_order`, `confirmed`, `custom`), plus gold calls expected to fail (a fault recovered from);
 - `tools_offered`: the world's tools;
@@ -30,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, computed_field
 
 from mcpsim.engine import TemplateCache
+from mcpsim.tasks._asking import proposals, reveals
 from mcpsim.tasks._rubric import CallOrder, Confirmed, Custom, ToolNotCalled
 from mcpsim.tasks._scenario import gold_steps, task_episode
 from mcpsim.tasks._task import Say, Task
@@ -91,8 +94,8 @@ class TaskFeatures(BaseModel):
         return cls(
             gold_calls=len(task.gold),
             chain_depth=max(depth, default=0),
-            user_turns=1 + len(task.user.turns),
-            confirmations=sum(isinstance(s, Say) for s in gold_steps(task, world)),
+            user_turns=1 + len(task.user.turns) + len(reveals(task)) + len(proposals(task)),
+            confirmations=sum(isinstance(s, Say) for s in gold_steps(task, world)) - len(reveals(task)),
             rules=sum(isinstance(c, _RULE_CHECKS) for c in task.rubric) + sum(a.expect == "error" for a in task.gold),
             tools_offered=len(world.tools),
             pages=sum(_later_page(a.args) for a in task.gold),

@@ -22,7 +22,7 @@ from mcpsim.engine import (
     write_meta,
 )
 from mcpsim.tasks import datalock
-from mcpsim.tasks._dialogue import confirmation_question, confirmation_reply
+from mcpsim.tasks._dialogue import confirmation_question, confirmation_reply, dialogue_steps
 from mcpsim.tasks._rubric import Confirmed
 from mcpsim.tasks._task import (
     Action,
@@ -176,13 +176,13 @@ def result_text(result: CallResult) -> str:
 def gold_steps(task: Task, world: World) -> list[Step]:
     """The gold actions as solution steps: with a request for the go-ahead that names them
     (`confirmation_question`) before the first action that a `confirmed` check of the rubric
-    needs confirmed."""
+    needs confirmed, and the task's dialogue, if it has one (`_dialogue.dialogue_steps`)."""
     steps: list[Step] = list(task.gold)
     confirmed = [c for c in task.rubric if isinstance(c, Confirmed)]
     needed = [i for i, a in enumerate(task.gold) if any(_needs_confirmation(world, a, c) for c in confirmed)]
     if needed:
         steps.insert(needed[0], Say(say=confirmation_question([task.gold[i] for i in needed])))
-    return steps
+    return dialogue_steps(task, steps)  # a generated task's questions and turned-down requests (`_asking`)
 
 
 def _needs_confirmation(world: World, action: Action, check: Confirmed) -> bool:

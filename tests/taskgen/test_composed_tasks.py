@@ -152,7 +152,8 @@ def test_errand_does_both_jobs_and_doing_only_the_first_fails(generator, compose
 def test_turns_give_the_composed_kinds_most_turns():
     sources = {k: iter([_Key(f"{k}{i}") for i in range(3)]) for k in ("a", "b")}
     assert [p.name for p in plans_in_turn(sources, ["a", "a", "b"])] == ["a0", "a1", "b0", "a2", "b1", "b2"]
-    assert sum(t in COMPOSED for t in TURNS) >= 0.7 * len(TURNS)
+    # the dialogue kinds (test_dialogue_tasks.py) are picks too: a target named by a property, chained
+    assert sum(t in (*COMPOSED, "ask", "change", "decline") for t in TURNS) >= 0.7 * len(TURNS)
 
 
 class _Key:

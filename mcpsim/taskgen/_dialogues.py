@@ -1,0 +1,195 @@
+"""Tasks that need a second user turn (`ASK`, `CHANGE`, `DECLINE`): the user's first message
+holds only part of what the gold solution needs, and the scripted user
+(`mcpsim.tasks._asking`, under `user.knows["dialogue"]`) says the rest when asked, changes its
+mind, or turns a change down. Each starts from a pick (`_composed`): the user's records of one
+state, ranked by a field; the agent finds the user by name and lists the records.
+
+- `ask`: "cancel one of my pending orders": which one (the one with the highest total) is a
+  detail the user gives only when asked; the gold asks first, and acting on another record fails.
+- `change`: "cancel my pending order with the highest total; check with me first": asked to
+  confirm that one, the user changes its mind ("make it the one with the lowest total
+  instead"); the gold asks again and acts on the other record; following the first detail fails.
+- `decline`: the same request, but asked to confirm, the user says no: the gold writes nothing
+  and reports the record left as it is; writing after the no fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from mcpsim.specs import ActionSpec
+from mcpsim.taskgen._composed import Rank, another_record, people, ranks, through_first
+from mcpsim.taskgen._composed import ordered as ranked
+from mcpsim.taskgen._plan import Ask, Plan, PlanKind
+from mcpsim.taskgen._probe import WorldProbe
+from mcpsim.taskgen._targets import Me, Owned, act, listing, records, runs, transitions, verb, words
+from mcpsim.taskgen._wording import GREETING_SLOT, plural
+from mcpsim.tasks import Action, Confirmed, IdFact, Say, Solution, confirmation_question
+
+DIALOGUE = "dialogue"  # the `user.knows` entry the scripted user reads (mcpsim.tasks._asking.DIALOGUE)
+ASK_TEMPLATES = (
+    "{greeting}, this is {name}. Could you {request}?",
+    "{greeting}, {name} here. Please {request}.",
+    "{greeting}. My name is {name}, and I need you to {request}.",
+)
+CHECK_TEMPLATES = (
+    "{greeting}, this is {name}. Could you {request}? Please check with me before you change anything.",
+    "{greeting}, {name} here. I'd like you to {request}, but ask me before you do it.",
+    "{greeting}. My name is {name}. Please {request}; confirm with me first.",
+)
+CHANGED = "No, sorry, I've changed my mind: make it the one {other} instead."
+DECLINED = "No, please leave it as it is. I've changed my mind."
+
+
+@dataclass(frozen=True)
+class Picked:
+    """A user's records of one state, ranked: `order` from the first by `rank`, `low` the other way."""
+
+    kind: Owned
+    me: Me
+    state: str
+    action: ActionSpec
+    rank: Rank
+    top: bool
+    order: list[dict[str, Any]]
+    low: list[dict[str, Any]] | None
+    reads: list[Action]
+
+    def thing(self, probe: WorldProbe) -> str:
+        return f"my {words(self.state)} {self.kind.label(probe)} {self.rank.phrase(probe, self.top)}"
+
+    def check(self, requirement: str) -> Confirmed:
+        return Confirmed(type="confirmed", requirement=requirement, tools=[self.action.name], noop_passes=True)
+
+
+def picks(probe: WorldProbe) -> Iterator[Picked]:
+    """One ranked pick per user and owned kind of record, whose change runs on the first; the
+    users in a shuffled order (the pick kind takes them in order), so the kinds meet other people."""
+    for kind, me in probe.shuffled(list(people(probe))):
+        rows = records(probe, kind, me.person)
+        found = _pick(probe, kind, me, rows)
+        if found is not None:
+            yield found
+
+
+def _pick(probe: WorldProbe, kind: Owned, me: Me, rows: list[dict[str, Any]]) -> Picked | None:
+    for state in probe.shuffled(sorted({str(r[kind.state or ""]) for r in rows})):
+        group = [r for r in rows if r[kind.state or ""] == state]
+        if len(group) < 2:
+            continue
+        for action in probe.shuffled(transitions(probe, kind.entity)):
+            for rank in through_first(probe, ranks(probe, kind.entity)):
+                top = probe.rng.random() < 0.5
+                order = ranked(probe, rank, group, top)
+                if order is None:
+                    continue
+                reads = [*me.actions, *listing(probe, kind, me.person, state), *rank.reads(probe, group)]
+                if not runs(probe, [*reads, act(probe, action, order[0]["id"])]):
+                    break  # the action does not apply to this state: try another action
+                low = ranked(probe, rank, group, not top)
+                return Picked(kind, me, state, action, rank, top, order, low, reads)
+    return None
+
+
+def _knows(picked: Picked, **script: Any) -> dict[str, Any]:
+    return {**picked.me.knows, DIALOGUE: script}
+
+
+def ask_plans(probe: WorldProbe) -> Iterator[Plan]:
+    for p in picks(probe):
+        label = p.kind.label(probe)
+        request = verb(probe, p.action, f"one of my {words(p.state)} {plural(label)}")
+        yield Plan(
+            "ask",
+            [*p.reads, act(probe, p.action, p.order[0]["id"])],
+            person=p.me.person,
+            asks=[Ask(request, "")],
+            question=probe.rng.choice(ASK_TEMPLATES).format(greeting=GREETING_SLOT, name=p.me.name, request=request),
+            near_miss=(
+                "acts on another record without asking",
+                another_record(probe, p.reads, p.action, p.order[1:]),
+                None,
+            ),
+            tags=[p.action.name, "by_" + p.rank.field],
+            identified=True,
+            knows=_knows(p, reveal={label: f"The one {p.rank.phrase(probe, p.top)}."}),
+        )
+
+
+def change_plans(probe: WorldProbe) -> Iterator[Plan]:
+    for p in picks(probe):
+        if p.low is None:
+            continue
+        first, then = act(probe, p.action, p.order[0]["id"]), act(probe, p.action, p.low[0]["id"])
+        gold = [*p.reads, then]
+        if not runs(probe, gold):
+            continue
+        request = verb(probe, p.action, p.thing(probe))
+        said = CHANGED.format(other=p.rank.phrase(probe, not p.top))
+        followed = [*p.reads, Say(say=confirmation_question([first])), first]
+        yield Plan(
+            "change",
+            gold,
+            person=p.me.person,
+            asks=[Ask(request, "")],
+            question=_check_first(probe, p, request),
+            tags=[p.action.name, "by_" + p.rank.field],
+            identified=True,
+            knows=_knows(p, propose=[first.model_dump(include={"tool", "args"})]),
+            confirmations=[{"match": str(p.order[0]["id"]), "reply": said}],
+            checks=[p.check("Before the change, the agent described it and the user said yes.")],
+            misses=[Solution(name="follows the first detail after the user changed it", steps=followed)],
+        )
+
+
+def decline_plans(probe: WorldProbe) -> Iterator[Plan]:
+    for p in picks(probe):
+        first = act(probe, p.action, p.order[0]["id"])
+        request = verb(probe, p.action, p.thing(probe))
+        asked = Say(say=confirmation_question([first]))
+        yield Plan(
+            "decline",
+            list(p.reads),
+            person=p.me.person,
+            facts=[IdFact(id=str(p.order[0]["id"]))],
+            asks=[Ask(request, "")],
+            question=_check_first(probe, p, request),
+            tags=[p.action.name, "declined"],
+            identified=True,
+            knows=_knows(p, propose=[first.model_dump(include={"tool", "args"})]),
+            confirmations=[{"match": str(p.order[0]["id"]), "reply": DECLINED}],
+            checks=[p.check("No change was made after the user said no.")],
+            misses=[Solution(name="writes after the user said no", steps=[*p.reads, asked, first])],
+        )
+
+
+def _check_first(probe: WorldProbe, p: Picked, request: str) -> str:
+    return probe.rng.choice(CHECK_TEMPLATES).format(greeting=GREETING_SLOT, name=p.me.name, request=request)
+
+
+ASK = PlanKind(
+    name="ask",
+    plans=ask_plans,
+    difficulty="medium",
+    wants="The change made on the record the user describes when asked which one.",
+    instruction="question",
+    changes=True,
+)
+CHANGE = PlanKind(
+    name="change",
+    plans=change_plans,
+    difficulty="hard",
+    wants="The change made on the record the user names when asked to confirm, not the one first named.",
+    instruction="question",
+    changes=True,
+)
+DECLINE = PlanKind(
+    name="decline",
+    plans=decline_plans,
+    difficulty="medium",
+    wants="Nothing changed: asked to confirm, the user says no; the agent says which record it left as it is.",
+    instruction="question",
+    changes=False,
+)

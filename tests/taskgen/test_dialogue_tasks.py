@@ -1,0 +1,212 @@
+"""Dialogue on generated worlds (issue 27, item 2): a detail the user gives only when asked
+(`ask`), a change of mind when asked to confirm (`change`), a declined confirmation (`decline`).
+Each way round: the gold conversation passes `mcpsim check`; a solution that does not ask, that
+follows the first detail, or that writes after the no fails; the scripted user is deterministic
+and reveals nothing it is not asked for; the `user_turns` feature counts the second turn."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from mcpsim.catalogue._blueprints import blueprints, expand
+from mcpsim.grading import Verifier
+from mcpsim.specs._compiler import compile_spec
+from mcpsim.taskgen._generator import TaskGenerator, task_set
+from mcpsim.tasks import Action, Say, Task, gold_steps, oracle_answer, run_solution, scripted_reply, task_episode
+from mcpsim.tasks._asking import UNKNOWN_REPLY, detail_question, proposals, reveals
+from mcpsim.tasks._dialogue import YES_REPLY
+from mcpsim.tasks._features import TaskFeatures
+
+DIALOGUE_KINDS = ("ask", "change", "decline")
+
+
+@pytest.fixture(scope="module")
+def generator() -> Iterator[TaskGenerator]:
+    compiled = compile_spec(expand(blueprints()["bookstore"], 1, name="bookstore_t"))
+    gen = TaskGenerator(compiled, seed=0, scale="small")
+    yield gen
+    gen.close()
+
+
+@pytest.fixture(scope="module")
+def dialogue(generator) -> dict[str, Task]:
+    """The first sound task of each dialogue kind."""
+    found = {}
+    for kind in DIALOGUE_KINDS:
+        for number, plan in enumerate(generator.kinds[kind].plans(generator.probe), 1):
+            task = generator.task(plan, number)
+            if not generator.sound(task):  # gold passes twice; do-nothing, baselines, near misses fail
+                found[kind] = task
+                break
+            assert number < 6, f"no sound {kind} task in its first plans"
+    return found
+
+
+def graded(generator, task: Task, steps, answer: str | None = None):
+    world = generator.compiled.world
+    episode = task_episode(world, task, templates=generator.probe.templates)
+    try:
+        conversation = run_solution(episode, task, steps)
+        verifier = Verifier(world, task_set(generator.compiled, [task]), templates=generator.probe.templates)
+        verdict = verifier.grade(episode, task, oracle_answer(task) if answer is None else answer, conversation)
+    finally:
+        episode.close()
+    return verdict, conversation
+
+
+def user_says(task: Task, *agent: str) -> str | None:
+    """The scripted user's reply after the instruction and the agent's messages `agent`."""
+    messages = [{"role": "user", "content": task.instruction}]
+    for text in agent:
+        if messages[-1]["role"] == "assistant":
+            messages.append({"role": "user", "content": scripted_reply(task, messages)})
+        messages.append({"role": "assistant", "content": text})
+    return scripted_reply(task, messages)
+
+
+def write_of(generator, task: Task) -> Action:
+    return next(a for a in task.gold if generator.compiled.world.tools[a.tool].writes)
+
+
+# -- ask: a detail told only when asked ------------------------------------------------------------
+
+
+def test_ask_the_instruction_leaves_out_which_record_and_the_user_tells_it_when_asked(generator, dialogue):
+    task = dialogue["ask"]
+    [(topic, answer)] = reveals(task).items()
+    target = write_of(generator, task)
+    assert not any(str(v) in task.instruction for v in target.args.values())
+    assert answer.lower().rstrip(".").removeprefix("the one ") not in task.instruction.lower()
+    # the gold asks first, and the user's answer is the detail
+    steps = gold_steps(task, generator.compiled.world)
+    assert steps[0] == Say(say=detail_question(topic))
+    verdict, conversation = graded(generator, task, steps)
+    assert verdict.passed and conversation[2] == {"role": "user", "content": answer}
+    # the same question, the same answer; any wording that asks which one; never unasked
+    assert user_says(task, f"Which {topic} do you mean?") == answer
+    assert user_says(task, f"Which {topic} do you mean?") == answer
+    assert user_says(task, "Could you tell me which one you want changed?") == answer
+    assert user_says(task, "What is your e-mail address?") == UNKNOWN_REPLY
+    assert user_says(task, "I have found your records.") is None  # no question: nothing said
+    assert user_says(task, f"Done: your {topic} is updated. Anything else I can help you with?") is None
+    features = TaskFeatures.of(task, generator.compiled.world)
+    assert features.user_turns == 2 and features.gold_calls >= 4
+
+
+def test_ask_acting_without_asking_on_another_candidate_fails(generator, dialogue):
+    task = dialogue["ask"]
+    target = write_of(generator, task)
+    [miss] = [m for m in task.near_misses if "without asking" in m.name]
+    assert miss.steps is not None and not any(isinstance(s, Say) and "mean" in s.say for s in miss.steps)
+    wrote = [s for s in miss.steps if isinstance(s, Action) and s.tool == target.tool]
+    assert wrote and wrote[0].args != target.args  # another record of the same kind and state
+    verdict, _ = graded(generator, task, miss.steps)
+    assert not verdict.passed
+    # the transcriber (arguments copied from the instruction) cannot know which record
+    report = check_baselines(generator, task, ["transcriber", "one_step_greedy"])
+    assert not any(r.passed for r in report.values())
+
+
+def check_baselines(generator, task, names):
+    from mcpsim.audit import check_task
+
+    tasks = task_set(generator.compiled, [task])
+    verifier = Verifier(generator.compiled.world, tasks, templates=generator.probe.templates)
+    report = check_task(generator.compiled.world, verifier, task, tasks.canaries, baselines=names)
+    assert report.ok, report.problems
+    return report.baselines
+
+
+# -- change: the user changes one detail when asked to confirm ----------------------------------------
+
+
+def test_change_the_gold_follows_the_changed_detail(generator, dialogue):
+    task = dialogue["change"]
+    [first] = proposals(task)
+    then = write_of(generator, task)
+    assert first.tool == then.tool and first.args != then.args
+    steps = gold_steps(task, generator.compiled.world)
+    verdict, conversation = graded(generator, task, steps)
+    assert verdict.passed
+    replies = [m["content"] for m in conversation[1:] if m["role"] == "user"]
+    assert replies[0].startswith("No, sorry, I've changed my mind") and replies[1] == YES_REPLY
+    # asked about the first record again, the user says the same; about the second, yes
+    first_id, then_id = (next(iter(a.args.values())) for a in (first, then))
+    assert user_says(task, f"Shall I {first.tool.replace('_', ' ')} {first_id}?") == replies[0]
+    assert user_says(task, f"Shall I {then.tool.replace('_', ' ')} {then_id}?") == YES_REPLY
+    assert TaskFeatures.of(task, generator.compiled.world).user_turns == 2
+
+
+def test_change_following_the_first_detail_fails(generator, dialogue):
+    task = dialogue["change"]
+    [first] = proposals(task)
+    [miss] = [m for m in task.near_misses if "first detail" in m.name]
+    assert miss.steps is not None and miss.steps[-1] == first
+    verdict, conversation = graded(generator, task, miss.steps)
+    assert not verdict.passed
+    assert {c.type for c in verdict.checks if not c.passed} >= {"gold_state", "confirmed"}
+
+
+# -- decline: the user says no to the write ---------------------------------------------------------
+
+
+def test_decline_the_gold_writes_nothing_and_says_so(generator, dialogue):
+    task = dialogue["decline"]
+    world = generator.compiled.world
+    assert not any(world.tools[a.tool].writes for a in task.gold)
+    [declined] = proposals(task)
+    steps = gold_steps(task, world)
+    assert isinstance(steps[-1], Say)  # the request for the go-ahead, turned down
+    verdict, conversation = graded(generator, task, steps)
+    assert verdict.passed
+    assert conversation[-1]["content"].startswith("No, please leave it as it is")
+    key = str(next(iter(declined.args.values())))
+    assert key in oracle_answer(task)  # the answer names the record left as it is
+    assert TaskFeatures.of(task, world).user_turns == 2
+
+
+def test_decline_writing_after_the_no_fails(generator, dialogue):
+    task = dialogue["decline"]
+    [declined] = proposals(task)
+    [miss] = [m for m in task.near_misses if "said no" in m.name]
+    assert miss.steps is not None and miss.steps[-1] == declined
+    verdict, _ = graded(generator, task, miss.steps)
+    assert not verdict.passed
+    assert {c.type for c in verdict.checks if not c.passed} >= {"gold_state", "confirmed"}
+    # and writing without asking at all fails too
+    silent = [s for s in miss.steps if not isinstance(s, Say)]
+    verdict, _ = graded(generator, task, silent)
+    assert not verdict.passed
+
+
+def test_dialogue_tasks_are_deterministic(generator):
+    """Two generators on the same world and seed draw the same dialogue tasks, word for word."""
+
+    def drawn() -> list[str]:
+        gen = TaskGenerator(generator.compiled, seed=0, scale="small", turns=DIALOGUE_KINDS)
+        try:
+            return [t.model_dump_json() for t, _ in zip(gen.candidates(), range(6), strict=False)]
+        finally:
+            gen.close()
+
+    first = drawn()
+    assert len(first) == 6 and first == drawn()
+
+
+# -- the share -----------------------------------------------------------------------------------------
+
+
+def test_at_least_30_percent_of_generated_tasks_need_a_second_user_turn():
+    turns = []
+    for name in ("bookstore", "campsite", "clinic"):
+        compiled = compile_spec(expand(blueprints()[name], 4471, name=f"{name}_s"))
+        gen = TaskGenerator(compiled, seed=0, scale="small")
+        try:
+            tasks = gen.generate(10)
+            turns += [TaskFeatures.of(t, compiled.world, gen.probe.templates).user_turns for t in tasks]
+        finally:
+            gen.close()
+    share = sum(n >= 2 for n in turns) / len(turns)
+    assert len(turns) >= 25 and share >= 0.3, (share, turns)
