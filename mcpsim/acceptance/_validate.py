@@ -28,8 +28,9 @@ through `mcpsim check`'s audit (`mcpsim.audit._audit.check_task`), each problem 
   for the go-ahead, the random agent, giving up at the first fault);
 - `alternatives_pass`, `near_misses_fail`: the task's other solutions behave;
 - `not_trivial`: the share of the world's tasks that a transcribing agent passes (the audit's
-  `transcriber` and `one_step_greedy` baselines) is recorded (`trivial_rates`) and, when a limit
-  is set (`validate(trivial_limit=...)`, default `TRIVIAL_GATE`: off), must not exceed it.
+  `transcriber` and `one_step_greedy` baselines) is recorded (`trivial_rates`) and must not exceed
+  `trivial_limit` (default `TRIVIAL_GATE`, 5%; None records only). A generated candidate either
+  passes is dropped under this criterion, so only the spec's own tasks can add to the rate.
 
 And its words (`_wording`): `wording` fails on text no person would write in the instructions, tool
 descriptions, policy and seeded text (a wrong article, a column named as a noun, Faker's filler);
@@ -51,7 +52,7 @@ from typing import Any
 
 from mcpsim.acceptance._wording import counts as wording_counts
 from mcpsim.acceptance._wording import wording_hits, wording_problems
-from mcpsim.audit import check_task
+from mcpsim.audit import RATED, check_task
 from mcpsim.engine import CallResult, Episode, TemplateCache
 from mcpsim.grading import Verifier
 from mcpsim.specs import ActionSpec, Arguments, CompiledWorld, SpecError, compile_spec, message_pattern, parse_spec
@@ -77,10 +78,11 @@ CRITERIA = (
     "near_misses_fail",
     "not_trivial",
 )
-RATED_BASELINES = ("transcriber", "one_step_greedy")  # `mcpsim check`'s baselines judged by their rate
+RATED_BASELINES = tuple(sorted(RATED))  # `mcpsim check`'s baselines judged by their rate
 # The highest share of a world's tasks a transcribing baseline may pass before acceptance rejects the
-# world; None: the rates are recorded, nothing is rejected (issue 27 item 6 asks for 0.05).
-TRIVIAL_GATE: float | None = None
+# world (None: the rates are recorded, nothing is rejected). Generated tasks it passes are dropped as
+# candidates, so only a spec's own tasks can reach it.
+TRIVIAL_GATE: float | None = 0.05
 TOOL_CRITERIA = CRITERIA[:6]  # run on every world: its seed data and its tools driven
 AUDIT_CRITERIA = CRITERIA[9:]  # run on each task `mcpsim check`'s audit looks at
 REQUIRED_ORIGINS = {"precondition", "state", "reference", "input"}
@@ -203,14 +205,12 @@ class Validator:
         report.tasks = [*generated, *self.spec.tasks]
         tasks = task_set(self.compiled, report.tasks)
         verifier = Verifier(self.world, tasks, templates=self.templates)
-        own = set(map(id, self.spec.tasks))
         passed = dict.fromkeys(RATED_BASELINES, 0)
-        for task in report.tasks:
-            # a generated task was audited as the generator kept it: only a declared one runs here in full,
-            # a generated one with the rated baselines alone
-            mine = id(task) in own
-            audit = check_task(self.world, verifier, task, tasks.canaries, baselines=mine or RATED_BASELINES)
-            for problem in audit.problems if mine else []:
+        for task in self.spec.tasks:
+            # a generated task was audited as the generator kept it, the rated baselines included (it
+            # keeps none they pass: `TaskGenerator.sound`); a declared one runs here in full
+            audit = check_task(self.world, verifier, task, tasks.canaries)
+            for problem in audit.problems:
                 report.failures[task_check(problem)].append(f"task {task.id}: {problem}")
             for name in passed:
                 passed[name] += name in audit.baselines and audit.baselines[name].passed

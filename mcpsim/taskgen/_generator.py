@@ -58,7 +58,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
-from mcpsim.audit import check_task
+from mcpsim.audit import RATED, check_task
 from mcpsim.engine import TemplateCache
 from mcpsim.grading import Verifier
 from mcpsim.specs import CompiledWorld, id_arg
@@ -140,6 +140,7 @@ TASK_PROBLEMS = (  # how a problem `mcpsim check` finds begins, and the check it
     (re.compile(r"the cheating baseline|an agent that gives up"), "baselines_fail"),
     (re.compile(r"the alternative"), "alternatives_pass"),
     (re.compile(r"the near miss"), "near_misses_fail"),
+    (re.compile(r"a transcribing agent"), "not_trivial"),
 )
 
 
@@ -226,10 +227,13 @@ class TaskGenerator:
 
     def sound(self, task: Task) -> list[str]:
         """What `mcpsim check` finds wrong with a task: gold twice, do-nothing, the cheating
-        baselines, the alternatives and near misses."""
+        baselines, the alternatives and near misses; and a task a transcribing agent passes (a
+        `RATED` baseline: the world's rate is judged, so a generated task must not add to it)."""
         tasks = task_set(self.compiled, [task])
         verifier = Verifier(self.compiled.world, tasks, templates=self.probe.templates)
-        return check_task(self.compiled.world, verifier, task, tasks.canaries).problems
+        report = check_task(self.compiled.world, verifier, task, tasks.canaries)
+        trivial = [name for name, result in report.baselines.items() if name in RATED and result.passed]
+        return report.problems + [f"a transcribing agent ({name}) passes it" for name in trivial]
 
 
 # -- module functions ---------------------------------------------------------------------------------

@@ -143,5 +143,5 @@ def test_acceptance_records_the_rates_and_rejects_above_the_limit_only_when_one_
     assert judged(None, 10).ok  # recorded, not enforced
     assert judged(0.05, 1).ok  # 5% is allowed
     rejected = judged(0.05, 2)
-    assert not rejected.ok and rejected.failed_checks() == ["not_trivial"]
+    assert not rejected.ok and rejected.failed_criteria() == ["not_trivial"]
     assert "transcriber baseline passes 2 of 20 tasks (10%, more than 5%)" in rejected.failures["not_trivial"][0]
