@@ -22,7 +22,7 @@ from mcpsim.engine import (
     write_meta,
 )
 from mcpsim.tasks import datalock
-from mcpsim.tasks._dialogue import confirmation_question, confirmation_reply, dialogue_steps
+from mcpsim.tasks._dialogue import confirmation_question, confirmation_reply, dialogue_steps, scripted_reply
 from mcpsim.tasks._rubric import Confirmed
 from mcpsim.tasks._task import (
     Action,
@@ -131,14 +131,21 @@ def run_solution(episode: Episode, task: Task, steps: list[Step]) -> list[dict[s
     """Run a solution's steps on `episode` and return the conversation a harness would have
     recorded (OpenAI-style message dicts), without the final answer: the user's instruction,
     then for an Action the assistant's tool call and the tool's result (its JSON, or
-    "Error: ..."), for a Say the assistant's message and the scripted user's reply. Each action
-    must succeed, or fail where it says `expect: error` (GoldActionError otherwise)."""
+    "Error: ..."), for a Say the assistant's message and the scripted user's reply, as a live run
+    gets it (`scripted_reply`: the go-ahead, a detail asked for, the next scripted turn). Each
+    action must succeed, or fail where it says `expect: error`; a Say after which the user has
+    nothing more to say ends a live run, so steps after it are a GoldActionError too."""
     conversation: list[dict[str, Any]] = [{"role": "user", "content": task.instruction}]
     calls = 0
     for number, step in enumerate(steps, 1):
         if isinstance(step, Say):
             conversation.append({"role": "assistant", "content": step.say})
-            conversation.append({"role": "user", "content": confirmation_reply(step.say, task, conversation)})
+            reply = scripted_reply(task, conversation)
+            if reply is None:
+                if number < len(steps):
+                    raise GoldActionError(f"step {number} (say) gets no reply: a live run would end there")
+                reply = confirmation_reply(step.say, task, conversation)  # the last step: what it says is recorded
+            conversation.append({"role": "user", "content": reply})
             continue
         result = episode.call(step.tool, step.args)
         call_id = f"call_{calls}"

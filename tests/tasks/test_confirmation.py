@@ -763,3 +763,25 @@ def test_a_long_request_is_refused_before_it_is_read(monkeypatch):
     monkeypatch.setattr(described, "parse", lambda text: calls.append(text) or real(text))
     assert described.names_the_change("1" * 100_000, {"order_id": "#W0006911", "body": "x" * 9000}, []) is False
     assert calls and all(len(c) <= described.PARSED_VALUE_LIMIT for c in calls)  # neither it nor a long value
+
+
+def test_a_replayed_solution_hears_what_a_live_run_hears(retail):
+    """`run_solution` (how `mcpsim check` replays the gold, alternatives and near misses) answers a
+    question with the scripted user's next turn, as a live run does, not with a yes; and a step
+    after a question the user no longer answers is one a live run never reaches."""
+    from mcpsim.tasks._scenario import GoldActionError
+
+    task = retail.tasks.get(CANCEL).model_copy(update={"user": UserSpec(turns=["It's the order with the lamp."])})
+    world = load_world("retail")
+    episode = task_episode(world, task)
+    try:
+        asked = run_solution(episode, task, [Say(say="Which order do you mean?"), *task.gold])
+        assert asked[2] == {"role": "user", "content": "It's the order with the lamp."}
+    finally:
+        episode.close()
+    episode = task_episode(world, task)
+    try:
+        with pytest.raises(GoldActionError, match="gets no reply"):
+            run_solution(episode, task, [Say(say="Which order?"), Say(say="And which item?"), *task.gold])
+    finally:
+        episode.close()
