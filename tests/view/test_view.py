@@ -129,13 +129,14 @@ def test_the_episode_table_filters_sorts_and_pages_on_the_server(viewer, demo_ru
 
 
 def test_an_episode_is_its_trajectory_with_its_labels(viewer, demo_runs):
+    splits = {task.id: task.split for task in load_tasks("retail").tasks}
     for t in read_trajectories(demo_runs[0] / "trajectories.jsonl"):
         data = get(viewer, f"/api/runs/0/episodes/{t.task_id}@{t.trial}")
         view = data.pop("view")
         assert data == t.model_dump(mode="json")
         assert (
             view["eid"] == episode_key(t.run_id, t.episode_id, t.task_id, t.trial) == f"{t.task_id}@{t.trial}"
-            and view["split"] == "train"
+            and view["split"] == splits[t.task_id]
             and view["tags"]
         )
 
