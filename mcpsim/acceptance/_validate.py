@@ -78,7 +78,7 @@ CRITERIA = (
     "near_misses_fail",
     "not_trivial",
 )
-RATED_BASELINES = tuple(sorted(RATED))  # `mcpsim check`'s baselines judged by their rate
+RATED_BASELINES: tuple[str, ...] = tuple(sorted(RATED))  # `mcpsim check`'s baselines judged by their rate
 # The highest share of a world's tasks a transcribing baseline may pass before acceptance rejects the
 # world (None: the rates are recorded, nothing is rejected). Generated tasks it passes are dropped as
 # candidates, so only a spec's own tasks can reach it.

@@ -197,7 +197,8 @@ def _profile(spec: str | None) -> Any:
 COMMANDS = {
     "mcpsim.cli._info": ("worlds", "tools", "build"),
     "mcpsim.cli._grading": ("tasks", "check", "verify"),
-    "mcpsim.cli._serving": ("serve", "serve-worlds"),
+    "mcpsim.cli._serving": ("serve",),
+    "mcpsim.cli._serving_folder": ("serve-worlds",),
     "mcpsim.cli._running": ("run", "demo", "export"),
     "mcpsim.cli._generating": ("gen",),
     "mcpsim.cli._recording": ("record", "fidelity"),

@@ -30,6 +30,7 @@ from mcpsim.cli._app import (
     spec_options,
 )
 from mcpsim.cli._measured import TIER_NAMES, select_measured
+from mcpsim.cli._remote import check_served_world
 from mcpsim.cli._run_summary import _print_summary, _report_run
 from mcpsim.runner import Executor, RunConfig, Transport
 
@@ -220,6 +221,8 @@ def run(
          the same --out reruns the server_error and grader_error episodes
     """
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
+    if server_url:  # the server's copy of the world against this client's
+        check_served_world(world, server_url, token)
     _world(world)
     selected = _select_tasks(_tasks(world), task_spec)
     selected = select_measured(world, selected, tier, calibration_path, max_pass_rate, min_pass_rate)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,9 +17,8 @@ from mcpsim.cli._app import (
     _profile,
     _tasks,
     _templates,
+    _world,
     _world_at_scale,
-    cache_options,
-    log_options,
     main,
     runtime_options,
     spec_options,
@@ -203,8 +201,9 @@ def _setting(flag: str, *decls: str, field: str | None = None, **kwargs: Any) ->
     return click.option(flag, *decls, envvar=ServeConfig.env_var(field), **kwargs)
 
 
-def _size_setting(flag: str, help_text: str) -> Any:
-    """An option of a ServeConfig byte budget: its default and environment variable are the field's."""
+def _size_setting(flag: str, help_text: str, *, parsed: bool = False) -> Any:
+    """An option of a ServeConfig byte budget: its default and environment variable are the field's
+    (`parsed`: its value is the number of bytes, None for 0, not the text)."""
     var = ServeConfig.env_var(_field(flag))
     return click.option(
         flag,
@@ -213,6 +212,7 @@ def _size_setting(flag: str, help_text: str) -> Any:
         metavar="SIZE",
         envvar=var,
         help=f"{help_text} [env {var}].",
+        callback=(lambda _ctx, _param, text: _size_option(text, flag)) if parsed else None,
     )
 
 
@@ -264,6 +264,22 @@ LIMITS = [
         "mcp_episodes_per_address",
         "live /mcp episodes all clients at one address may hold together (0: no limit)",
     ),
+    (
+        "--header-timeout",
+        "header_timeout_seconds",
+        "seconds a connection has to send a request's headers; past them it is closed (0: never)",
+    ),
+    (
+        "--body-timeout",
+        "body_timeout_seconds",
+        "seconds a request has to send its whole body once its headers are in; past them its "
+        "connection is closed (0: never)",
+    ),
+    (
+        "--connections-per-address",
+        "connections_per_address",
+        "open HTTP connections from one remote address; one more gets 503 and is closed (0: no limit)",
+    ),
 ]
 """The ClientLimits options: flag, field, help."""
 limit_options = [_limit_setting(flag, field, help_text) for flag, field, help_text in LIMITS]
@@ -275,7 +291,7 @@ def _client_limits(params: dict[str, Any]) -> dict[str, Any]:
 
 
 @main.command()
-@click.argument("world")
+@click.argument("world", required=False)
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP (many episodes) instead of stdio.")
 @_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
 @port_option(default=8000, help_text="HTTP port.")
@@ -336,6 +352,11 @@ def _client_limits(params: dict[str, Any]) -> dict[str, Any]:
     "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason",
 )
 @_size_setting(
+    "--max-bytes-per-episode",
+    "One episode's database (0: no limit); a tool call writing past it is rolled back and the agent reads why",
+    parsed=True,
+)
+@_size_setting(
     "--template-cache-bytes",
     "Memory for built templates (one per world, seed, scale and task); past it the least recently "
     "used are dropped and reloaded from the disk cache or rebuilt when needed (0: no limit)",
@@ -393,6 +414,14 @@ def _client_limits(params: dict[str, Any]) -> dict[str, Any]:
     "checks; at least 16 characters. Default: generated per process, so snapshots restore only "
     "on the server that made them [env MCPSIM_SNAPSHOT_KEY].",
 )
+@_setting(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="WORLD",
+    help="HTTP: serve only these worlds (and WORLD); default: every installed world, or without WORLD the "
+    "worlds --worlds-dir and --world-spec load. Repeatable [env MCPSIM_ONLY, space-separated].",
+)
 @_apply(limit_options)
 @click.option("--task", "task_id", help="stdio: serve an episode of this task (its seed, scale and setup).")
 @click.option(
@@ -418,7 +447,7 @@ def _client_limits(params: dict[str, Any]) -> dict[str, Any]:
 @_apply(runtime_options)
 @_apply(spec_options)
 def serve(
-    world: str,
+    world: str | None,
     use_http: bool,
     host: str,
     port: int,
@@ -432,6 +461,7 @@ def serve(
     ttl: float,
     max_episodes: int,
     max_episode_bytes: str,
+    max_bytes_per_episode: int | None,
     template_cache_bytes: str,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
@@ -439,12 +469,7 @@ def serve(
     faults_spec: str | None,
     faults_dirs: tuple[str, ...],
     snapshot_key_text: str | None,
-    sessions_per_client: int,
-    sessions_per_address: int,
-    session_idle_timeout: float,
-    max_sessions: int,
-    mcp_episodes_per_client: int,
-    mcp_episodes_per_address: int,
+    only: tuple[str, ...],
     task_id: str | None,
     start_snapshot: str | None,
     exit_snapshot: str | None,
@@ -454,13 +479,16 @@ def serve(
     log_level: str,
     log_format: str,
     progress: bool | None,
+    **client_limits: Any,  # the LIMITS options, which _client_limits reads from the context
 ) -> None:
     """Serve WORLD over MCP.
 
     \b
     stdio (default): one process, one episode; what desktop clients launch.
     --http: one process, many episodes; POST /episodes creates one and returns its MCP URL,
-    /mcp serves a fresh episode per client. All installed worlds can be created over HTTP. The
+    /mcp serves a fresh episode of WORLD per client. Every installed world can be created over
+    HTTP (--only limits them; the worlds served are printed on stderr). Without WORLD, the
+    worlds --worlds-dir and --world-spec load are served, the first of them behind /mcp. The
     control plane requires a bearer token (--token, or a generated one) unless --no-auth.
 
     \b
@@ -469,6 +497,7 @@ def serve(
       1  it could not start: the port is in use, the --episode file holds another episode...
       2  usage error (an unknown world, scale or option; options of the other transport)
     """
+    world = _served(world, only, use_http)
     if not use_http:
         logs.configure_stdlib(log_level)  # structlog once the world loads: not before the handshake
         _check_episode_options(episode_path, start_snapshot, record_dir)
@@ -478,23 +507,62 @@ def serve(
         )
         _serve_stdio(stdio, exit_snapshot, record_dir)
         return
-    if task_id or start_snapshot or exit_snapshot or episode_path:
+    _serve_over_http(world, click.get_current_context().params)
+
+
+def _serve_over_http(world: str, params: dict[str, Any]) -> None:
+    """`serve --http` of `world` (WORLD, or the one `_served` chose), `params` its options."""
+    if any(params[name] for name in ("task_id", "start_snapshot", "exit_snapshot", "episode_path")):
         raise click.UsageError(
             "--task, --snapshot, --exit-snapshot and --episode are for stdio; over HTTP, "
             "POST /episodes with a task or POST /episodes/restore"
         )
-    logs.configure(log_level, log_format)
-    steps = logs.Progress(progress)
+    only = tuple(params["only"])
+    params["only"] = _only(world, only) if only or params["world"] is None else []  # []: every world
+    logs.configure(params["log_level"], params["log_format"])
+    steps = logs.Progress(params["progress"])
     steps.step(f"loading world {world}")
-    w = _world_at_scale(world, scale)
-    templates = _templates(cache_dir, no_cache)
-    episode_budget = _size_option(max_episode_bytes, "--max-episode-bytes")
-    templates.set_max_bytes(_size_option(template_cache_bytes, "--template-cache-bytes"))
-    _profile(faults_spec)  # a clear error now, not in the first request
+    w = _world_at_scale(world, params["scale"])
+    templates = _templates(params["cache_dir"], params["no_cache"])
+    episode_budget = _size_option(params["max_episode_bytes"], "--max-episode-bytes")
+    templates.set_max_bytes(_size_option(params["template_cache_bytes"], "--template-cache-bytes"))
+    _profile(params["faults_spec"])  # a clear error now, not in the first request
     from mcpsim.cli._serving_http import serve_http  # over HTTP only: stdio's start-up never imports it
 
-    params = click.get_current_context().params
     serve_http(w, templates, episode_budget, steps, params, _client_limits(params))
+
+
+def _served(world: str | None, only: tuple[str, ...], use_http: bool) -> str:
+    """WORLD, or without it the first of --only, else of the worlds --worlds-dir and --world-spec
+    loaded (stdio: the only one); a usage error if there is none to choose."""
+    if only and not use_http:
+        raise click.UsageError("--only chooses the worlds an HTTP server serves: add --http")
+    for name in only:
+        try:
+            _world(name)
+        except click.BadParameter as exc:
+            raise click.BadParameter(exc.message, param_hint="--only") from None
+    if world is not None:
+        return world
+    from mcpsim.catalogue import loaded_worlds
+
+    choices = list(only) or loaded_worlds()
+    if not choices:
+        raise click.UsageError(
+            "Missing argument 'WORLD': name the world to serve, or serve a folder of world specs with "
+            "--worlds-dir DIR (or --world-spec FILE)"
+        )
+    if not use_http and len(choices) > 1:
+        raise click.UsageError(f"stdio serves one world: name it (one of {', '.join(choices)})")
+    return choices[0]
+
+
+def _only(world: str, only: tuple[str, ...]) -> list[str]:
+    """The worlds an HTTP server serves when they are limited: WORLD and --only's, or without
+    --only the worlds the spec options loaded."""
+    from mcpsim.catalogue import loaded_worlds
+
+    return list(dict.fromkeys([world, *(only or loaded_worlds())]))
 
 
 def _check_episode_options(episode_path: str | None, start_snapshot: str | None, record_dir: str | None) -> None:
@@ -510,70 +578,3 @@ def _check_episode_options(episode_path: str | None, start_snapshot: str | None,
             "--record with --episode would write the shared episode once per server process; grade or "
             "export the --episode file itself (mcpsim verify --snapshot PATH)"
         )
-
-
-@main.command("serve-worlds")
-@click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False))
-@_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
-@port_option(default=8000, help_text="HTTP port.")
-@_setting(
-    "--token",
-    metavar="TOKEN",
-    help="The bearer token the control planes require, and loading a world [env MCPSIM_TOKEN]; none "
-    "given: one is generated and printed to stderr.",
-)
-@_setting("--no-auth", is_flag=True, help="Open the control planes to anyone who can reach the server.")
-@_apply(
-    [
-        click.option(flag, default=default, show_default=True, type=kind, help=text)
-        for flag, default, kind, text in [
-            (
-                "--max-worlds",
-                16,
-                click.IntRange(min=1),
-                "Worlds loaded at once; loading one more evicts the least recently used idle one.",
-            ),
-            (
-                "--world-idle",
-                600.0,
-                click.FloatRange(min=0),
-                "Seconds without a request after which a loaded world is evicted (its episodes closed).",
-            ),
-        ]
-    ]
-)
-@_apply(cache_options + log_options)
-def serve_worlds(
-    folder: str,
-    host: str,
-    port: int,
-    token: str | None,
-    no_auth: bool,
-    max_worlds: int,
-    world_idle: float,
-    cache_dir: str | None,
-    no_cache: bool,
-    log_level: str,
-    log_format: str,
-) -> None:
-    """Serve every world spec in DIR (such as `mcpsim gen --catalog`'s OUT/worlds) over HTTP, each
-    loaded on its first request and evicted when idle: POST /w/NAME/episodes creates an episode of
-    world NAME and returns its MCP URL; GET /worlds lists the worlds and the loaded ones. With
-    "tools": {"only": [...], "distractors": N, "seed": S} in the request, the episode's agent is
-    shown those of the world's tools plus N tools of other worlds, in an order fixed by S."""
-    import uvicorn
-
-    from mcpsim.catalogue import spec_world_loader
-    from mcpsim.serve import WorldHost
-
-    logs.configure(log_level, log_format)
-    if token is not None and no_auth:
-        raise click.UsageError("--token and --no-auth exclude each other")
-    names, load = spec_world_loader(folder)
-    if not names:
-        raise click.BadParameter(f"{folder} holds no spec file (*.yaml, *.yml, *.json)", param_hint="DIR")
-    access: dict[str, Any] = {"token": token, "no_auth": no_auth, "host": host, "max_loaded": max_worlds}
-    templates = _templates(cache_dir, no_cache)
-    world_host = WorldHost(names, load, templates=templates, idle_seconds=world_idle, describe=load.world, **access)
-    print(f"mcpsim: {len(names)} worlds from {folder}, at most {max_worlds} loaded", file=sys.stderr, flush=True)
-    uvicorn.run(world_host.app, host=host, port=port, log_level="warning")

@@ -60,6 +60,13 @@ def serve_http(
     public_url = _checked(options)
     sock = _listen(host, options.port)
     port = sock.getsockname()[1]  # the one picked for --port 0
+    # said whether or not stderr is a terminal (--no-progress silences it): a first build takes a while
+    announce = params.get("progress") is not False
+    if announce:
+        _say(
+            f"building {w.name} ({params['scale']} scale, seed {params['seed']}) and its default episode; "
+            "a template not in the cache is built now, which can take a minute"
+        )
     steps.step("starting the HTTP server (a template not cached is built when its first episode is created)")
     app = _app(w, templates, episode_budget, options, public_url, params, limits, sock)
     from mcpsim.catalogue import loaded_worlds
@@ -67,15 +74,30 @@ def serve_http(
     for name in loaded_worlds():  # generate the tasks of spec worlds now, not in the first request
         _tasks(name)
     shown = public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
-    print(f"mcpsim: serving {w.name} on {shown}/mcp (control plane: {shown}/episodes)", file=sys.stderr, flush=True)
-    print(
-        f"mcpsim: watch live episodes at {shown}/ui/"
-        + ("" if options.no_auth else " (it asks for the control-plane token)"),
-        file=sys.stderr,
-        flush=True,
+    served = list(getattr(app.state, "worlds", [w.name]))
+    _say(f"serving {w.name} on {shown}/mcp (control plane: {shown}/episodes); worlds served: {', '.join(served)}")
+    _say(f"watch live episodes at {shown}/ui/" + ("" if options.no_auth else " (it asks for the control-plane token)"))
+    config = uvicorn.Config(
+        app, host=host, port=port, log_config=None, access_log=False, lifespan="on", http=app.state.http_protocol
     )
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on"))
-    server.run(sockets=[sock])
+    _Server(config, f"ready: {shown}/health answers" if announce else None).run(sockets=[sock])
+
+
+def _say(text: str) -> None:
+    print(f"mcpsim: {text}", file=sys.stderr, flush=True)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, saying `ready` on stderr once its start-up is done and it accepts requests."""
+
+    def __init__(self, config: uvicorn.Config, ready: str | None) -> None:
+        super().__init__(config)
+        self.ready = ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and not self.should_exit and self.ready:
+            _say(self.ready)
 
 
 def _checked(options: _HttpOptions) -> str | None:

@@ -105,6 +105,10 @@ class Episode:
     def size_bytes(self, value: int) -> None:
         self._db.size_bytes = value
 
+    def limit_storage(self, max_bytes: int | None) -> None:
+        """Cap its database at `max_bytes` (None: none): a write past it is rolled back, with the reason."""
+        self._db.limit_storage(max_bytes)
+
     @property
     def base(self) -> bytes | None:
         """The template bytes this episode was cloned from and keeps alive (None: restored from
@@ -195,25 +199,15 @@ class Episode:
                 return self._transaction.execute(self, spec, kwargs)
             return self._injection.run(self, spec, kwargs, self.faults)
 
-    @property
-    def _stale(self) -> tuple[bytes, int] | None:
-        """The state before the latest write, which stale reads answer from (`FaultInjection`)."""
-        return self._injection.stale
-
-    @_stale.setter
-    def _stale(self, value: tuple[bytes, int] | None) -> None:
-        self._injection.stale = value
-
     # -- its records (`_metadata`) -------------------------------------------------------------
     def set_faults(self, profile: FaultProfile | None) -> None:
         """Inject faults from now on (stored in the database: snapshots keep the profile)."""
-        with self._open():
-            store.write_meta(self.conn, {"faults": profile})
-            self.faults = profile
+        self._db.apply_lifted(store.write_meta, {"faults": profile})
+        self.faults = profile
 
     def end(self) -> None:
         """Freeze the episode: from now on write tools are refused, reads still answer."""
-        self._db.apply(metadata.end)
+        self._db.apply_lifted(metadata.end)
 
     @property
     def ended(self) -> bool:
@@ -236,7 +230,7 @@ class Episode:
 
     @verdict.setter
     def verdict(self, value: dict[str, Any] | None) -> None:
-        self._db.apply(metadata.store_verdict, value)
+        self._db.apply_lifted(metadata.store_verdict, value)
 
     # -- its database, its lock and its parking (`_parking`) -----------------------------------
     def close(self, reason: str = "closed") -> None:
@@ -290,8 +284,10 @@ class Episode:
         return self._db.apply(sqlite3.Connection.serialize)
 
     def fork(self, id: str = "default") -> Episode:
-        """A new, independent episode starting from this one's current state."""
-        return Episode.restore(self.world, self.snapshot(), id=id, base=self._db.base)
+        """A new, independent episode starting from this one's current state (and storage limit)."""
+        copy = Episode.restore(self.world, self.snapshot(), id=id, base=self._db.base)
+        copy.limit_storage(limit.max_bytes if (limit := self._db.limit) else None)
+        return copy
 
     # -- reading state -----------------------------------------------------------------------
     def state_hash(self) -> str:
@@ -347,7 +343,7 @@ class Episode:
     def edit(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> int:
         """Run one write statement outside any tool (task setup, never an agent's path); returns
         the number of rows it changed. Logged like a call's changes, under call number 0."""
-        return self._db.apply(metadata.edit, sql, params)
+        return self._db.apply_lifted(metadata.edit, sql, params)
 
     def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Read-only SQL over the episode's database (tests, graders, debugging)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Concatenate, ParamSpec, TypeVar
 
 from mcpsim.engine import _store as store
+from mcpsim.engine._storage import UNLIMITED_PAGES, StorageLimit, lifted
 from mcpsim.engine._transaction import CallTransaction
 
 P = ParamSpec("P")
@@ -112,6 +113,8 @@ class ParkableConnection:
                 raise EpisodeClosed(self.episode_id, self.closed or "closed")
             self._conn = store.connect(self.parked.restore())
             self.parked = None
+            if self.limit is not None:  # a new connection starts without it
+                self.limit.wide(self._conn)
         return self._conn
 
     @contextmanager
@@ -130,6 +133,25 @@ class ParkableConnection:
         """`fn(conn, *args, **kwargs)` as one operation on the database (under `open`)."""
         with self.open():
             return fn(self.conn, *args, **kwargs)
+
+    @property
+    def limit(self) -> StorageLimit | None:
+        """The cap on the database's size (`limit_storage`), which the call transaction applies."""
+        return self.transaction.limit
+
+    def apply_lifted(self, fn: Callable[Concatenate[sqlite3.Connection, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`apply` without the storage limit: the operator's writes (setup, freeze, verdict)."""
+        with self.open(), lifted(self.conn, self.limit):
+            return fn(self.conn, *args, **kwargs)
+
+    def limit_storage(self, max_bytes: int | None) -> None:
+        """Cap the database at `max_bytes` (None: no cap) from now on (`mcpsim.engine._storage`)."""
+        with self.open():
+            self.transaction.limit = None if max_bytes is None else StorageLimit(max_bytes, self._page_size)
+            if self.limit is not None:
+                self.limit.wide(self.conn)
+            else:
+                self.conn.execute(f"PRAGMA max_page_count = {UNLIMITED_PAGES}")
 
     def park(self) -> bool:
         """Keep this idle episode as its pages that differ from its base and close its
@@ -195,6 +217,8 @@ class ParkableConnection:
         a deserialize, so the counters a call kept from its commit would otherwise be used again."""
         self.conn.deserialize(data)
         self.conn.execute("PRAGMA foreign_keys = ON")
+        if self.limit is not None:  # deserializing forgets it
+            self.limit.wide(self.conn)
         self.transaction.forget()
 
     def disconnect(self) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+import structlog
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 from sqlalchemy import Connection
@@ -19,6 +20,7 @@ from sqlmodel import Session
 from mcpsim.engine import _store as store
 from mcpsim.engine._faults import FaultRecord
 from mcpsim.engine._metadata import add_flag
+from mcpsim.engine._storage import StorageLimit, is_full
 from mcpsim.engine._templates import orm_connection
 from mcpsim.engine._textsafe import lone_surrogate, scrub
 from mcpsim.world import IdGenerator, PartialFailure, ToolContext, ToolSpec, World, WorldError, derive_seed
@@ -58,6 +60,8 @@ def _result_json(value: Any) -> Any:
     except PydanticSerializationError:
         return to_jsonable_python(value)
 
+
+log = structlog.get_logger("mcpsim.engine._transaction")
 
 BUG_MESSAGE = (
     "Internal error in the simulator while running {tool}. This is not caused by your request; "
@@ -117,14 +121,24 @@ def clock_text(conn: sqlite3.Connection) -> str:
     return clock.isoformat()
 
 
+def _record_unless_full(conn: sqlite3.Connection, tool: str, **record: Any) -> None:
+    """Append a call that changed nothing to the transcript, unless the episode's storage limit
+    and its reserve are full (then the record is dropped, and logged: `mcpsim.engine._storage`)."""
+    try:
+        store.record_call(conn, None, tool, **record)
+    except sqlite3.OperationalError as exc:
+        if not is_full(exc):
+            raise
+        log.warning("transcript entry dropped: the episode's storage is full", tool=tool[:256])
+
+
 def record_refusal(conn: sqlite3.Connection, tool: str, arguments: Any, error: str, *, writes: bool) -> None:
     """Log a call that never ran (its tool and error already scrubbed) in the transcript."""
     clock = clock_text(conn)
-    store.record_call(
+    _record_unless_full(
         conn,
-        None,
         tool,
-        to_jsonable_python(scrub(arguments), fallback=str),
+        arguments=to_jsonable_python(scrub(arguments), fallback=str),
         ok=False,
         error=error,
         bug=False,
@@ -146,11 +160,10 @@ def record_failure(
     """Log a call that changed nothing in the transcript, outside its rolled-back transaction
     (it consumed no call number)."""
     clock = clock_text(conn)
-    store.record_call(
+    _record_unless_full(
         conn,
-        None,
         spec.name,
-        to_jsonable_python(kwargs, fallback=str),
+        arguments=to_jsonable_python(kwargs, fallback=str),
         ok=False,
         error=error,
         bug=bug,
@@ -161,12 +174,15 @@ def record_failure(
     )
 
 
-def _rollback(conn: sqlite3.Connection, session: Session | None) -> None:
-    """Undo everything the failed call did, through the session if the tool made one."""
+def _rollback(conn: sqlite3.Connection, session: Session | None, limit: StorageLimit | None) -> None:
+    """Undo everything the failed call did, through the session if the tool made one; then the
+    storage limit between calls again (its reserve for the failure's record)."""
     if session is not None:
         session.rollback()
     if conn.in_transaction:
         conn.execute("ROLLBACK")
+    if limit is not None:
+        limit.wide(conn)
 
 
 class CallTransaction:
@@ -178,6 +194,7 @@ class CallTransaction:
         self.orm: Connection | None = None  # the SQLAlchemy connection tool calls run on, opened by the first
         # (changed-row count, call_seq, clock, id counters) as the last call committed them (`_call_meta`)
         self.meta: tuple[int, int, datetime, dict[str, int]] | None = None
+        self.limit: StorageLimit | None = None  # the episode's storage limit (`mcpsim.engine._storage`)
 
     def close(self) -> None:
         """Close the SQLAlchemy connection (which closes the episode's sqlite3 connection too)."""
@@ -210,6 +227,9 @@ class CallTransaction:
         if self.orm is None:  # one SQLAlchemy connection for the episode's life (no pool per call)
             self.orm = orm_connection(conn)
         orm = self.orm
+        limit = self.limit
+        if limit is not None and spec.writes:  # a write may fill the episode up to its limit, not its reserve
+            limit.tight(conn)
         conn.execute("BEGIN")  # the bookkeeping below is part of the call
         session: Session | None = None
         ctx: ToolContext | None = None
@@ -243,29 +263,28 @@ class CallTransaction:
                 if transform is not None and error is None:
                     value = transform(value)
                 result = _result_json(value)
-            except WorldError as exc:
-                _rollback(conn, ctx.opened_session)
-                record_failure(conn, spec, kwargs, str(exc), bug=False, fault=fault)
-                return CallResult(spec.name, error=str(exc), call_seq=call_seq, fault=fault)
-            except Exception as exc:  # a bug in the simulator, never the agent's fault
-                _rollback(conn, ctx.opened_session)
-                reason = f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}"
-                add_flag(conn, reason)
-                episode.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
-                error = BUG_MESSAGE.format(tool=spec.name)
-                record_failure(conn, spec, kwargs, error, bug=True, fault=fault)
-                return CallResult(spec.name, error=error, bug=True, call_seq=call_seq, fault=fault)
+            except Exception as exc:  # a business error, the storage limit reached, or a bug
+                _rollback(conn, ctx.opened_session, limit)
+                return _failed(episode, spec, kwargs, exc, call_seq, fault, limit)
             if timeout:  # applied, but the answer is lost
                 value, result, error = None, None, FAULT_MESSAGES["timeout"].format(tool=spec.name, retry_after=0)
-            changes = self._log_and_commit(
-                conn, spec, kwargs, call_seq, now, ids, counters, session, result, error, fault, logged
-            )
+            try:
+                changes = self._log_and_commit(
+                    conn, spec, kwargs, call_seq, now, ids, counters, session, result, error, fault, logged
+                )
+            except Exception as exc:  # the transcript entry (a large result) did not fit
+                if limit is None or not is_full(exc):
+                    raise
+                _rollback(conn, session, limit)
+                return _failed(episode, spec, kwargs, exc, call_seq, fault, limit)
         finally:  # an exception that escaped (not a tool's: those are handled above) leaves nothing open
             made = ctx.opened_session if ctx is not None else None
             if made is not None:
                 made.close()
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            if limit is not None:
+                limit.wide(conn)
         return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
 
     def _log_and_commit(
@@ -320,3 +339,30 @@ class CallTransaction:
             return self.meta[1], self.meta[2], self.meta[3]
         meta = store.meta_values(conn, ("call_seq", "clock", "ids"))
         return meta["call_seq"], meta["clock"], meta["ids"]
+
+
+def _failed(
+    episode: CallTarget,
+    spec: ToolSpec,
+    kwargs: dict[str, Any],
+    exc: Exception,
+    call_seq: int,
+    fault: FaultRecord | None,
+    limit: StorageLimit | None,
+) -> CallResult:
+    """What a call whose tool raised answers, once rolled back (in the `except` block, so a bug's
+    traceback is logged): the episode's storage limit reached, a business error (`WorldError`),
+    or a bug in the simulator, never the agent's fault (the episode is flagged)."""
+    conn = episode.conn
+    if limit is not None and is_full(exc):  # the agent's writes reached the episode's limit
+        error = limit.message  # recorded in the limit's reserve, like any call that changed nothing
+    elif isinstance(exc, WorldError):
+        error = str(exc)
+    else:
+        add_flag(conn, f"call {call_seq} to {spec.name} raised {type(exc).__name__}: {exc}")
+        episode.log.exception("tool bug", tool=spec.name, call_seq=call_seq, arguments=repr(kwargs)[:2000])
+        error = BUG_MESSAGE.format(tool=spec.name)
+        record_failure(conn, spec, kwargs, error, bug=True, fault=fault)
+        return CallResult(spec.name, error=error, bug=True, call_seq=call_seq, fault=fault)
+    record_failure(conn, spec, kwargs, error, bug=False, fault=fault)
+    return CallResult(spec.name, error=error, call_seq=call_seq, fault=fault)

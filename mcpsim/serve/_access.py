@@ -153,8 +153,8 @@ def _netloc_pattern(public_url: str) -> tuple[str, str]:
 
 class HostOriginGuard:
     """ASGI middleware: every HTTP request (control plane, MCP endpoints, `/health`, unknown
-    paths) must carry an allowed Host header, and an allowed Origin header if it has one;
-    otherwise 403 with the reason, before any route runs.
+    paths) must carry an allowed Host header, and an allowed Origin header if it has one (each of
+    them, if it has several); otherwise 403 with the reason, before any route runs.
 
     Matching is exact: `localhost:8000` matches only that Host; `localhost:*` matches localhost
     with any numeric port (or none), never `localhost:8000.evil.example` or `localhost.evil`
@@ -194,16 +194,19 @@ class HostOriginGuard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        host, origin = headers.get("host"), headers.get("origin")
+        # every Host and Origin header a request carries is judged: a second one cannot slip past
+        given: list[str | None] = [*headers.getlist("host")] or [None]  # no Host header: refused
+        hosts = [h for h in given if not self.host_allowed(h)]
+        origins = [o for o in headers.getlist("origin") if not self.origin_allowed(o)]
         problem = None
-        if not self.host_allowed(host):
+        if hosts:
             problem = (
-                f"Host header {_shown(host)} is not served here (DNS-rebinding protection); "
+                f"Host header {_shown(hosts[0])} is not served here (DNS-rebinding protection); "
                 "the operator can allow it with --allowed-host or --public-url"
             )
-        elif not self.origin_allowed(origin):
+        elif origins:
             problem = (
-                f"Origin {_shown(origin)} is not allowed (DNS-rebinding protection); "
+                f"Origin {_shown(origins[0])} is not allowed (DNS-rebinding protection); "
                 "the operator can allow it with --allowed-origin"
             )
         if problem is not None:

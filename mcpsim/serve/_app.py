@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 
 from mcpsim.engine import FaultProfile, TemplateCache, load_profile, snapshot_key
 from mcpsim.serve._access import HostOriginGuard, resolve_token
+from mcpsim.serve._connections import protocol_for
 from mcpsim.serve._control import ControlPlane
 from mcpsim.serve._host import EpisodeManager
 from mcpsim.serve._mcp import MCPServer, build_server
@@ -77,7 +78,9 @@ def build_app(
     "full" or "summary" (None: full behind a token, summary with `no_auth`).
 
     `client_limits`: what one client may hold on the MCP endpoints (sessions, `/mcp` episodes;
-    None: the defaults). `recorder`: journals each episode's calls as MCP requests are answered."""
+    None: the defaults) and its connections' deadlines (`app.state.http_protocol`: the uvicorn
+    protocol class `serve_in_thread` and `mcpsim serve --http` run the app with). `recorder`:
+    journals each episode's calls as MCP requests are answered."""
     token = resolve_token(token, no_auth)
     limits = client_limits or ClientLimits()
     control = ControlPlane(
@@ -109,6 +112,7 @@ def build_app(
     app.state.manager = manager
     app.state.control = control
     app.state.sessions = gate.table
+    app.state.http_protocol = protocol_for(limits)  # its connections' deadlines and cap, for its server
     return app
 
 
@@ -189,13 +193,19 @@ async def _http_error(request: Any, exc: Exception) -> Response:
 
 
 def create_app(config: ServeConfig) -> Starlette:
-    """Load the worlds, build the default episode, and assemble the app."""
+    """Load the worlds, build the default episode, and assemble the app (`app.state.worlds`: the
+    names of the worlds it serves)."""
+    if config.only and config.world not in config.only:
+        raise ValueError(
+            f"the default world {config.world!r} is not among the worlds served ({', '.join(config.only)})"
+        )
     default = load_world(config.world)
     recorder = Recorder(config.record_dir) if config.record_dir else None  # recovers what a crash left
     templates = TemplateCache(config.cache_dir, max_bytes=config.template_cache_bytes)
     limits: dict[str, Any] = {
         "max_episodes": config.max_episodes,
         "max_episode_bytes": config.max_episode_bytes,
+        "max_bytes_per_episode": config.max_bytes_per_episode,
         "ttl_seconds": config.ttl_seconds,
     }
     manager = _RecordingManager(recorder, templates, **limits) if recorder else EpisodeManager(templates, **limits)
@@ -203,7 +213,7 @@ def create_app(config: ServeConfig) -> Starlette:
     manager.set_default(default, config.seed, config.scale, profile, shared=config.shared_default)
     if recorder is not None and manager.default is not None:
         recorder.track(manager.default)
-    worlds = [default] + [load_world(n) for n in world_names() if n != default.name]
+    worlds = [default] + [load_world(n) for n in config.only or world_names() if n != default.name]
     interval = min(30.0, config.ttl_seconds / 2) if config.ttl_seconds else 30.0
     app = build_app(
         worlds,
@@ -224,6 +234,7 @@ def create_app(config: ServeConfig) -> Starlette:
     )
     if recorder is not None:
         app.add_middleware(_RecordWhenEnded, manager=manager, recorder=recorder)
+    app.state.worlds = sorted(w.name for w in worlds)
     return app
 
 
@@ -235,7 +246,8 @@ def serve_in_thread(app: Starlette, host: str = "127.0.0.1", port: int = 0) -> I
         with socket.socket() as s:
             s.bind((host, 0))
             port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="on"))
+    protocol = getattr(app.state, "http_protocol", None) or protocol_for(ClientLimits())
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="on", http=protocol))
     thread = threading.Thread(target=server.run, name="mcpsim-http", daemon=True)
     thread.start()
     ready = threading.Event()

@@ -18,7 +18,12 @@ import structlog
 from mcpsim._sizes import format_size
 from mcpsim.engine import Episode, EpisodeClosed, FaultProfile, TemplateCache
 from mcpsim.grading import Verifier
-from mcpsim.serve._settings import DEFAULT_MAX_EPISODE_BYTES, DEFAULT_MAX_EPISODES, DEFAULT_TTL_SECONDS
+from mcpsim.serve._settings import (
+    DEFAULT_MAX_BYTES_PER_EPISODE,
+    DEFAULT_MAX_EPISODE_BYTES,
+    DEFAULT_MAX_EPISODES,
+    DEFAULT_TTL_SECONDS,
+)
 from mcpsim.tasks import TaskSet, load_tasks, task_episode
 from mcpsim.world import World, load_world
 
@@ -49,7 +54,10 @@ class EpisodeManager:
     """Creates, finds and removes episodes. The default episode (served at `/mcp`) never expires
     and does not count against the caps: at most `max_episodes` live episodes, holding at most
     `max_episode_bytes` of databases together (None: no byte cap). An episode's size is its
-    database's page count times its page size, kept current after every operation on it.
+    database's page count times its page size, kept current after every operation on it. Each
+    episode it holds (the default one too) is capped at `max_bytes_per_episode` (None: no cap):
+    a tool call writing past it is rolled back and answered with the reason, so one agent grows
+    the sum by at most that much per episode it holds (`mcpsim.engine._storage`).
 
     Removing an episode (delete, expiry, shutdown) closes it under its own lock: an operation in
     progress finishes first, and any later one on it raises `EpisodeClosed` (a LookupError)."""
@@ -58,6 +66,7 @@ class EpisodeManager:
     _: KW_ONLY
     max_episodes: int = DEFAULT_MAX_EPISODES
     max_episode_bytes: int | None = DEFAULT_MAX_EPISODE_BYTES
+    max_bytes_per_episode: int | None = DEFAULT_MAX_BYTES_PER_EPISODE
     ttl_seconds: float | None = DEFAULT_TTL_SECONDS
     worlds: Callable[[str], World] = load_world
     tasks: Callable[[str], TaskSet] = load_tasks
@@ -96,6 +105,8 @@ class EpisodeManager:
             if shared
             else None
         )
+        if self.default is not None:
+            self.default.limit_storage(self.max_bytes_per_episode)
         return self.default
 
     @property
@@ -216,7 +227,9 @@ class EpisodeManager:
                         self._open[victim.id] = victim
 
     def add(self, episode: Episode) -> Episode:
-        """Register an episode made elsewhere (a fork or a restored snapshot) under a fresh id."""
+        """Register an episode made elsewhere (a fork or a restored snapshot) under a fresh id,
+        with this server's storage limit per episode."""
+        episode.limit_storage(self.max_bytes_per_episode)
         with self._lock:
             self._check_room(episode.size_bytes)
             episode.id = secrets.token_urlsafe(16)

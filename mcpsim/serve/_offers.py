@@ -9,7 +9,7 @@ import json
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import anyio
@@ -52,8 +52,9 @@ class OfferingWorld(Protocol):
 
 class ToolOffers:
     """The offers of a world host's episodes (see Offer), over the worlds `names` it can load:
-    `describe` gives a world's tools for distractors, `authorized` checks a request's headers
-    for the operator's token. Tool definitions are cached, for about `4 * max_loaded` worlds."""
+    `describe` gives a world's tools for distractors (once `vet`, if given, says the world may be
+    loaded in this process; a world it refuses is no distractor), `authorized` checks a request's
+    headers for the operator's token. Tool definitions are cached, for about `4 * max_loaded` worlds."""
 
     def __init__(
         self,
@@ -61,9 +62,11 @@ class ToolOffers:
         describe: Describer | None,
         authorized: Callable[[list[tuple[bytes, bytes]]], bool],
         max_loaded: int,
+        vet: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.names = names
         self.describe = describe
+        self.vet = vet
         self.authorized = authorized
         self.max_loaded = max_loaded
         self._tool_defs: dict[str, list[dict[str, Any]]] = {}  # world -> its tools as tools/list shows them
@@ -188,6 +191,8 @@ class ToolOffers:
             others = [n for n in self.names if n != entry.name]
             for other in rng.sample(others, min(DISTRACTOR_WORLDS, len(others))):
                 if other not in self._tool_defs:
+                    if self.vet is not None and not await self.vet(other):
+                        continue
                     world = await anyio.to_thread.run_sync(self.describe, other)
                     await self._tools_of(other, world)
                 pool += [t for t in self._tool_defs.get(other, []) if t["name"] not in names]

@@ -8,7 +8,7 @@ import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 MAX_BODY_BYTES = 64 * 1024
@@ -79,10 +79,13 @@ async def read_body(request: Request, limit: int, what: str) -> bytes:
     if declared.isdigit() and int(declared) > limit:
         raise HttpError(413, f"{what} larger than {limit} bytes")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise HttpError(413, f"{what} larger than {limit} bytes")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise HttpError(413, f"{what} larger than {limit} bytes")
+    except ClientDisconnect:  # it hung up, or was closed past its body deadline: no one to answer
+        raise HttpError(400, f"the client disconnected before sending its whole {what}") from None
     return bytes(body)
 
 

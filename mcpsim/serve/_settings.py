@@ -29,6 +29,7 @@ def __getattr__(name: str) -> object:
 
 DEFAULT_MAX_EPISODES = 1000
 DEFAULT_MAX_EPISODE_BYTES = 4 * 1024**3  # 4 GiB of live episode databases
+DEFAULT_MAX_BYTES_PER_EPISODE = 256 * 1024**2  # one episode's database (the largest shipped template: ~50 MB)
 DEFAULT_TTL_SECONDS = 3600.0  # an idle episode's life
 
 Reader = Callable[[str, str], Any]  # (variable name, its text) -> the setting's value
@@ -149,6 +150,11 @@ class ClientLimits(_Settings):
     # live episodes `/mcp` made for one client
     mcp_episodes_per_client: int | None = _setting(32, "MCPSIM_MCP_EPISODES_PER_CLIENT", _limit)
     mcp_episodes_per_address: int | None = _setting(128, "MCPSIM_MCP_EPISODES_PER_ADDRESS", _limit)
+    # every HTTP connection (mcpsim.serve._connections): a request's headers, then its body, must
+    # arrive within these many seconds; open connections from one remote address
+    header_timeout_seconds: float | None = _setting(30.0, "MCPSIM_HEADER_TIMEOUT", _seconds)
+    body_timeout_seconds: float | None = _setting(300.0, "MCPSIM_BODY_TIMEOUT", _seconds)
+    connections_per_address: int | None = _setting(1024, "MCPSIM_CONNECTIONS_PER_ADDRESS", _limit)
 
     def __post_init__(self) -> None:
         for name in (
@@ -157,21 +163,25 @@ class ClientLimits(_Settings):
             "max_sessions",
             "mcp_episodes_per_client",
             "mcp_episodes_per_address",
+            "connections_per_address",
         ):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a whole number of at least 1 (or None: no limit), not {value!r}")
-        idle = self.session_idle_seconds
-        if idle is not None and not (isinstance(idle, int | float) and 0 < idle < float("inf")):
-            raise ValueError(f"session_idle_seconds must be a positive, finite number (or None), not {idle!r}")
+        for name in ("session_idle_seconds", "header_timeout_seconds", "body_timeout_seconds"):
+            seconds = getattr(self, name)
+            if seconds is not None and not (isinstance(seconds, int | float) and 0 < seconds < float("inf")):
+                raise ValueError(f"{name} must be a positive, finite number (or None), not {seconds!r}")
 
 
 @dataclass
 class ServeConfig(_Settings):
     """How `mcpsim serve --http` (and `servers/asgi.py`) run: the world behind `/mcp` and the
-    limits of the control plane. Every installed world can be created over HTTP."""
+    limits of the control plane. Every installed world can be created over HTTP (or those `only` names)."""
 
     world: str = _setting("retail", "MCPSIM_WORLD", _text)
+    # the worlds served, `world` among them (empty: every installed one)
+    only: list[str] = _setting(None, "MCPSIM_ONLY", _words, factory=list)
     seed: int = _setting(0, "MCPSIM_SEED", _whole)
     scale: str = _setting("default", "MCPSIM_SCALE", _text)
     # None (and no_auth False): one is generated and printed to stderr
@@ -187,6 +197,8 @@ class ServeConfig(_Settings):
     shared_default: bool = _setting(False, "MCPSIM_SHARED_DEFAULT", _flag)
     max_episodes: int = _setting(DEFAULT_MAX_EPISODES, "MCPSIM_MAX_EPISODES", _at_least_one)
     max_episode_bytes: int | None = _setting(DEFAULT_MAX_EPISODE_BYTES, "MCPSIM_MAX_EPISODE_BYTES", _size)
+    # one episode's database: a tool call writing past it gets a tool error, nothing changed
+    max_bytes_per_episode: int | None = _setting(DEFAULT_MAX_BYTES_PER_EPISODE, "MCPSIM_MAX_BYTES_PER_EPISODE", _size)
     template_cache_bytes: int | None = _setting(DEFAULT_TEMPLATE_BYTES, "MCPSIM_TEMPLATE_CACHE_BYTES", _size)
     ttl_seconds: float | None = _setting(DEFAULT_TTL_SECONDS, "MCPSIM_TTL", _seconds)  # None: episodes never expire
     cache_dir: str | None = _setting(None, "MCPSIM_CACHE_DIR", _text)

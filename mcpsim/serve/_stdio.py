@@ -96,7 +96,7 @@ class FileEpisode(Episode):
             return
         with self._open():
             self._reload(data)
-        self._stale = None  # another process wrote since: this process's stale view is gone
+        self._injection.stale = None  # another process wrote since: this process's stale view is gone
         self._seen = _digest(data)
 
     @contextmanager

@@ -12,6 +12,14 @@ are closed), and loading one past `max_loaded` evicts the least recently used fi
 with a request in progress is never evicted. What to load comes from `load(name) -> (World,
 TaskSet)`: this module knows nothing of specs (the factory's `spec_world_loader` gives one).
 Tools offers (a subset of a world's tools plus distractors) are `mcpsim.serve._offers`.
+
+A world loads outside the host's lock: while one loads, the others and `/health` answer. With a
+`sandbox` (`mcpsim serve-worlds` always has one) each world is loaded first in a child process
+with CPU-time, memory and wall-clock limits (`mcpsim.serve._sandbox`), and in the server only once
+the child did so within them; a world that failed answers its requests with the reason (422 for
+the sandbox's refusal) for RETRY_FAILED_SECONDS, then is tried again. The children are forked
+by `multiprocessing`'s fork server, which imports the `__main__` script: a script that builds a
+sandboxed host guards its main (`if __name__ == "__main__":`).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
@@ -40,8 +49,11 @@ from mcpsim.engine import TemplateCache
 from mcpsim.serve._access import HostOriginGuard, resolve_token, socket_base_url
 from mcpsim.serve._app import build_app
 from mcpsim.serve._buffered import _captured, _read_body, _replay, _respond
+from mcpsim.serve._connections import protocol_for
 from mcpsim.serve._host import EpisodeManager
 from mcpsim.serve._offers import Describer, ToolOffers
+from mcpsim.serve._sandbox import CompileLimits, CompileRefused, check, picklable, warm_up
+from mcpsim.serve._settings import ClientLimits
 from mcpsim.tasks import TaskSet
 from mcpsim.world import World
 
@@ -52,6 +64,7 @@ _EPISODE_MCP = re.compile(r"^/episodes/([^/]+)/mcp/?$")
 _EPISODE_FORK = re.compile(r"^/episodes/([^/]+)/fork/?$")
 DEFAULT_MAX_LOADED = 16
 DEFAULT_IDLE_SECONDS = 600.0
+RETRY_FAILED_SECONDS = 60.0  # a world that failed to load answers with the reason this long, then is tried again
 
 
 @dataclass
@@ -87,11 +100,15 @@ class WorldHost:
         app_options: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
         describe: Describer | None = None,
+        sandbox: CompileLimits | dict[str, Any] | None = None,
     ) -> None:
         if max_loaded < 1:
             raise ValueError("max_loaded must be at least 1")
         self.names = sorted(names)
         self.load = load
+        # load each world in a child within these limits first (`_sandbox`; a dict: CompileLimits' fields)
+        self.sandbox = CompileLimits(**sandbox) if isinstance(sandbox, dict) else sandbox
+        self._sandboxed = picklable(load) if sandbox is not None else None
         self.templates = templates
         self.token = resolve_token(token, no_auth)
         self.no_auth = no_auth
@@ -102,8 +119,10 @@ class WorldHost:
         self.app_options = app_options or {}
         self.clock = clock
         self.describe = describe
-        self.tool_offers = ToolOffers(self.names, describe, self._authorized, max_loaded)
+        self.tool_offers = ToolOffers(self.names, describe, self._authorized, max_loaded, vet=self._vetted)
         self.loaded: dict[str, _Loaded] = {}
+        self.loading: dict[str, anyio.Event] = {}  # worlds being loaded (set when done, either way)
+        self.failed: dict[str, tuple[float, bool, str]] = {}  # world -> (when, refused by the sandbox, why)
         self.loads = 0  # worlds loaded so far (a world loaded again after eviction counts again)
         self.evictions = 0
         self._lock = anyio.Lock()
@@ -126,6 +145,7 @@ class WorldHost:
         )
         self.app.state.token = self.token
         self.app.state.host = self
+        self.app.state.http_protocol = protocol_for(self.app_options.get("client_limits") or ClientLimits())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, send)
@@ -137,6 +157,8 @@ class WorldHost:
         async with anyio.create_task_group() as tg:
             self._tg = tg
             tg.start_soon(self._reaper)
+            if self._sandboxed is not None:  # the sandbox's fork server, started ahead of the first load
+                tg.start_soon(partial(anyio.to_thread.run_sync, warm_up, self._sandboxed))
             try:
                 yield
             finally:
@@ -176,23 +198,69 @@ class WorldHost:
         log.info("world evicted", world=entry.name, reason=reason)
 
     async def _entry(self, name: str, public_base: str) -> _Loaded:
-        async with self._lock:
-            entry = self.loaded.get(name)
-            if entry is None:
-                idle = sorted((e for e in self.loaded.values() if e.in_flight == 0), key=lambda e: e.last_used)
-                while len(self.loaded) >= self.max_loaded and idle:
-                    await self._evict(idle.pop(0), "bound")
-                world, tasks = await anyio.to_thread.run_sync(self.load, name)
-                entry = _Loaded(
-                    name, self._world_app(world, tasks, f"{public_base}/w/{name}"), self.clock(), world=world
-                )
-                self.loaded[name] = entry
-                self.loads += 1
-                assert self._tg is not None, "the host's lifespan has not started"
-                self._tg.start_soon(self._run, entry)
-                log.info("world loaded", world=name, loaded=len(self.loaded))
-            entry.in_flight += 1  # before the lock is released: the reaper skips it from now on
+        """The loaded world, loading it first if need be: outside the host's lock (other worlds
+        and `/health` go on meanwhile), once however many requests ask for it at the same time."""
+        while True:
+            async with self._lock:
+                entry = self.loaded.get(name)
+                if entry is not None:
+                    entry.in_flight += 1  # before the lock is released: the reaper skips it from now on
+                    break
+                self._raise_if_failed(name)
+                loading = self.loading.get(name)
+                if loading is None:
+                    self.loading[name] = loading = anyio.Event()
+                    mine = True
+                else:
+                    mine = False
+            if mine:
+                entry = await self._load(name, public_base, loading)
+                break
+            await loading.wait()  # another request loads it: its outcome, on the next turn
         await entry.ready.wait()
+        return entry
+
+    def _raise_if_failed(self, name: str) -> None:
+        failed = self.failed.get(name)
+        if failed is not None and self.clock() - failed[0] < RETRY_FAILED_SECONDS:
+            raise (CompileRefused if failed[1] else RuntimeError)(failed[2])
+        self.failed.pop(name, None)
+
+    async def _vetted(self, name: str) -> bool:
+        """Whether world `name` may be loaded in this process (for its tools as a distractor): it
+        loads in the sandbox (if the host has one) now, and has not failed to lately."""
+        try:
+            self._raise_if_failed(name)
+            if self.sandbox is not None and self._sandboxed is not None:
+                await check(self._sandboxed, name, self.sandbox)
+        except (CompileRefused, RuntimeError) as exc:
+            self.failed.setdefault(name, (self.clock(), isinstance(exc, CompileRefused), str(exc)))
+            return False
+        return True
+
+    async def _load(self, name: str, public_base: str, loading: anyio.Event) -> _Loaded:
+        """Load a world (in the sandbox first, if the host has one) and start its app."""
+        try:
+            if self.sandbox is not None and self._sandboxed is not None:
+                await check(self._sandboxed, name, self.sandbox)
+            world, tasks = await anyio.to_thread.run_sync(self.load, name)
+        except Exception as exc:
+            self.failed[name] = (self.clock(), isinstance(exc, CompileRefused), str(exc))
+            raise
+        finally:
+            del self.loading[name]
+            loading.set()
+        async with self._lock:
+            idle = sorted((e for e in self.loaded.values() if e.in_flight == 0), key=lambda e: e.last_used)
+            while len(self.loaded) >= self.max_loaded and idle:
+                await self._evict(idle.pop(0), "bound")
+            entry = _Loaded(name, self._world_app(world, tasks, f"{public_base}/w/{name}"), self.clock(), world=world)
+            self.loaded[name] = entry
+            self.loads += 1
+            assert self._tg is not None, "the host's lifespan has not started"
+            self._tg.start_soon(self._run, entry)
+            log.info("world loaded", world=name, loaded=len(self.loaded))
+            entry.in_flight += 1
         return entry
 
     def _world_app(self, world: World, tasks: TaskSet, public_url: str) -> Starlette:
@@ -223,6 +291,11 @@ class WorldHost:
             return
         try:
             entry = await self._entry(name, socket_base_url(scope, self.host))
+        except CompileRefused as exc:  # the sandbox's refusal: the world cannot be served as it is
+            log.warning("world refused", world=name, error=str(exc))
+            answer = JSONResponse({"error": f"world {name!r} cannot be served: {exc}"}, status_code=422)
+            await answer(scope, receive, send)
+            return
         except Exception as exc:  # a spec that no longer compiles: the reason, not a bare 500
             log.warning("world failed to load", world=name, error=str(exc))
             answer = JSONResponse({"error": f"world {name!r} failed to load: {exc}"}, status_code=500)
@@ -294,6 +367,8 @@ class WorldHost:
             {
                 "worlds": self.names,
                 "loaded": sorted(self.loaded),
+                "loading": sorted(self.loading),
+                "failed": {name: why for name, (_, _, why) in sorted(self.failed.items())},
                 "max_loaded": self.max_loaded,
                 "idle_seconds": self.idle_seconds,
                 "loads": self.loads,

@@ -18,6 +18,9 @@ Which episodes: only `completed` ones are data. Cancelled and errored episodes a
 counted, and so are episodes below `min_reward` (an ungraded episode never reaches a
 `min_reward`). A line that is not a trajectory is skipped, logged as a warning and counted.
 Usually it is the last line, cut short by a crash during the write. The source is never modified.
+An export that would write no episode at all (an empty source, a filter that keeps nothing, a
+run without token ids exported as `tokens`) raises `ExportError` saying why, and writes nothing:
+a pipeline must not train on an empty file.
 
 Decisions a training user should know:
 - Null content (openai): an assistant message that only calls tools has no `content` key, as
@@ -70,7 +73,12 @@ TRUNCATING = ("step_limit", "timeout")  # terminations that cut the episode shor
 
 
 class ExportError(Exception):
-    """The export cannot start: a missing source, an unknown format, an unusable destination."""
+    """The export cannot start (a missing source, an unknown format, an unusable destination) or
+    would write no episode (`report` then says what was skipped)."""
+
+    def __init__(self, message: str, report: ExportReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class ExportReport(BaseModel):
@@ -83,8 +91,10 @@ class ExportReport(BaseModel):
     skipped_unusable: int = 0  # the format cannot represent the conversation (see the module doc)
     bad_lines: int = 0  # lines that are not a trajectory, such as a last line cut short by a crash
     invalid_arguments: int = 0  # tool calls in written episodes whose arguments are not a JSON object
+    unusable_reason: str | None = None  # why the first unusable episode could not be written
 
-    def summary(self) -> str:
+    def skipped(self) -> list[str]:
+        """What was skipped, one phrase per reason ("2 cancelled", "1 below min_reward")."""
         skipped = [f"{n} {status}" for status, n in sorted(self.skipped_status.items())]
         if self.skipped_reward:
             skipped.append(f"{self.skipped_reward} below min_reward")
@@ -92,6 +102,10 @@ class ExportReport(BaseModel):
             skipped.append(f"{self.skipped_unusable} unusable as {self.format}")
         if self.bad_lines:
             skipped.append(f"{self.bad_lines} bad line{'s' if self.bad_lines != 1 else ''}")
+        return skipped
+
+    def summary(self) -> str:
+        skipped = self.skipped()
         text = f"wrote {self.written} episodes to {self.dest} ({self.format})"
         if skipped:
             text += "; skipped " + ", ".join(skipped)
@@ -117,11 +131,29 @@ def export(source: Path, fmt: Format, dest: Path, *, min_reward: float | None = 
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
         write(_episodes(path, min_reward, report), tmp, report)
+        if not report.written:
+            raise ExportError(_nothing_written(report, min_reward), report)
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
     log.info("trajectories exported", **report.model_dump(mode="json"))
     return report
+
+
+def _nothing_written(report: ExportReport, min_reward: float | None) -> str:
+    """Why an export wrote no episode: what the source held and what was skipped."""
+    text = f"nothing to export: {report.source} "
+    skipped = report.skipped()
+    if not skipped:
+        return text + "holds no episodes"
+    text += f"holds no episode to write as {report.format} (skipped " + ", ".join(skipped) + ")"
+    if report.skipped_reward and min_reward is not None:
+        text += f"; no completed episode has a reward of at least --min-reward {min_reward:g}"
+    if report.skipped_status and not report.skipped_reward and not report.skipped_unusable:
+        text += "; only completed episodes are exported"
+    if report.unusable_reason:
+        text += f"; {report.unusable_reason}"
+    return text
 
 
 # --- reading and choosing episodes ---------------------------------------------------------------
@@ -415,6 +447,7 @@ def _write_jsonl(record: Callable[[Trajectory], dict[str, Any]]) -> Writer:
                     line = json.dumps(record(t), ensure_ascii=False)
                 except _Unusable as exc:
                     report.skipped_unusable += 1
+                    report.unusable_reason = report.unusable_reason or str(exc)
                     log.warning(
                         "skipping an episode the format cannot hold",
                         format=report.format,

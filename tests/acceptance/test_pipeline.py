@@ -33,7 +33,7 @@ from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
 EXAMPLE = Path(__file__).parents[2] / "examples" / "specs" / "bikes.yaml"
-TASKS = 5  # generated per process (the example's default is 10): one of each kind, and a shorter test
+TASKS = 3  # generated per process: bikes has few sound ones (most are one-call tasks a transcriber passes)
 
 
 @pytest.fixture(scope="module")
@@ -244,5 +244,7 @@ def test_a_task_satisfied_at_the_start_is_rejected_by_not_satisfied_at_start():
     bike = a_bike("repair")
     task = declared_task(bike, "repair", f"Bike {bike} is out of service for repair.", [])
     checks, failures = rejected_by(spec_data() | {"tasks": [task]})
-    assert "not_satisfied_at_start" in checks and set(checks) <= {"not_satisfied_at_start", "baselines_fail"}
+    # every agent passes it, a transcribing one too: over the world's 5% (`not_trivial`)
+    assert "not_satisfied_at_start" in checks
+    assert set(checks) <= {"not_satisfied_at_start", "baselines_fail", "not_trivial"}
     assert "task declared: a do-nothing agent passes this task" in failures["not_satisfied_at_start"]

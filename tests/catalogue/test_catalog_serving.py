@@ -40,7 +40,8 @@ def server(tmp_path_factory) -> Iterator[tuple[str, str, list[str]]]:
 
 @pytest.fixture(scope="module")
 def quick_server(tmp_path_factory) -> Iterator[tuple[str, str, list[str]]]:
-    yield from _serve(tmp_path_factory, idle=2)
+    # idle longer than loading a world takes (its sandbox process first: a few seconds on a busy machine)
+    yield from _serve(tmp_path_factory, idle=20)
 
 
 def _serve(tmp_path_factory, idle: float) -> Iterator[tuple[str, str, list[str]]]:
@@ -369,7 +370,7 @@ def test_loading_past_the_bound_evicts_the_least_recently_used_and_idle_worlds_g
         assert _create(url, token, world).status_code == 201
     listed = _worlds(url, token)
     assert listed["loaded"] == ["it_helpdesk", "library"] and listed["evictions"] >= 1
-    deadline = time.monotonic() + 180  # idle after 2 s; the reaper looks every 5 s
+    deadline = time.monotonic() + 240  # idle after 20 s; the reaper looks every 5 s
     while _worlds(url, token)["loaded"] and time.monotonic() < deadline:
         time.sleep(0.5)
     listed = _worlds(url, token)

@@ -23,6 +23,7 @@ SERVE_OPTIONS = {
     "ttl": ("ttl_seconds", 0),
     "max_episodes": ("max_episodes", None),
     "max_episode_bytes": ("max_episode_bytes", "bytes"),
+    "max_bytes_per_episode": ("max_bytes_per_episode", "bytes"),
     "template_cache_bytes": ("template_cache_bytes", "bytes"),
     "sessions_per_client": ("sessions_per_client", 0),
     "sessions_per_address": ("sessions_per_address", 0),
@@ -30,6 +31,9 @@ SERVE_OPTIONS = {
     "max_sessions": ("max_sessions", 0),
     "mcp_episodes_per_client": ("mcp_episodes_per_client", 0),
     "mcp_episodes_per_address": ("mcp_episodes_per_address", 0),
+    "header_timeout": ("header_timeout_seconds", 0),
+    "body_timeout": ("body_timeout_seconds", 0),
+    "connections_per_address": ("connections_per_address", 0),
 }
 
 
@@ -133,12 +137,14 @@ def test_serve_http_passes_every_option_to_its_config(monkeypatch: pytest.Monkey
     args = ["serve", "retail", "--http", "--port", "0", "--token", "t" * 20, "--seed", "3", "--scale", "small"]
     args += ["--max-episodes", "7", "--ttl", "9", "--allowed-host", "example.com", "--record", str(tmp_path)]
     args += ["--sessions-per-client", "2", "--session-idle-timeout", "5", "--max-episode-bytes", "1MiB"]
+    args += ["--max-bytes-per-episode", "3MiB"]
     result = CliRunner().invoke(main, args, env={k: None for k in ("MCPSIM_TOKEN", "MCPSIM_NO_AUTH")})
     assert isinstance(result.exception, Stop), result.output
     [config] = seen
     assert (config.world, config.seed, config.scale, config.token) == ("retail", 3, "small", "t" * 20)
     assert (config.max_episodes, config.ttl_seconds, config.record_dir) == (7, 9.0, str(tmp_path))
     assert config.allowed_hosts == ["example.com"] and config.max_episode_bytes == 1024**2
+    assert config.max_bytes_per_episode == 3 * 1024**2
     assert config.client_limits.sessions_per_client == 2 and config.client_limits.session_idle_seconds == 5.0
     assert config.client_limits.max_sessions == DEFAULT_LIMITS.max_sessions
 

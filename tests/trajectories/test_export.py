@@ -426,12 +426,12 @@ def test_parquet_reads_back_with_the_listed_columns_one_row_per_episode(run, tmp
     assert json.loads(rows[0]["verdict_json"])["passed"] is True
 
 
-def test_parquet_with_no_episodes_still_has_the_columns(tmp_path):
-    pq = pytest.importorskip("pyarrow.parquet")
+def test_parquet_with_no_episodes_is_refused_and_writes_no_file(tmp_path):
+    pytest.importorskip("pyarrow.parquet")
     source = write_run(tmp_path / "run", trajectory("x", status="error", termination="agent_error"))
-    export(source, "parquet", tmp_path / "out.parquet")
-    table = pq.read_table(tmp_path / "out.parquet")
-    assert (table.column_names, table.num_rows) == (PARQUET_COLUMNS, 0)
+    with pytest.raises(ExportError, match=r"skipped 1 error\); only completed episodes are exported"):
+        export(source, "parquet", tmp_path / "out.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
 @pytest.mark.parametrize("fmt", ["openai", "trl", "verifiers", "parquet"])
@@ -552,3 +552,18 @@ def test_parquet_without_pyarrow_says_how_to_install_it(run, tmp_path, monkeypat
     with pytest.raises(ExportError, match=r"pip install 'mcpsim\[parquet\]'"):
         export(run, "parquet", tmp_path / "out.parquet")
     assert not (tmp_path / "out.parquet").exists()
+
+
+def test_an_export_that_keeps_no_episode_raises_with_the_reason_and_writes_nothing(tmp_path):
+    source = write_run(
+        tmp_path / "run", trajectory("fail", reward=0.0), trajectory("ungraded", reward=None, verdict=None)
+    )
+    dest = tmp_path / "out.jsonl"
+    with pytest.raises(ExportError, match=r"skipped 2 below min_reward\); no completed episode .* --min-reward 0.5"):
+        export(source, "trl", dest, min_reward=0.5)
+    assert not dest.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(ExportError, match="holds no episodes") as refused:
+        export(empty, "openai", dest)
+    assert refused.value.report is not None and refused.value.report.written == 0

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from mcpsim.cli import main
 from mcpsim.runner._llm import ModelError, token_turn
-from mcpsim.trajectories._export import export
+from mcpsim.trajectories._export import ExportError, export
 from mcpsim.trajectories._records import Trajectory
 from tests.support.fake_openai import FakeModel, fake_openai, fake_tokenize
 
@@ -98,9 +98,12 @@ def test_without_the_flag_nothing_is_asked_or_recorded(tmp_path) -> None:
     assert trajectory.usage.tokens is None
     line = (tmp_path / "run" / "trajectories.jsonl").read_text()
     assert '"tokens"' not in line  # records of runs without tokens are unchanged
-    report = export(tmp_path / "run", "tokens", tmp_path / "tokens.jsonl")
-    assert report.written == 0 and report.skipped_unusable == 1
-    assert "1 unusable as tokens" in report.summary()
+    with pytest.raises(ExportError, match="nothing to export") as refused:  # never an empty file to train on
+        export(tmp_path / "run", "tokens", tmp_path / "tokens.jsonl")
+    report = refused.value.report
+    assert report is not None and report.written == 0 and report.skipped_unusable == 1
+    assert "1 unusable as tokens" in str(refused.value) and "run with --token-ids" in str(refused.value)
+    assert not (tmp_path / "tokens.jsonl").exists()
 
 
 @pytest.mark.parametrize(

@@ -102,6 +102,37 @@ def key_text(key: str) -> str:
     return ", ".join(str(k) for k in parsed) if isinstance(parsed, list) else str(parsed)
 
 
+def test_each_episode_of_a_run_page_is_a_link_to_its_page(browser, demo_runs):
+    """Issue 35: an episode in the run's table is an <a href> to the episode's page, so it opens
+    in a new tab (Ctrl+click leaves the run page where it is) and its address can be copied."""
+    from urllib.parse import quote
+
+    oracle, _, _ = demo_runs
+    with serve_in_thread(run_viewer([RunFile.open(oracle)])) as url, Page(browser) as page:
+        page.goto(url + "/#/runs/0")
+        page.wait_for_selector("#episodes tr[data-eid]")
+        rows = page.locator("#episodes tr[data-eid]")
+        links = page.locator("#episodes tr[data-eid] td a.episode-link[href]")
+        assert links.count() == rows.count() == 8
+        eids = [rows.nth(i).get_attribute("data-eid") or "" for i in range(rows.count())]
+        hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+        assert hrefs == [f"#/runs/0/episodes/{quote(eid, safe='-_.!~*()')}" for eid in eids]
+
+        with page.context.expect_page() as opened:
+            links.nth(0).click(modifiers=["Control"])
+        tab = opened.value
+        tab.wait_for_selector("#checks", timeout=WAIT_MS)
+        assert tab.url == f"{url}/{hrefs[0]}"
+        tab.close()
+        assert page.url == f"{url}/#/runs/0"  # the run page stays where it was
+
+    with Page(browser) as copied:  # the address, pasted into a fresh tab
+        with serve_in_thread(run_viewer([RunFile.open(oracle)])) as again:
+            copied.goto(f"{again}/{hrefs[1]}")
+            copied.wait_for_selector("#checks")
+            assert eids[1].rsplit("@", 1)[0] in copied.locator("h1").first.inner_text()
+
+
 def test_a_run_an_episode_a_call_its_diff_filters_and_a_comparison(browser, demo_runs, shots):
     oracle, noop, _ = demo_runs
     fault_task = next(

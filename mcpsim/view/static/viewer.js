@@ -186,7 +186,7 @@ function runsHome() {
 }
 
 const COLUMNS = [
-  ["task", "task", (r) => el("a", { href: null }, r.task_id || r.eid)],
+  ["task", "task", (r, href) => el("a", { href: href(r), class: "episode-link" }, r.task_id || r.eid)],
   ["trial", "trial", (r) => r.trial, "num"],
   ["world", "world", (r) => r.world],
   ["split", null, (r) => r.split],
@@ -252,9 +252,16 @@ function episodeTable(page, params, go, href) {
       class: [cls, key ? "sortable" : "", key === sort ? (desc ? "sorted-desc" : "sorted-asc") : ""].filter(Boolean).join(" "),
       "data-sort": key, onclick: key ? () => go({ sort: key, order: key === sort && !desc ? "desc" : "asc" }) : null,
     }, title))),
-    page.rows.map((r) => el("tr", { class: "click", "data-eid": r.eid, onclick: () => { location.hash = href(r); } },
-      COLUMNS.map(([, , cell, cls]) => el("td", { class: cls }, cell(r))))));
+    page.rows.map((r) => el("tr", { class: "click", "data-eid": r.eid, onclick: opens(href(r)) },
+      COLUMNS.map(([, , cell, cls]) => el("td", { class: cls }, cell(r, href))))));
   return el("div", {}, table, pager(page, go));
+}
+
+// A table row's click handler: go to `hash`, unless the click was on a link of the row (the
+// episode's own <a href>), which the browser follows itself: in this tab, or in a new one with
+// Ctrl/Cmd or the middle button, and "copy link address" gives a URL that opens the episode.
+function opens(hash) {
+  return (event) => { if (!event.target.closest("a")) location.hash = hash; };
 }
 
 function pager(page, go) {
@@ -416,11 +423,11 @@ async function comparePage(a, b, params, id) {
       el("label", {}, "task contains", el("input", { name: "q", value: params.get("q") || "", onchange: (e) => go({ q: e.target.value }) }))),
     el("table", { id: "comparison" },
       el("tr", {}, ["task", "trial", data.a.name, data.b.name, "Δ reward", "Δ partial", "flipped"].map((h) => el("th", {}, h))),
-      data.rows.map((r) => el("tr", { class: "click", "data-task": r.task_id, "data-flipped": r.flipped,
-        onclick: () => { location.hash = link(["compare", String(a), String(b), "episodes", `${r.task_id}@${r.trial}`]); } },
-        el("td", {}, r.task_id), el("td", { class: "num" }, r.trial), el("td", {}, side(r.a)), el("td", {}, side(r.b)),
+      data.rows.map((r) => { const to = link(["compare", String(a), String(b), "episodes", `${r.task_id}@${r.trial}`]);
+        return el("tr", { class: "click", "data-task": r.task_id, "data-flipped": r.flipped, onclick: opens(to) },
+        el("td", {}, el("a", { href: to, class: "episode-link" }, r.task_id)), el("td", { class: "num" }, r.trial), el("td", {}, side(r.a)), el("td", {}, side(r.b)),
         el("td", { class: "num" }, delta(r.reward_delta)), el("td", { class: "num" }, delta(r.partial_delta)),
-        el("td", {}, r.flipped ? el("span", { class: "badge " + (r.flipped === "fixed" ? "pass" : "fail") }, r.flipped) : "")))),
+        el("td", {}, r.flipped ? el("span", { class: "badge " + (r.flipped === "fixed" ? "pass" : "fail") }, r.flipped) : "")); })),
     pager(data, go));
 }
 
@@ -446,7 +453,7 @@ async function liveList(id) {
     el("p", { class: "muted" }, "This server's episodes, refreshed every few seconds. Open one to watch its calls as they happen."),
     data.episodes.length ? el("table", { id: "live" },
       el("tr", {}, ["episode", "world", "task", "calls", "clock", "state", "verdict"].map((h) => el("th", {}, h))),
-      data.episodes.map((e) => el("tr", { class: "click", "data-id": e.id, onclick: () => { location.hash = link(["live", e.id]); } },
+      data.episodes.map((e) => el("tr", { class: "click", "data-id": e.id, onclick: opens(link(["live", e.id])) },
         el("td", {}, el("a", { href: link(["live", e.id]) }, e.id)), el("td", {}, e.world), el("td", {}, e.task || ""),
         el("td", { class: "num" }, e.calls), el("td", {}, e.clock), el("td", {}, e.ended ? "ended" : e.flagged ? "flagged" : "live"),
         el("td", {}, e.passed === null ? "" : badge(e.passed)))))

@@ -1,0 +1,114 @@
+"""Serving a folder of world specs lazily: `mcpsim serve-worlds`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from mcpsim import logs
+from mcpsim.cli._app import _apply, _templates, cache_options, log_options, main
+from mcpsim.cli._options import port_option
+from mcpsim.cli._serving import DEFAULTS, _setting, _size_option
+
+
+@main.command("serve-worlds")
+@click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
+@port_option(default=8000, help_text="HTTP port.")
+@_setting(
+    "--token",
+    metavar="TOKEN",
+    help="The bearer token the control planes require, and loading a world [env MCPSIM_TOKEN]; none "
+    "given: one is generated and printed to stderr.",
+)
+@_setting("--no-auth", is_flag=True, help="Open the control planes to anyone who can reach the server.")
+@_apply(
+    [
+        click.option(flag, default=default, show_default=True, type=kind, help=text)
+        for flag, default, kind, text in [
+            (
+                "--max-worlds",
+                16,
+                click.IntRange(min=1),
+                "Worlds loaded at once; loading one more evicts the least recently used idle one.",
+            ),
+            (
+                "--world-idle",
+                600.0,
+                click.FloatRange(min=0),
+                "Seconds without a request after which a loaded world is evicted (its episodes closed).",
+            ),
+        ]
+    ]
+)
+@click.option(
+    "--compile-cpu-seconds",
+    default=60,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar="MCPSIM_COMPILE_CPU_SECONDS",
+    help="CPU seconds loading one world may take in its sandbox process [env MCPSIM_COMPILE_CPU_SECONDS].",
+)
+@click.option(
+    "--compile-memory",
+    default="2GiB",
+    show_default=True,
+    metavar="SIZE",
+    envvar="MCPSIM_COMPILE_MEMORY",
+    help="Memory (address space) of a world's sandbox process [env MCPSIM_COMPILE_MEMORY].",
+)
+@click.option(
+    "--compile-timeout",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    envvar="MCPSIM_COMPILE_TIMEOUT",
+    help="Seconds loading one world may take in its sandbox process before it is killed [env MCPSIM_COMPILE_TIMEOUT].",
+)
+@_apply(cache_options + log_options)
+def serve_worlds(
+    folder: str,
+    host: str,
+    port: int,
+    token: str | None,
+    no_auth: bool,
+    max_worlds: int,
+    world_idle: float,
+    compile_cpu_seconds: int,
+    compile_memory: str,
+    compile_timeout: float,
+    cache_dir: str | None,
+    no_cache: bool,
+    log_level: str,
+    log_format: str,
+) -> None:
+    """Serve every world spec in DIR (such as `mcpsim gen --catalog`'s OUT/worlds) over HTTP, each
+    loaded on its first request and evicted when idle: POST /w/NAME/episodes creates an episode of
+    world NAME and returns its MCP URL; GET /worlds lists the worlds and the loaded ones. With
+    "tools": {"only": [...], "distractors": N, "seed": S} in the request, the episode's agent is
+    shown those of the world's tools plus N tools of other worlds, in an order fixed by S.
+
+    Each world is loaded in a sandbox process first (--compile-cpu-seconds, --compile-memory,
+    --compile-timeout): a spec that fails or goes past a limit answers its own requests with the
+    reason (422), and never holds up the other worlds or /health."""
+    import uvicorn
+
+    from mcpsim.catalogue import spec_world_loader
+    from mcpsim.serve import WorldHost
+
+    logs.configure(log_level, log_format)
+    if token is not None and no_auth:
+        raise click.UsageError("--token and --no-auth exclude each other")
+    names, load = spec_world_loader(folder)
+    if not names:
+        raise click.BadParameter(f"{folder} holds no spec file (*.yaml, *.yml, *.json)", param_hint="DIR")
+    access: dict[str, Any] = {"token": token, "no_auth": no_auth, "host": host, "max_loaded": max_worlds}
+    templates = _templates(cache_dir, no_cache)
+    memory = _size_option(compile_memory, "--compile-memory") or 2 * 1024**3
+    access["sandbox"] = {"cpu_seconds": compile_cpu_seconds, "memory_bytes": memory, "wall_seconds": compile_timeout}
+    world_host = WorldHost(names, load, templates=templates, idle_seconds=world_idle, describe=load.world, **access)
+    print(f"mcpsim: {len(names)} worlds from {folder}, at most {max_worlds} loaded", file=sys.stderr, flush=True)
+    protocol = world_host.app.state.http_protocol  # its connections' deadlines (docs/security.md)
+    uvicorn.run(world_host.app, host=host, port=port, log_level="warning", http=protocol)
