@@ -59,7 +59,9 @@ class TaskRoutes:
                     "id": t.id,
                     "split": t.split,
                     "instruction": t.instruction,
-                    "dialogue": bool(t.user.turns) or any(isinstance(c, Confirmed) for c in t.rubric),
+                    "dialogue": bool(t.user.turns)
+                    or "dialogue" in t.user.knows  # details told only when asked (a generated task's)
+                    or any(isinstance(c, Confirmed) for c in t.rubric),
                 }
                 for t in tasks
             ]

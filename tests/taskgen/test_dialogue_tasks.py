@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from mcpsim.catalogue._blueprints import blueprints, expand
@@ -210,3 +211,14 @@ def test_at_least_30_percent_of_generated_tasks_need_a_second_user_turn():
             gen.close()
     share = sum(n >= 2 for n in turns) / len(turns)
     assert len(turns) >= 25 and share >= 0.3, (share, turns)
+
+
+def test_the_served_task_list_marks_every_dialogue_kind(generator, dialogue, serve_http):
+    """`GET /worlds/W/tasks` says which tasks need a dialogue: an `ask` task too (no `turns`, no
+    `confirmed` check: its detail comes only when asked), so a client runs the user for it."""
+    tasks = list(dialogue.values())
+    server = serve_http(
+        [generator.compiled.world], tasks={generator.compiled.world.name: task_set(generator.compiled, tasks)}
+    )
+    listed = httpx.get(f"{server.url}/worlds/{generator.compiled.world.name}/tasks", timeout=60).json()
+    assert {t["id"]: t["dialogue"] for t in listed} == {t.id: True for t in tasks}
