@@ -140,10 +140,33 @@ def pick_plans(probe: WorldProbe) -> Iterator[Plan]:
             yield plan
 
 
-def _pick(probe: WorldProbe, kind: Owned, me: Me) -> Plan | None:
+@dataclass(frozen=True)
+class Picked:
+    """A user's records of one state, ranked: `order` from the first by `rank`, `low` the other
+    way; `reads` find the user, list the records and read what ranks them; `action` runs on the first."""
+
+    kind: Owned
+    me: Me
+    state: str
+    action: ActionSpec
+    rank: Rank
+    top: bool
+    order: list[dict[str, Any]]
+    low: list[dict[str, Any]] | None
+    reads: list[Action]
+
+    def thing(self, probe: WorldProbe) -> str:
+        return f"my {words(self.state)} {self.kind.label(probe)} {self.rank.phrase(probe, self.top)}"
+
+    def gold(self, probe: WorldProbe) -> list[Action]:
+        return [*self.reads, act(probe, self.action, self.order[0]["id"])]
+
+
+def pick_one(probe: WorldProbe, kind: Owned, me: Me) -> Picked | None:
+    """The first of `me`'s records of one state (two or more), ranked by a field, on which a
+    transition of theirs runs; None if no state, action and rank give one."""
     rows = records(probe, kind, me.person)
-    states = sorted({str(r[kind.state or ""]) for r in rows})
-    for state in probe.shuffled(states):
+    for state in probe.shuffled(sorted({str(r[kind.state or ""]) for r in rows})):
         group = [r for r in rows if r[kind.state or ""] == state]
         if len(group) < 2:
             continue
@@ -154,25 +177,29 @@ def _pick(probe: WorldProbe, kind: Owned, me: Me) -> Plan | None:
                 if order is None:
                     continue
                 reads = [*me.actions, *listing(probe, kind, me.person, state), *rank.reads(probe, group)]
-                gold = [*reads, act(probe, action, order[0]["id"])]
-                if not runs(probe, gold):
+                if not runs(probe, [*reads, act(probe, action, order[0]["id"])]):
                     break  # the action does not apply to this state: try another action
-                thing = f"my {words(state)} {kind.label(probe)} {rank.phrase(probe, top)}"
-                request = verb(probe, action, thing)
-                return Plan(
-                    "pick",
-                    gold,
-                    person=me.person,
-                    asks=[Ask(request, "")],
-                    question=probe.rng.choice(PICK_TEMPLATES).format(
-                        greeting=GREETING_SLOT, name=me.name, request=request
-                    ),
-                    near_miss=("acts on another record", another_record(probe, reads, action, order[1:]), None),
-                    tags=[action.name, "by_" + rank.field],
-                    identified=True,
-                    knows=me.knows,
-                )
+                low = ordered(probe, rank, group, not top)
+                return Picked(kind, me, state, action, rank, top, order, low, reads)
     return None
+
+
+def _pick(probe: WorldProbe, kind: Owned, me: Me) -> Plan | None:
+    p = pick_one(probe, kind, me)
+    if p is None:
+        return None
+    request = verb(probe, p.action, p.thing(probe))
+    return Plan(
+        "pick",
+        p.gold(probe),
+        person=me.person,
+        asks=[Ask(request, "")],
+        question=probe.rng.choice(PICK_TEMPLATES).format(greeting=GREETING_SLOT, name=me.name, request=request),
+        near_miss=("acts on another record", another_record(probe, p.reads, p.action, p.order[1:]), None),
+        tags=[p.action.name, "by_" + p.rank.field],
+        identified=True,
+        knows=me.knows,
+    )
 
 
 PICK = PlanKind(

@@ -16,17 +16,14 @@ state, ranked by a field; the agent finds the user by name and lists the records
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from mcpsim.specs import ActionSpec
-from mcpsim.taskgen._composed import Rank, another_record, people, ranks, through_first
-from mcpsim.taskgen._composed import ordered as ranked
+from mcpsim.taskgen._composed import Picked, another_record, people, pick_one
 from mcpsim.taskgen._plan import Ask, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
-from mcpsim.taskgen._targets import Me, Owned, act, listing, records, runs, transitions, verb, words
+from mcpsim.taskgen._targets import act, runs, verb, words
 from mcpsim.taskgen._wording import GREETING_SLOT, plural
-from mcpsim.tasks import Action, Confirmed, IdFact, Say, Solution, confirmation_question
+from mcpsim.tasks import Confirmed, IdFact, Say, Solution, confirmation_question
 
 DIALOGUE = "dialogue"  # the `user.knows` entry the scripted user reads (mcpsim.tasks._asking.DIALOGUE)
 ASK_TEMPLATES = (
@@ -43,54 +40,17 @@ CHANGED = "No, sorry, I've changed my mind: make it the one {other} instead."
 DECLINED = "No, please leave it as it is. I've changed my mind."
 
 
-@dataclass(frozen=True)
-class Picked:
-    """A user's records of one state, ranked: `order` from the first by `rank`, `low` the other way."""
-
-    kind: Owned
-    me: Me
-    state: str
-    action: ActionSpec
-    rank: Rank
-    top: bool
-    order: list[dict[str, Any]]
-    low: list[dict[str, Any]] | None
-    reads: list[Action]
-
-    def thing(self, probe: WorldProbe) -> str:
-        return f"my {words(self.state)} {self.kind.label(probe)} {self.rank.phrase(probe, self.top)}"
-
-    def check(self, requirement: str) -> Confirmed:
-        return Confirmed(type="confirmed", requirement=requirement, tools=[self.action.name], noop_passes=True)
+def _confirmed(p: Picked, requirement: str) -> Confirmed:
+    return Confirmed(type="confirmed", requirement=requirement, tools=[p.action.name], noop_passes=True)
 
 
 def picks(probe: WorldProbe) -> Iterator[Picked]:
     """One ranked pick per user and owned kind of record, whose change runs on the first; the
     users in a shuffled order (the pick kind takes them in order), so the kinds meet other people."""
     for kind, me in probe.shuffled(list(people(probe))):
-        rows = records(probe, kind, me.person)
-        found = _pick(probe, kind, me, rows)
+        found = pick_one(probe, kind, me)
         if found is not None:
             yield found
-
-
-def _pick(probe: WorldProbe, kind: Owned, me: Me, rows: list[dict[str, Any]]) -> Picked | None:
-    for state in probe.shuffled(sorted({str(r[kind.state or ""]) for r in rows})):
-        group = [r for r in rows if r[kind.state or ""] == state]
-        if len(group) < 2:
-            continue
-        for action in probe.shuffled(transitions(probe, kind.entity)):
-            for rank in through_first(probe, ranks(probe, kind.entity)):
-                top = probe.rng.random() < 0.5
-                order = ranked(probe, rank, group, top)
-                if order is None:
-                    continue
-                reads = [*me.actions, *listing(probe, kind, me.person, state), *rank.reads(probe, group)]
-                if not runs(probe, [*reads, act(probe, action, order[0]["id"])]):
-                    break  # the action does not apply to this state: try another action
-                low = ranked(probe, rank, group, not top)
-                return Picked(kind, me, state, action, rank, top, order, low, reads)
-    return None
 
 
 def _knows(picked: Picked, **script: Any) -> dict[str, Any]:
@@ -103,7 +63,7 @@ def ask_plans(probe: WorldProbe) -> Iterator[Plan]:
         request = verb(probe, p.action, f"one of my {words(p.state)} {plural(label)}")
         yield Plan(
             "ask",
-            [*p.reads, act(probe, p.action, p.order[0]["id"])],
+            p.gold(probe),
             person=p.me.person,
             asks=[Ask(request, "")],
             question=probe.rng.choice(ASK_TEMPLATES).format(greeting=GREETING_SLOT, name=p.me.name, request=request),
@@ -139,7 +99,7 @@ def change_plans(probe: WorldProbe) -> Iterator[Plan]:
             identified=True,
             knows=_knows(p, propose=[first.model_dump(include={"tool", "args"})]),
             confirmations=[{"match": str(p.order[0]["id"]), "reply": said}],
-            checks=[p.check("Before the change, the agent described it and the user said yes.")],
+            checks=[_confirmed(p, "Before the change, the agent described it and the user said yes.")],
             misses=[Solution(name="follows the first detail after the user changed it", steps=followed)],
         )
 
@@ -160,7 +120,7 @@ def decline_plans(probe: WorldProbe) -> Iterator[Plan]:
             identified=True,
             knows=_knows(p, propose=[first.model_dump(include={"tool", "args"})]),
             confirmations=[{"match": str(p.order[0]["id"]), "reply": DECLINED}],
-            checks=[p.check("No change was made after the user said no.")],
+            checks=[_confirmed(p, "No change was made after the user said no.")],
             misses=[Solution(name="writes after the user said no", steps=[*p.reads, asked, first])],
         )
 
