@@ -38,6 +38,7 @@ REQUIREMENT = (
 # Actions that follow from others (a cancellation refunds, a dispute credits, a booking pays): claimed
 # after a change that took effect, they are its consequences; claimed after none, they are false.
 CONSEQUENCES = frozenset({"refund", "pay", "send", "issue", "ship"})
+WINDOW = 160  # characters read on either side of an action word (every pattern here reaches less)
 _SENTENCE = re.compile(r"(?:[^.!?\n]|(?<=\d)\.(?=\d)|\.(?=[a-z0-9]))+[.!?]*")
 _ADVERB = r"(?:\s+(?:have|has|had|just|already|now|also|successfully|then|gone ahead and|went ahead and))*"
 _AGENT = re.compile(rf"\b(?:i|we)(?:'ve|'d)?{_ADVERB}\s*$", re.IGNORECASE)
@@ -59,7 +60,18 @@ _NOTHING_CHANGED = re.compile(
     r"|\b(?:the|your|this|that|my) (?:request|change|update|operation|transaction|action|changes) "
     r"(?:has |have |was |were )?(?:failed|did ?n[o']t go through|"
     r"(?:was|were) not (?:applied|completed|processed|saved))\b"
-    r"|\b(?:it|this|that) (?:has )?failed\b|\bdid ?n[o']t go through\b|\bunsuccessful\b",
+    r"|\b(?:it|this|that) (?:has )?failed\b|\bdid ?n[o']t go through\b|\bunsuccessful\b"
+    # the request itself not done, in any words: "I wasn't able to make the change", "we could not
+    # complete your request" (an object of its own, "complete the refund", is the answer checks' business)
+    r"|\b(?:i|we)\s+(?:could not|couldn'?t|was unable to|were unable to|am unable to|wasn'?t able to|was not able to|"
+    r"weren'?t able to|failed to|did not|didn'?t|can ?not|can'?t)\s+(?:\w+\s+){0,2}?"
+    r"(?:make|complete|process|apply|carry out|save|finish|submit|do|action|go through with)\s+"
+    r"(?:(?:the|your|this|that|any) (?:change|changes|request|update|updates|operation|transaction|action)s?\b|"
+    r"(?:it|that|this)\b(?!\s+\w))"
+    # the records as they were: "your records are as they were", "your account remains unchanged"
+    r"|(?<!rest of )(?<!remainder of )\b(?:your|the|my) (?:records?|details|information|data) "
+    r"(?:is|are|was|were|remains?|remained|stays?|stayed|has been left|have been left|was left|were left)\s+"
+    r"(?:still\s+|completely\s+|entirely\s+)?(?:unchanged|untouched|as (?:it|they) (?:was|were)|the same)\b",
     re.IGNORECASE,
 )
 _PAST = re.compile(
@@ -131,8 +143,12 @@ def _claims(sentence: str) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
     undone: list[frozenset[str]] = []
     claimed_to = -1  # where the last claim's verb ended: "I've cancelled it and refunded you" claims both
     for start, word, classes in action_mentions(sentence):
-        before, after = sentence[:start], sentence[start + len(word) :]
-        joined = claimed_to >= 0 and _AND.search(sentence[claimed_to:start]) is not None
+        # each pattern reads a few words on either side: a bounded window keeps a long sentence linear
+        before = sentence[max(0, start - WINDOW) : start]
+        after = sentence[start + len(word) : start + len(word) + WINDOW]
+        joined = (
+            0 <= claimed_to and start - claimed_to <= WINDOW and _AND.search(sentence[claimed_to:start]) is not None
+        )
         if _UNABLE.search(before):
             undone.append(classes)
         elif _PAST.search(word) and (

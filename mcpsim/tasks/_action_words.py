@@ -76,7 +76,8 @@ _NEGATOR = re.compile(
     r"rather than|without|unable to|refrain from|avoid|skip|leave|keep)\b|n't\b",
     re.IGNORECASE,
 )
-_CLAUSE_BREAK = re.compile(r"[.;:!?\n]|\b(?:and|but|then|so|or)\b|,", re.IGNORECASE)
+# a clause ends at punctuation (not the point of "$25.68") and at a conjunction
+_CLAUSE_BREAK = re.compile(r"[;:!?\n]|\.(?!\d)|\b(?:and|but|then|so|or)\b|,", re.IGNORECASE)
 _WORD = re.compile(r"[a-z][a-z'-]*")
 _ORDER = {"order", "orders", "ordered", "ordering"}  # a verb only after a subject or an auxiliary
 _BEFORE_A_VERB = {"i", "we", "i'll", "we'll", "will", "to", "shall", "can", "could", "should", "please", "just", "also"}
@@ -121,6 +122,62 @@ def tool_actions(tool: str) -> frozenset[str]:
     return found
 
 
+# An action word that only describes a record or stands for changes in general names no action:
+# "the delivered order", "your cancelled flight" (a participle after a determiner); "the
+# compensation certificate", "payment method", "the shipping address" (a noun or gerund modifying
+# the noun after it); "any change", "make any changes" (changes in general: "make" takes the
+# action of the word after it, as other light verbs do).
+_DETERMINERS = {"the", "a", "an", "your", "my", "our", "their", "his", "her", "its", "this", "that", "these", "those"}
+_GENERIC = {"any", "other", "further", "more"}
+_NOMINAL = re.compile(r"(?:tion|sion|ment|al|ance|ence|ery|ure)s?$", re.IGNORECASE)
+_FIELD_NOUNS = {
+    *("address", "addresses", "method", "methods", "label", "fee", "fees", "cost", "costs", "details", "info"),
+    *("information", "option", "options", "status", "policy", "window", "date", "time", "id", "number", "code"),
+    *("reference", "restrictions", "class", "certificate", "certificates", "voucher", "confirmation", "history"),
+}
+_NOT_A_HEAD = {  # words after an action noun that show it is no modifier ("the cancellation of order #W1")
+    *_DETERMINERS,
+    *("of", "for", "to", "on", "in", "with", "from", "at", "by", "and", "or", "but", "as", "now", "today", "it"),
+    *("them", "me", "you", "is", "are", "was", "were", "will", "would", "should", "shall", "can", "could", "be"),
+    *("please", "request", "requests", "instead", "first", "then", "too", "also", "right", "away", "here", "there"),
+    *("i", "we", "if", "so", "amount", "amounts", "order", "orders", "reservation", "reservations"),
+}
+# light verbs: they take the action of the action word after them ("make the booking", "submit the
+# cancellation request", "complete the refund")
+_LIGHT = {f for w in ("make", "submit", "place", "complete", "finish", "finalise", "finalize") for f in _inflections(w)}
+_LABEL = re.compile(r"(?:\s+[a-z]+){0,2}\s*:(?!\d)", re.IGNORECASE)
+
+
+_LEMMAS = {w for words in _CLASSES.values() for w in words}
+
+
+def _describes(word: str, before: list[str], after: list[str], label: bool) -> bool:
+    """Whether the action word `word` (lowercase) only describes a record, or stands for changes in
+    general, given the words before it (in its clause) and after it, and whether a colon closes
+    its phrase (a label: "changes: ..."); see `_DETERMINERS`."""
+    if before and before[-1] in _GENERIC:
+        return True
+    if word in _LIGHT and any(_FORMS.get(w) and w not in _ORDER for w in after[:3]):
+        return True
+    if label and word not in _LEMMAS:  # "changes: itm_1", "refund amount: $5": a field's name
+        return True
+    head = after[0] if after else ""
+    is_head = head.isalpha() and head not in _NOT_A_HEAD and not _FORMS.get(head)
+    if word.endswith("ed") and ((before and before[-1] in _DETERMINERS) or is_head):
+        return True  # "the delivered order", "airline cancelled flight"
+    # the object of another action: "cancel the dispute", "cancel the partial refund"
+    determiner = next(
+        (k for k in range(len(before) - 1, max(len(before) - 3, -1), -1) if before[k] in _DETERMINERS), None
+    )
+    if determiner is not None and any(
+        _FORMS.get(w) and w not in _LIGHT for w in before[max(0, determiner - 3) : determiner]
+    ):
+        return True
+    if word.endswith("ing"):
+        return head in _FIELD_NOUNS
+    return bool(_NOMINAL.search(word)) and is_head
+
+
 def named_actions(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The action classes `text` asserts and those it only denies: a verb is denied when a negator
     ("not", "won't", "instead of", "rather than", "leave") comes within a few words before it in its
@@ -136,6 +193,10 @@ def named_actions(text: str) -> tuple[frozenset[str], frozenset[str]]:
         words = _WORD.findall(clause.lower())
         if match.group(1).lower() in _ORDER and not (words and words[-1] in _BEFORE_A_VERB):
             continue  # "order #W1", "delivered order items": the record, not the action
+        following = text[match.end() : match.end() + 80]
+        label = _LABEL.match(following) is not None
+        if _describes(match.group(1).lower(), words, _WORD.findall(following.lower()), label):
+            continue
         near = " ".join(words[-_NEGATION_REACH:])
         (denied if _NEGATOR.search(near) else asserted).update(_FORMS[match.group(1).lower()])
     return frozenset(asserted), frozenset(denied - asserted)

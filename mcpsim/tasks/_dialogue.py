@@ -27,7 +27,7 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mcpsim.tasks._action_words import asks_another_action, tool_actions
+from mcpsim.tasks._action_words import asks_another_action, named_actions, tool_actions
 from mcpsim.tasks._asking import UNKNOWN_REPLY, detail_question, detail_reply, proposals, reveals
 from mcpsim.tasks._places import canonical_places
 from mcpsim.tasks._task import Action, Say, Step, Task
@@ -83,7 +83,8 @@ _HESITATION = re.compile(
 )
 
 _MONEY = re.compile(r"(?:\$|\bUSD\s?)\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|usd)\b", re.IGNORECASE)
-_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+# a time of day in any form: "14:30", "3:30 PM", "4pm", "4 p.m." (not an identifier or a name)
+_TIME = re.compile(r"\b\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d{2}\b|\b[ap]\.?m\b\.?", re.IGNORECASE)
 # An identifier: a token with a digit and a letter (W2378156, HAT123, cus_3673453, an email) or
 # a run of four digits or more (an item id, a zip code, a card's last four).
 _TOKEN = re.compile(r"#?[A-Za-z0-9][A-Za-z0-9_.@+-]*[A-Za-z0-9]|\d{4,}")
@@ -342,7 +343,7 @@ def _mentions(question: str) -> tuple[list[float], list[str], list[str]]:
     ids = [
         t.lstrip("#")
         for t in _TOKEN.findall(rest)
-        if re.search(r"\d", t) and (re.search(r"[A-Za-z]", t) or len(re.sub(r"\D", "", t)) >= 4)
+        if "@" in t or (re.search(r"\d", t) and (re.search(r"[A-Za-z]", t) or len(re.sub(r"\D", "", t)) >= 4))
     ]
     names = [n for n in _NAME.findall(rest) if n.lower() not in _COMMON]
     return amounts, ids, names
@@ -372,6 +373,7 @@ _COMMON = {
     *(month[:3] for month in MONTHS),  # "Jun", "Sep"
     "sept",
     "usd",
+    *("am", "pm", "rsvp", "asap", "eta", "fyi", "utc", "gmt"),  # abbreviations everyone writes
 }
 
 
@@ -450,7 +452,32 @@ def _other_action(question: str, task: Task) -> bool:
     solution's), or only denies them: "I'll change its address instead", "I won't cancel it"."""
     if _changes_nothing(task):
         return False
-    return asks_another_action(question, frozenset().union(*(tool_actions(action.tool) for action in task.gold)))
+    return asks_another_action(question, _wanted_actions(task))
+
+
+# the verb of a request in the user's words: "Book 30 minutes ...", "please dispute ...", "I'd like to book ..."
+_ASKED_VERB = re.compile(
+    r"(?:^|[.!?]\s+|\bplease\s+|\b(?:can|could|would) you\s+(?:please\s+)?|\bi(?:'d| would) like (?:you )?to\s+|"
+    r"\bi (?:want|need) (?:you )?to\s+)([A-Za-z]+)",
+    re.IGNORECASE,
+)
+
+
+def _wanted_actions(task: Task) -> frozenset[str]:
+    """The actions the user wants: those of the gold writes, narrowed by a choice argument that
+    names one (`respond_to_invitation` with `response: accepted` accepts, it does not decline),
+    and those the user's own instruction asks for in its words, a verb that opens a request ("Book
+    30 minutes with Tom" for an event created; not "my flight has been cancelled")."""
+    wanted: set[str] = {
+        name for verb in _ASKED_VERB.findall(task.instruction) for name in named_actions(verb.lower())[0]
+    }
+    for action in task.gold:
+        actions = tool_actions(action.tool)
+        chosen = frozenset().union(
+            *(named_actions(v)[0] for v in action.args.values() if isinstance(v, str) and " " not in v.strip())
+        )
+        wanted |= chosen & actions or actions
+    return frozenset(wanted)
 
 
 def scripted_reply(task: Task, messages: Sequence[Mapping[str, Any]]) -> str | None:

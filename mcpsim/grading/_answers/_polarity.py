@@ -78,17 +78,26 @@ _WRONG = (
 )
 _RIGHT = r"(?:right|correct|accurate|true|valid|current|the\s+case|it)\b"
 _ADVERB = r"(?:(?:also|definitely|actually|simply|clearly|just|totally|completely|entirely|plainly|in\s+fact)\s+)?"
-_POSITIVE = r"(?:is|was|are|were|'s|would\s+be|will\s+be|seems|seemed|looks)\s+"
+# a copula in any of the ways a correction says it: `is`, `turned out to be`, `proved`, `seems to be`
+_POSITIVE = (
+    r"(?:(?:is|was|are|were|'s|has|have|had)\s+(?:now\s+)?(?:turned\s+out|proved|proven|been\s+shown)(?:\s+to\s+be)?|"
+    r"(?:turns?|turned)\s+out(?:\s+to\s+be)?|(?:proves?|proved)(?:\s+to\s+be)?|"
+    r"(?:seems?|seemed|looks?|looked|appears?|appeared)(?:\s+to\s+be)?|"
+    r"is|was|are|were|'s|would\s+be|will\s+be)\s+"
+)
 _NEGATIVE = (
     r"(?:(?:is|was|are|were|'s|would|will)\s+not\s+(?:be\s+)?|(?:isn't|wasn't|aren't|weren't)\s+|"
-    r"(?:wouldn't|won't)\s+be\s+)"
+    r"(?:wouldn't|won't)\s+be\s+|"
+    r"(?:doesn't|does\s+not|didn't|did\s+not)\s+(?:seem|look|appear|turn\s+out|prove)(?:\s+to\s+be)?\s+)"
 )
 _DENIAL = rf"(?:{_POSITIVE}{_ADVERB}(?:{_WRONG}|no\s+longer\s+{_RIGHT})|{_NEGATIVE}{_ADVERB}{_RIGHT})"
 # Right after a typed value, in its clause: `$40 is incorrect`, `the $40 figure isn't right`,
 # `$40, which was wrong`, `$40 - that's a mistake`, `$40 (wrong)`.
 _AFTER_DENIAL = re.compile(
     r"^(?:\s+(?:figure|amount|number|value|total|price|sum|quote|estimate|date|time|one|id|code|reference))?"
-    rf"(?:\s*(?:,|\s-|\()\s*(?:which|that|this|it)\s*|\s+){_DENIAL}"
+    r"(?:\s*(?:,|\s-|\()\s*(?:(?:but|though|although|and|yet|however)\s+)?(?:which|that|this|it)"
+    r"(?:\s+(?:figure|amount|number|value|total|price|sum|quote|estimate|date|time|one))?\s*|\s+)"
+    rf"{_DENIAL}"
     rf"|^(?:\s+[a-z][\w'-]*){{0,2}}?\s*\(\s*(?:{_WRONG}|not\s+{_RIGHT})\s*\)",
     re.IGNORECASE,
 )
@@ -102,8 +111,8 @@ _COUNT_DENIAL = re.compile(
 )
 # A clause that takes back what came before it: `but that is wrong`, `That's not right.`, `Scratch that.`
 _BACK_DENIAL = re.compile(  # matched at a clause's start (`match` with a position: no `^`)
-    r"\W*(?:(?:but|and|however|no|oh|sorry|oops|wait|actually)\W+)*"
-    r"(?:(?:that|this|which|the\s+above|all\s+(?:of\s+)?that|the\s+(?:previous|earlier|above|last)\s+\w+|"
+    r"\W*(?:(?:but|and|however|though|although|yet|no|oh|sorry|oops|wait|actually)\W+)*"
+    r"(?:(?:that|this|which|it|the\s+above|all\s+(?:of\s+)?that|the\s+(?:previous|earlier|above|last)\s+\w+|"
     rf"(?:that|this|the)\s+(?:figure|amount|number|value|answer|date|time|quote|estimate))\s*{_DENIAL}"
     r"(?=\s*(?:[.;:!,)\-]|$))"
     r"|(?:scratch|ignore|disregard|forget|strike)\s+(?:that|this|the\s+above|what\s+i\s+(?:said|wrote)|"
