@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mcpsim._patterns import pattern_problem, searches
 from mcpsim.audit._conversation import call_messages
 from mcpsim.engine import CallResult, Episode, TemplateCache
 from mcpsim.tasks import (
@@ -185,9 +186,15 @@ def _from_span(name: str, schema: dict[str, Any], span: str) -> Any:
     if schema.get("format") in ("date", "date-time"):
         date = _ISO.search(span) or _LONG_DATE.search(span)
         return None if date is None else date.group() if date.re is _ISO else _long_date(date)
-    if schema.get("pattern") and not re.search(schema["pattern"], span):
-        return next((t for t in span.split() if re.search(schema["pattern"], t)), None)
+    if schema.get("pattern") and not _matches(schema["pattern"], span):
+        return next((t for t in span.split() if _matches(schema["pattern"], t)), None)
     return span
+
+
+def _matches(pattern: str, text: str) -> bool:
+    """A schema's pattern (a spec's, a real server's) searched in linear time; one the linear
+    engine cannot run (look-around, backreferences) matches nothing."""
+    return pattern_problem(pattern) is None and searches(pattern, text)
 
 
 def _candidates(name: str, schema: dict[str, Any], values: list[Value]) -> list[Value]:
@@ -200,7 +207,7 @@ def _candidates(name: str, schema: dict[str, Any], values: list[Value]) -> list[
     if kind != "string":
         return []
     if schema.get("pattern"):
-        return [v for v in values if re.search(schema["pattern"], str(v.value))]
+        return [v for v in values if _matches(schema["pattern"], str(v.value))]
     wanted = (
         ["date"]
         if schema.get("format") in ("date", "date-time") or "date" in name

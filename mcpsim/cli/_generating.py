@@ -193,7 +193,10 @@ def _twin(
     if model is not None:
         spec, reviewed = _reviewed(spec, model, base_url, cache)
     if recordings:
-        spec = learn(spec, [load_recording(r) for r in recordings])
+        try:
+            spec = learn(spec, [load_recording(r) for r in recordings])
+        except ValueError as exc:  # a recording past a bound or not what `mcpsim record` writes
+            raise click.ClickException(str(exc)) from None
     Path(out).write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
     report = anyio.run(lambda: check_twin(spec, surface.tools, seed=seed))
     head = {"twin": out, "server": spec.server.get("name")} | ({"model": reviewed} if reviewed else {})

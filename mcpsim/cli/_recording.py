@@ -81,6 +81,10 @@ def fidelity_command(twin: str, recordings: tuple[str, ...], seed: int) -> None:
     spec = load_twin(twin)
     reports = {}
     for path in recordings:
-        report = anyio.run(fidelity, spec, load_recording(path), seed)
+        try:
+            recording = load_recording(path)
+        except ValueError as exc:  # a recording past a bound or not what `mcpsim record` writes
+            raise click.ClickException(str(exc)) from None
+        report = anyio.run(fidelity, spec, recording, seed)
         reports[path] = report.to_json()
     click.echo(json.dumps(reports, indent=2, default=str))

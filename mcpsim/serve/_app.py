@@ -246,7 +246,8 @@ def serve_in_thread(app: Starlette, host: str = "127.0.0.1", port: int = 0) -> I
         with socket.socket() as s:
             s.bind((host, 0))
             port = s.getsockname()[1]
-    protocol = getattr(app.state, "http_protocol", None) or protocol_for(ClientLimits())
+    state = getattr(app, "state", None)  # a wrapped app (a recording proxy, middleware) may have none
+    protocol = getattr(state, "http_protocol", None) or protocol_for(ClientLimits())
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="on", http=protocol))
     thread = threading.Thread(target=server.run, name="mcpsim-http", daemon=True)
     thread.start()

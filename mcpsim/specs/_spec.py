@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mcpsim._patterns import pattern_problem, searches
 from mcpsim.specs._bounded import SpecError as SpecError  # raised by the loader; imported from here as ever
 from mcpsim.specs._bounded import check_data, read_file, read_text
 from mcpsim.specs._limits import faker_problem
@@ -128,8 +128,9 @@ class FieldSpec(_Model):
             raise ValueError(f"values are for enum fields, not {self.type}")
         if (self.type == "ref") != (self.entity is not None):
             raise ValueError("a ref field, and only a ref field, names an entity")
-        if self.pattern is not None:
-            re.compile(self.pattern)
+        if self.pattern is not None and (problem := pattern_problem(self.pattern)) is not None:
+            # agents' arguments are matched in linear time (mcpsim._patterns): no look-around, no backreferences
+            raise ValueError(f"pattern {self.pattern!r} cannot be matched in linear time: {problem}")
         return self
 
     def problem(self, value: Any) -> str | None:
@@ -153,7 +154,7 @@ class FieldSpec(_Model):
         if self.min_length is not None and len(value) < self.min_length:
             return f"is {len(value)} characters, fewer than {self.min_length}"
         pattern = self.pattern or {"date": ISO_DATE, "datetime": ISO_DATETIME}.get(self.type)
-        if pattern and not re.search(pattern, value):
+        if pattern and not searches(pattern, value):
             return f"{value!r} does not match {pattern}"
         return None
 

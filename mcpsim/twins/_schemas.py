@@ -4,9 +4,12 @@ local references inlined, and when two input schemas are equal."""
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 import jsonschema
+
+from mcpsim._patterns import pattern_problem, searches
 
 
 def properties_of(schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -67,8 +70,83 @@ def schema_equal(real: dict[str, Any], twin: dict[str, Any]) -> bool:
 
 
 def schema_validator(schema: dict[str, Any]) -> Any:
+    """A `jsonschema` validator for the schema's draft whose patterns (`pattern`,
+    `patternProperties`, and `additionalProperties` beside them) are searched in linear time
+    (`mcpsim._patterns`): an agent's argument cannot make a backtracking pattern such as
+    `(a+)+$` run for hours. A pattern the linear engine cannot run (look-around, backreferences)
+    refuses the value with the reason."""
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema)
+    return _linear(cls)(schema)
+
+
+@cache
+def _linear(cls: Any) -> Any:
+    keywords = {"pattern": _pattern, "patternProperties": _pattern_properties}
+    original = cls.VALIDATORS.get("additionalProperties")
+    if original is not None:
+
+        def additional(validator: Any, extra: Any, instance: Any, schema: dict[str, Any]) -> Any:
+            if "patternProperties" not in schema:  # jsonschema's own, and its messages
+                return original(validator, extra, instance, schema)
+            return _additional_properties(validator, extra, instance, schema)
+
+        keywords["additionalProperties"] = additional
+    return jsonschema.validators.extend(cls, keywords)
+
+
+def _search(pattern: Any, text: str) -> tuple[bool, str | None]:
+    """(whether `pattern` is found in `text`, why it cannot be checked)."""
+    if not isinstance(pattern, str):
+        return False, f"the schema's pattern {pattern!r} is not text"
+    if (problem := pattern_problem(pattern)) is not None:
+        return False, f"the schema's pattern {pattern[:80]!r} cannot be checked in linear time: {problem}"
+    return searches(pattern, text), None
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: dict[str, Any]) -> Any:
+    if not validator.is_type(instance, "string"):
+        return
+    found, problem = _search(pattern, instance)
+    if problem is not None:
+        yield jsonschema.ValidationError(problem)
+    elif not found:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: dict[str, Any]) -> Any:
+    if not validator.is_type(instance, "object") or not isinstance(patterns, dict):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            found, problem = _search(pattern, key)
+            if problem is not None:
+                yield jsonschema.ValidationError(problem)
+                return
+            if found:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, extra: Any, instance: Any, schema: dict[str, Any]) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    named = schema.get("properties") or {}
+    patterns = list(schema.get("patternProperties") or {})
+    extras = []
+    for key in instance:
+        if key in named:
+            continue
+        searched = [_search(p, key) for p in patterns]
+        if problem := next((why for _, why in searched if why), None):
+            yield jsonschema.ValidationError(problem)
+            return
+        if not any(found for found, _ in searched):
+            extras.append(key)
+    if validator.is_type(extra, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif extra is False and extras:
+        listed, verb = ", ".join(repr(k) for k in sorted(extras)), "does" if len(extras) == 1 else "do"
+        yield jsonschema.ValidationError(f"{listed} {verb} not match any of the regexes")
 
 
 def first_option(schema: dict[str, Any]) -> dict[str, Any]:

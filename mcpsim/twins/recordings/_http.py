@@ -203,7 +203,7 @@ class RecordingProxy:
         answers no request id (`"id": null`), is left to `_unanswered`."""
         try:
             found = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return
         messages = found if isinstance(found, list) else [found]
         if all(isinstance(m, dict) and "jsonrpc" in m and ("method" in m or m.get("id") is not None) for m in messages):

@@ -26,14 +26,15 @@ from mcp.shared.exceptions import MCPError
 
 from mcpsim.engine import Episode, FaultProfile, TemplateCache
 from mcpsim.serve import SDK_ERROR_PREFIX, build_server
+from mcpsim.twins import _limits as lim
 from mcpsim.twins._operations import texts_in
 from mcpsim.twins._schemas import first_option, inline_refs, object_items, properties_of
 from mcpsim.twins._storage import key_of
 from mcpsim.twins._twin_spec import WRITES, RecordedAnswer, TwinSpec, TwinTool
 from mcpsim.twins._world import compile_twin
+from mcpsim.twins.recordings._reading import CALLS_FILE, Call, Recording, load_recording  # noqa: F401 (re-exported)
 
 EXIT_GRACE_S = 30  # how long a server may run on after its client hung up
-CALLS_FILE = "calls.jsonl"
 META_FILE = "meta.json"
 
 # -- the proxy --------------------------------------------------------------------------------
@@ -74,7 +75,7 @@ class Recorder:
         http = {k: v for k, v in (("session", session), ("http_status", status)) if v is not None}
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's limit: kept as text
             with self.lock:
                 self._write({"from": sender, "unparsed": line.decode("utf-8", "replace").rstrip("\n"), **http})
             return
@@ -196,79 +197,7 @@ def record(command: list[str], out: Path, *, stdin: IO[bytes] | None = None, std
     return code
 
 
-# -- reading recordings ------------------------------------------------------------------------
-
-
-@dataclass
-class Call:
-    """One recorded tools/call."""
-
-    tool: str
-    arguments: dict[str, Any]
-    is_error: bool
-    text: str
-    structured: Any
-    duration_ms: float | None
-    protocol_error: dict[str, Any] | None = None
-
-    @property
-    def message(self) -> str:
-        """The answer as a message: a structured answer's only text, else the text content."""
-        if isinstance(self.structured, dict):
-            texts = [v for v in self.structured.values() if isinstance(v, str)]
-            if len(texts) == 1 and len(self.structured) <= 2:
-                return texts[0]
-        return self.text
-
-
-@dataclass
-class Recording:
-    path: Path
-    calls: list[Call] = field(default_factory=list)
-    tools: list[dict[str, Any]] = field(default_factory=list)  # the last tools/list answer
-    server: dict[str, Any] = field(default_factory=dict)  # serverInfo from initialize
-
-
-def _text_of(result: dict[str, Any]) -> str:
-    return "\n".join(c.get("text", "") for c in result.get("content") or [] if c.get("type") == "text")
-
-
-def load_recording(path: str | Path) -> Recording:
-    path = Path(path)
-    file = path / CALLS_FILE if path.is_dir() else path
-    found = Recording(path)
-    lines = file.read_text(encoding="utf-8").splitlines()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            if n == len(lines):
-                break  # a last line cut short by a crash
-            raise ValueError(f"{file}:{n}: not JSON") from None
-        method, result = record.get("method"), record.get("result")
-        if method in ("initialize", "server/discover") and isinstance(result, dict):  # legacy, 2026-07-28
-            meta = result.get("_meta") or {}
-            found.server = dict(result.get("serverInfo") or meta.get("io.modelcontextprotocol/serverInfo") or {})
-        elif method == "tools/list" and isinstance(result, dict):
-            found.tools = list(result.get("tools") or [])
-        elif method == "tools/call":
-            params = record.get("params") or {}
-            error = record.get("error")
-            result = result if isinstance(result, dict) else {}
-            found.calls.append(
-                Call(
-                    tool=str(params.get("name")),
-                    arguments=dict(params.get("arguments") or {}),
-                    is_error=bool(error) or bool(result.get("isError")),
-                    text=str(error.get("message", "")) if error else _text_of(result),
-                    structured=result.get("structuredContent"),
-                    duration_ms=record.get("duration_ms"),
-                    protocol_error=error,
-                )
-            )
-    return found
+# Reading recordings, within their bounds: `mcpsim.twins.recordings._reading`.
 
 
 # -- learning from recordings ------------------------------------------------------------------
@@ -295,9 +224,11 @@ def template(text: str, arguments: dict[str, Any]) -> str:
     found: list[tuple[str, str]] = [(v, f"{{args.{k}}}") for k, v in arguments.items() if isinstance(v, str)]
     nested = [v for k, v in arguments.items() if not isinstance(v, str)]
     found += [(t, "{key}") for t in texts_in(nested)]
-    for value, placeholder in sorted(found, key=lambda p: -len(p[0])):
-        if len(value) >= 2:
-            text = text.replace(value, placeholder)
+    # each value is one pass over the text: a call with thousands of texts in its arguments is
+    # searched for its longest MAX_TEMPLATE_VALUES only
+    longest = sorted((p for p in found if len(p[0]) >= 2), key=lambda p: -len(p[0]))
+    for value, placeholder in longest[: lim.MAX_TEMPLATE_VALUES]:
+        text = text.replace(value, placeholder)
     return text
 
 
