@@ -29,6 +29,7 @@ MIN_REORDERABLE_SHARE = 0.4  # of multi-write tasks, those with at least one reo
 DEPENDENT = {
     # The reply's recipient row takes the display name from the address book.
     "flow-bluefin-intro-call": ("add_contact", "reply_to_thread"),
+    "hard-elena-intro-follow-through": ("add_contact", "reply_to_thread"),
 }
 
 
