@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import anyio
 
+from mcpsim.audit._row_sampler import RowSampler
 from mcpsim.engine import Episode, TemplateCache
 from mcpsim.runner import RandomAgent, Turn
 from mcpsim.tasks import Task, result_text, task_episode
@@ -19,16 +21,21 @@ RANDOM_AGENT_STEPS = 8
 _DONE = "I am done."
 
 
-def run_random_agent(world: World, task: Task, templates: TemplateCache) -> tuple[Episode, list[dict[str, Any]], str]:
-    """The random agent's calls, made directly on a fresh episode of `task` (seeded by the task
-    id): the episode, the conversation and the agent's closing words (its answer)."""
-    agent = RandomAgent(steps=RANDOM_AGENT_STEPS)
+def run_random_agent(
+    world: World, task: Task, templates: TemplateCache, agent: RandomAgent | None = None
+) -> tuple[Episode, list[dict[str, Any]], str]:
+    """The random agent's calls (`agent`, default RANDOM_AGENT_STEPS of them), made directly on a
+    fresh episode of `task` (seeded by the task id): the episode, the conversation and the
+    agent's closing words (its answer)."""
+    episode = task_episode(world, task, templates=templates)
+    agent = agent or RandomAgent(steps=RANDOM_AGENT_STEPS)
+    if agent.arguments is None:  # the audit's agent draws from the episode's own rows
+        agent = replace(agent, arguments=lambda schema, rng: RowSampler(episode, rng).arguments(schema))
     tools = [
         ToolDef(function={"name": name, "description": spec.description, "parameters": spec.input_schema()})
         for name, spec in sorted(world.tools.items())
     ]
     messages = [Message(role="user", content=task.instruction)]
-    episode = task_episode(world, task, templates=templates)
     answer = anyio.run(_drive_random_agent, agent, episode, tools, messages, derive_seed("random-agent", task.id))
     return episode, [m.model_dump(exclude_none=True) for m in messages], answer
 

@@ -12,11 +12,12 @@ import importlib
 import inspect
 import json
 import random
-import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from mcpsim.runner._llm import ChatClient
+from mcpsim.runner._random import MALFORMED, Seen, sample_arguments
 from mcpsim.tasks import Confirmed, Say, Step, Task, gold_steps
 from mcpsim.trajectories import FunctionCall, Message, ToolCall, ToolDef, Usage
 from mcpsim.world import derive_seed, load_world
@@ -99,20 +100,36 @@ def oracle_steps(task: Task, world: str | None) -> list[Step]:
 
 @dataclass
 class RandomAgent:
-    """Makes `steps` random but schema-shaped tool calls (strings reuse ids seen in earlier
-    results, so some calls hit real rows), then stops. Negative data and fuzzing."""
+    """`steps` random tool calls, then "I am done.": first the tools that need no argument (the
+    world's listings and searches), then any, with arguments drawn from what its results showed
+    (`_random.Seen`: ids, names, amounts in range, the schema's enums); a `malformed` share of the
+    calls gets schema-shaped noise instead. Negative data that changes state, and fuzzing."""
 
     steps: int = 8
+    malformed: float = MALFORMED
     name: str = "random"
     needs_task: bool = False
+    # arguments for an input schema from elsewhere (the audit's: the episode's own rows), else `Seen`
+    arguments: Callable[[dict[str, Any], random.Random], dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.malformed <= 1.0:
+            raise ValueError(f"malformed is a share of the calls, from 0 to 1, not {self.malformed}")
 
     async def respond(self, turn: Turn) -> Message:
         rng = random.Random(derive_seed(turn.seed, "random-agent", turn.step))
         if turn.step >= self.steps or not turn.tools:
             return Message(role="assistant", content="I am done.")
-        tool = rng.choice(turn.tools).function
-        seen = _strings_seen(turn.messages)
-        args = _sample(tool.get("parameters") or {}, rng, seen, tool.get("parameters", {}).get("$defs", {}))
+        tools = [t.function for t in turn.tools]
+        open_ = [t for t in tools if not (t.get("parameters") or {}).get("required")]
+        tool = rng.choice(open_ if turn.step < 2 and open_ else tools)  # find the data first
+        seen, schema = Seen.of(turn.messages), tool.get("parameters") or {}
+        if rng.random() < self.malformed:
+            args = sample_arguments(schema, rng, Seen({}, seen.strings))  # noise: nothing bound to its name
+        elif self.arguments is not None:
+            args = self.arguments(schema, rng)
+        else:
+            args = sample_arguments(schema, rng, seen)
         return Message(
             role="assistant",
             tool_calls=[
@@ -122,60 +139,6 @@ class RandomAgent:
 
     async def aclose(self) -> None:
         pass
-
-
-def _strings_seen(messages: list[Message]) -> list[str]:
-    found: set[str] = set()
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-        elif isinstance(value, str) and 3 <= len(value) <= 40:
-            found.add(value)
-
-    for m in messages:
-        if m.role == "tool" and m.content:
-            try:
-                walk(json.loads(m.content))
-            except ValueError:
-                continue
-    return sorted(found)
-
-
-def _sample(schema: dict[str, Any], rng: random.Random, seen: list[str], defs: dict[str, Any]) -> Any:
-    if "$ref" in schema:
-        return _sample(defs.get(schema["$ref"].split("/")[-1], {}), rng, seen, defs)
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
-            return _sample(rng.choice(options), rng, seen, defs)
-    if "enum" in schema:
-        return rng.choice(schema["enum"])
-    if "const" in schema:
-        return schema["const"]
-    kind = schema.get("type")
-    if kind == "object":
-        props = schema.get("properties", {})
-        required = set(schema.get("required", []))
-        return {k: _sample(v, rng, seen, defs) for k, v in props.items() if k in required or rng.random() < 0.3}
-    if kind == "array":
-        n = rng.randint(schema.get("minItems", 1), max(schema.get("minItems", 1), min(schema.get("maxItems", 3), 3)))
-        return [_sample(schema.get("items", {}), rng, seen, defs) for _ in range(n)]
-    if kind == "integer":
-        lo, hi = schema.get("minimum", 0), schema.get("maximum", 100)
-        return rng.randint(int(lo), int(max(lo, min(hi, lo + 100))))
-    if kind == "number":
-        lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))
-        return round(rng.uniform(lo, lo + 200), 2)
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if seen and rng.random() < 0.7:
-        return rng.choice(seen)
-    return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 12)))
 
 
 @dataclass
@@ -208,8 +171,15 @@ def make_agent(
     max_tokens: int | None = None,
     extra_body: dict[str, Any] | None = None,
 ) -> Agent:
-    """`oracle`, `noop`, `random`, `openai:MODEL`, or `package.module:Class` (your own agent,
-    see `custom_agent`). A ValueError says what is wrong with `spec`."""
+    """`oracle`, `noop`, `random` (or `random:SHARE`, the share of malformed calls), `openai:MODEL`,
+    or `package.module:Class` (your own agent, see `custom_agent`). A ValueError says what is
+    wrong with `spec`."""
+    if spec.startswith("random:"):
+        share = spec.removeprefix("random:")
+        try:
+            return RandomAgent(malformed=float(share))
+        except ValueError:
+            raise ValueError(f"agent {spec!r}: random:SHARE takes a share of malformed calls from 0 to 1") from None
     if ":" in spec and not spec.startswith("openai:"):
         options = {
             "base_url": base_url,

@@ -106,7 +106,7 @@ def test_the_builtin_profiles_never_break_an_invariant_or_flag_a_bug(retail, tem
     import random
 
     from mcpsim.engine._faults import BUILTIN
-    from mcpsim.runner._agents import _sample  # the random agent's argument sampler
+    from mcpsim.runner._random import Seen, sample_arguments  # the random agent's argument sampler
 
     ep = Episode.create_with_faults(retail, 3, "small", BUILTIN[profile], templates=templates)
     rng = random.Random(0)
@@ -117,7 +117,7 @@ def test_the_builtin_profiles_never_break_an_invariant_or_flag_a_bug(retail, tem
     for _ in range(300):
         spec = retail.tools[rng.choice(names)]
         schema = spec.input_schema()
-        ep.call(spec.name, _sample(schema, rng, seen, schema.get("$defs", {})))
+        ep.call(spec.name, sample_arguments(schema, rng, Seen({}, seen)))
     assert not ep.flagged, ep.flags
     negative = ep.query("SELECT count(*) AS n FROM variants WHERE stock < 0")[0]["n"]
     overdrawn = ep.query("SELECT count(*) AS n FROM payment_methods WHERE balance_cents < 0")[0]["n"]
