@@ -56,7 +56,9 @@ GOOD: dict = {
             "description": "Register a pet.",
         },
     ],
-    "generated_tasks": 3,
+    # no generated tasks: three tools give only one-call tasks, which a transcriber passes and the
+    # generator drops (`not_trivial`); what this file tests is the description's round trip
+    "generated_tasks": 0,
 }
 BROKEN = json.loads(json.dumps(GOOD))
 del BROKEN["entities"]["pet"]["fields"]["species"]["values"]  # an enum without values
@@ -137,7 +139,7 @@ def test_the_same_replies_give_the_same_world_without_asking(repaired, tmp_path)
                 "--rounds",
                 "2",
                 "--tasks",
-                "3",
+                "0",
                 "--out",
                 str(tmp_path / "vet.yaml"),
             ],
