@@ -31,7 +31,11 @@ from mcpsim.world._registry import load_world  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent / "support"))
 import toyworld  # noqa: E402
 
-pytest_plugins = ["mcpsim.testing._driver", "pytester"]  # world_driver, mcpsim_templates; pytester for tests/testing
+pytest_plugins = [
+    "mcpsim.testing._driver",  # world_driver, mcpsim_templates
+    "pytester",  # for tests/testing
+    "tests.support.skip_guard",  # no silent skips
+]
 
 pytestmark = pytest.mark.anyio
 
