@@ -11,6 +11,7 @@ protocol and the session-based legacy protocol reach the same episode.
 from __future__ import annotations
 
 import contextvars
+import copy
 import functools
 import inspect
 import json
@@ -249,7 +250,11 @@ def build_server(world: World, resolve: EpisodeResolver) -> MCPServer:
                 open_world_hint=False,
             ),
         )
-        if tool.fn_metadata.output_schema is not None:  # what every client validates each result against
+        if spec.listed_input_schema is not None:  # a twin's: the real server's, as it listed it
+            tool.parameters = copy.deepcopy(spec.listed_input_schema)
+        if spec.listed_output_schema is not None:
+            tool.fn_metadata.output_schema = copy.deepcopy(spec.listed_output_schema)
+        elif tool.fn_metadata.output_schema is not None:  # what every client validates each result against
             tool.fn_metadata.output_schema = _lean_cached(json.dumps(tool.fn_metadata.output_schema))
         tools.append(tool)
     server = MCPServer(

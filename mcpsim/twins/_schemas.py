@@ -3,6 +3,7 @@ local references inlined, and when two input schemas are equal."""
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from typing import Any
@@ -56,17 +57,11 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return dict(walk(schema, frozenset()))
 
 
-def schema_equal(real: dict[str, Any], twin: dict[str, Any]) -> bool:
-    """Input schemas are equal when they have the same properties (each one's schema identical,
-    descriptions included, local `$ref`s resolved), the same required set, and the same type. The
-    top-level `$schema`, `title` and `additionalProperties` keywords are not compared: the SDK
-    writes its own."""
-    real, twin = inline_refs(real), inline_refs(twin)
-    return (
-        real.get("type", "object") == twin.get("type", "object")
-        and properties_of(real) == properties_of(twin)
-        and set(real.get("required") or []) == set(twin.get("required") or [])
-    )
+def schema_equal(real: dict[str, Any] | None, twin: dict[str, Any] | None) -> bool:
+    """Schemas are equal when they are the same JSON value: every keyword at every level (the
+    top-level `$schema`, `title` and `additionalProperties`, descriptions, `$defs` and `$ref`s as
+    written), key order aside. `true` and `1` differ, as they do in JSON."""
+    return json.dumps(real, sort_keys=True) == json.dumps(twin, sort_keys=True)
 
 
 def schema_validator(schema: dict[str, Any]) -> Any:

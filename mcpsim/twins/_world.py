@@ -7,6 +7,7 @@ twin and compares it with the real server's tools."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -49,6 +50,10 @@ def compile_twin(spec: TwinSpec) -> World:
             destructive=tool.destructive and not tool.read_only,
             idempotent=tool.idempotent,
         )(tool_function(runner, tool))
+        registered = world.tools[tool.name]  # listed over MCP as the real server listed them
+        world.tools[tool.name] = replace(
+            registered, listed_input_schema=tool.input_schema, listed_output_schema=tool.output_schema
+        )
     world.seeder(lambda ctx: seed_twin(spec, tables, ctx))
     return world
 
@@ -108,8 +113,8 @@ def sample_arguments(spec: TwinSpec, tool: TwinTool, existing: dict[str, list[di
 
 async def check_twin(spec: TwinSpec, real_tools: list[dict[str, Any]], *, seed: int = 0) -> dict[str, Any]:
     """Serve the twin in memory to the SDK's client and compare it with the real server's tools:
-    every tool present, its input schema equal, and its answer to sample arguments valid against
-    the real output schema (a fresh episode per tool)."""
+    every tool present, its input and output schemas equal as listed (`schema_equal`), and its
+    answer to sample arguments valid against the real output schema (a fresh episode per tool)."""
     spec = spec.model_copy(update={"synthetic_rows": max(spec.synthetic_rows, 3)})  # records to name
     world = compile_twin(spec)
     templates = TemplateCache(None)
@@ -121,7 +126,9 @@ async def check_twin(spec: TwinSpec, real_tools: list[dict[str, Any]], *, seed: 
     real = {t["name"]: t for t in real_tools}
     answers: dict[str, dict[str, Any]] = {}
     async with Client(build_server(world, lambda _id: episode)) as client:
-        published = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+        listed = (await client.list_tools()).tools
+        published = {t.name: t.input_schema for t in listed}
+        published_output = {t.name: t.output_schema for t in listed}
         for tool in spec.tools:
             episode.close()
             episode = Episode.create(world, seed, "default", templates=templates)
@@ -140,11 +147,14 @@ async def check_twin(spec: TwinSpec, real_tools: list[dict[str, Any]], *, seed: 
                 answers[tool.name]["error"] = text
     episode.close()
     equal = [n for n in real if n in published and schema_equal(real[n].get("inputSchema") or {}, published[n])]
+    outputs = [n for n in real if n in published and schema_equal(real[n].get("outputSchema"), published_output[n])]
     return {
         "tools": len(real),
         "mirrored": sum(1 for n in real if n in published),
         "schemas_equal": len(equal),
         "schema_differs": sorted(n for n in real if n in published and n not in equal),
+        "output_schemas_equal": len(outputs),
+        "output_schema_differs": sorted(n for n in real if n in published and n not in outputs),
         "missing": sorted(n for n in real if n not in published),
         "answers_ok": sum(1 for a in answers.values() if not a["is_error"] and a["schema_problem"] is None),
         "answers": answers,

@@ -143,6 +143,11 @@ class ToolSpec:
     parameters: tuple[inspect.Parameter, ...]  # without the ToolContext, annotations resolved
     return_annotation: Any
     args_model: type[BaseModel]
+    # The JSON Schemas MCP lists for the tool, verbatim, in place of those derived from the
+    # signature (a twin lists the real server's: `dataclasses.replace` after registering the tool);
+    # None: derived. Calls are still checked by the signature, so both must accept the same values.
+    listed_input_schema: dict[str, Any] | None = None
+    listed_output_schema: dict[str, Any] | None = None
 
     @property
     def writes(self) -> bool:
