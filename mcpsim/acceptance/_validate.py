@@ -33,8 +33,10 @@ through `mcpsim check`'s audit (`mcpsim.audit._audit.check_task`), each problem 
   passes is dropped under this criterion, so only the spec's own tasks can add to the rate.
 
 And its words (`_wording`): `wording` fails on text no person would write in the instructions, tool
-descriptions, policy and seeded text (a wrong article, a column named as a noun, Faker's filler);
-the report's `wording` counts every kind the lint knows, enforced or not.
+descriptions, policy and seeded text (a wrong article, a column named as a noun, Faker's filler; an
+argument dump or a quoted id in a task that is to make the agent find things out); the report's
+`wording` counts every kind the lint knows, enforced or not. A generated candidate the lint refuses
+is dropped before its audit and counted under `wording` in `dropped`.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpsim.acceptance._wording import candidate_problems, wording_hits, wording_problems
 from mcpsim.acceptance._wording import counts as wording_counts
-from mcpsim.acceptance._wording import wording_hits, wording_problems
 from mcpsim.audit import RATED, check_task
 from mcpsim.engine import CallResult, Episode, TemplateCache
 from mcpsim.grading import Verifier
@@ -190,7 +192,13 @@ class Validator:
         generated: list[Task] = []
         drawn = ""
         if task_count:
-            generator = TaskGenerator(self.compiled, seed=self.seed, scale=self.scale, templates=self.templates)
+            generator = TaskGenerator(
+                self.compiled,
+                seed=self.seed,
+                scale=self.scale,
+                templates=self.templates,
+                screen=lambda task: candidate_problems(self.compiled, task),
+            )
             try:
                 generated = generator.generate(task_count)
             finally:

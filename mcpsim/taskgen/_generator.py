@@ -22,7 +22,11 @@ on from the results, so later calls chain on earlier ones:
   it refers to (read one by one);
 - `tally` (`_aggregates`): how many records and their total (answer facts), then a change on the
   one the ranking picks;
-- `errand` (`_errands`): a pick or a branch, then a sweep, for one user in one conversation.
+- `review` (`_reviews`): each record of a set read through its reference, and changed only where
+  a condition on what was read holds;
+- `errand` (`_errands`): two or three jobs for one user in one conversation (a pick or a review,
+  then sweeps, picks or reviews on other records), its listings paged and its first write timing
+  out (`_paging`): the agent pages, checks the record, and goes on.
 
 Dialogue kinds (`_dialogues`), picks that need a second user turn (`mcpsim.tasks._asking`):
 
@@ -73,6 +77,7 @@ from mcpsim.taskgen._plan import Kind, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._recovery import RECOVERY
 from mcpsim.taskgen._refusals import REFUSAL
+from mcpsim.taskgen._reviews import REVIEW
 from mcpsim.taskgen._rubric import rubric
 from mcpsim.taskgen._sweeps import SWEEP, TRIAGE
 from mcpsim.taskgen._wording import instruction, user
@@ -83,6 +88,7 @@ from mcpsim.tasks import CANARY_PREFIX, Action, Fact, Task, TaskFile, TaskSet
 # The plan kinds: a new kind is a module with its `PlanKind`, listed here and in `TURNS`.
 PLAN_KINDS: tuple[PlanKind, ...] = (
     ERRAND,
+    REVIEW,
     PICK,
     SWEEP,
     TRIAGE,
@@ -105,27 +111,28 @@ KINDS: tuple[Kind, ...] = tuple(kind.name for kind in PLAN_KINDS)
 TURNS: tuple[Kind, ...] = (
     "errand",
     "ask",
-    "triage",
+    "review",
     "sweep",
     "errand",
     "change",
+    "triage",
+    "errand",
+    "decline",
+    "review",
     "pick",
+    "ask",
     "tally",
     "branch",
-    "decline",
     "errand",
-    "refusal",
+    "change",
     "sweep",
-    "triage",
-    "ask",
-    "errand",
+    "decline",
+    "refusal",
     "pick",
     "branch",
-    "change",
     "workflow",
     "tally",
     "lookup",
-    "decline",
     "write",
     "recovery",
 )
@@ -141,6 +148,7 @@ TASK_PROBLEMS = (  # how a problem `mcpsim check` finds begins, and the check it
     (re.compile(r"the alternative"), "alternatives_pass"),
     (re.compile(r"the near miss"), "near_misses_fail"),
     (re.compile(r"a transcribing agent"), "not_trivial"),
+    (re.compile(r"the wording lint"), "wording"),
 )
 
 
@@ -155,8 +163,10 @@ class TaskGenerator:
         scale: str,
         templates: TemplateCache | None = None,
         turns: Sequence[str] = TURNS,
+        screen: Callable[[Task], list[str]] | None = None,
     ) -> None:
         self.compiled = compiled
+        self.screen = screen  # a check run on each candidate before its audit (acceptance's wording lint)
         self.turns = tuple(turns)  # the order the kinds take turns in (`TURNS`)
         self.probe = WorldProbe(compiled, seed=seed, scale=scale, templates=templates)
         self.start = self.probe.start  # the seeded world every plan is found on
@@ -228,7 +238,10 @@ class TaskGenerator:
     def sound(self, task: Task) -> list[str]:
         """What `mcpsim check` finds wrong with a task: gold twice, do-nothing, the cheating
         baselines, the alternatives and near misses; and a task a transcribing agent passes (a
-        `RATED` baseline: the world's rate is judged, so a generated task must not add to it)."""
+        `RATED` baseline: the world's rate is judged, so a generated task must not add to it).
+        A candidate the `screen` refuses is not audited."""
+        if self.screen is not None and (words := self.screen(task)):
+            return [f"the wording lint refuses it: {problem}" for problem in words]
         tasks = task_set(self.compiled, [task])
         verifier = Verifier(self.compiled.world, tasks, templates=self.probe.templates)
         report = check_task(self.compiled.world, verifier, task, tasks.canaries)

@@ -25,6 +25,7 @@ Kind = Literal[
     "tally",
     "triage",
     "errand",
+    "review",
     "ask",
     "change",
     "decline",

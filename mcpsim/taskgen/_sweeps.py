@@ -1,7 +1,8 @@
 """Sweep tasks (`SWEEP`): one job over several records, named by a property: "cancel all my
 reserved stays, and settle all my open charges". The user gives their name; the agent finds
 them, lists each set of records (every page) and acts on each record it shows. The gold does one
-write per record; leaving the last one undone is the near miss."""
+write per record; leaving the last one undone is the near miss. Half the sweeps meet faults: their
+listings show `_paging.PAGE` records at a time and their first write times out (`_paging.met`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 from mcpsim.specs import ActionSpec
 from mcpsim.taskgen._composed import Rank, ranks
+from mcpsim.taskgen._paging import met
 from mcpsim.taskgen._plan import Ask, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import (
@@ -30,6 +32,7 @@ from mcpsim.taskgen._wording import GREETING_SLOT
 from mcpsim.tasks import Action
 
 MOST_GROUPS = 3  # sets of records one sweep acts on
+FAULTY_SHARE = 0.5  # sweeps whose listings are paged and whose first write times out
 SWEEP_TEMPLATES = (
     "{greeting}, this is {name}. Please {requests}.",
     "{greeting}, {name} here. I need you to {requests}.",
@@ -67,7 +70,7 @@ def sweep_plans(probe: WorldProbe) -> Iterator[Plan]:
             yield plan
 
 
-def _groups(probe: WorldProbe, me: Me, kinds: list[Owned]) -> list[Group]:
+def groups_of(probe: WorldProbe, me: Me, kinds: list[Owned]) -> list[Group]:
     """Every set of the user's records (one kind, one state) that one write applies to, each
     record on its own."""
     found: list[Group] = []
@@ -83,7 +86,7 @@ def _groups(probe: WorldProbe, me: Me, kinds: list[Owned]) -> list[Group]:
 
 
 def _sweep(probe: WorldProbe, me: Me, kinds: list[Owned]) -> Plan | None:
-    groups = probe.shuffled(_groups(probe, me, kinds))
+    groups = probe.shuffled(groups_of(probe, me, kinds))
     groups.sort(key=lambda g: -len(g.keys))  # the largest sets first (a stable sort: ties stay shuffled)
     chosen: list[Group] = []
     for group in groups:
@@ -97,14 +100,18 @@ def _sweep(probe: WorldProbe, me: Me, kinds: list[Owned]) -> Plan | None:
     if sum(len(g.keys) for g in chosen) < 2:
         return None
     gold = [*me.actions, *(a for g in chosen for a in g.actions(probe, me.person))]
+    miss, faults = gold[:-1], None
+    if probe.rng.random() < FAULTY_SHARE:  # paged listings and a write that times out (`_paging.met`)
+        gold, miss, faults = met(probe, gold, miss)
     requests = ", and ".join(g.request(probe) for g in chosen)
     return Plan(
         "sweep",
         gold,
+        faults=faults,
         person=me.person,
         asks=[Ask(requests, "")],
         question=probe.rng.choice(SWEEP_TEMPLATES).format(greeting=GREETING_SLOT, name=me.name, requests=requests),
-        near_miss=("leaves the last record undone", gold[:-1], None),
+        near_miss=("leaves the last record undone", miss, None),
         tags=[chosen[0].action.name, *(g.action.name for g in chosen[1:])],
         identified=True,
         knows=me.knows,

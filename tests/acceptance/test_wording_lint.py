@@ -10,13 +10,17 @@ import pytest
 
 from mcpsim.acceptance import CRITERIA, validate
 from mcpsim.acceptance._wording import (
-    ENFORCED,
+    FINDING_KINDS,
     argument_dumps,
+    candidate_problems,
     column_phrases,
+    instruction_hits,
     is_filler,
     quoted_descriptions,
+    quoted_values,
     repeated_constants,
     wording_hits,
+    wording_problems,
     wrong_articles,
 )
 from mcpsim.catalogue._blueprints import blueprints, expand
@@ -25,7 +29,7 @@ from mcpsim.engine._templates import TemplateCache
 from mcpsim.specs._compiler import compile_spec
 from mcpsim.specs._spec import parse_spec
 from mcpsim.specs._vocabularies import vocabularies
-from mcpsim.taskgen._generator import TaskGenerator
+from mcpsim.taskgen._generator import KINDS, TaskGenerator
 
 # -- each shape, both ways ------------------------------------------------------------------------
 
@@ -64,6 +68,31 @@ def test_an_argument_dump_is_found_and_a_sentence_is_not():
     assert argument_dumps("Could you book me in with Dr Berry on 22 May? It's about my knee; thanks.", labels) == []
 
 
+@pytest.mark.parametrize(
+    "dump",
+    [
+        "Please cancel it: order_id=OR1001, reason=damaged.",
+        "Cancel the order (order_id = OR1001).",
+        'Run cancel_order with {"order_id": "OR1001", "reason": "damaged"}.',
+        "Cancel it. order: OR1001, reason: damaged, refund: yes.",
+        "Could you cancel it? The details: order OR1001; reason damaged.",
+    ],
+)
+def test_an_argument_dump_in_any_form_is_found(dump):
+    assert argument_dumps(dump, ["order", "reason", "refund"]), dump
+
+
+def test_a_quoted_id_or_found_value_is_found_and_the_users_own_words_are_not():
+    formats = [("OR", 4), ("CU", 6)]
+    assert quoted_values("Cancel my order OR1001, please.", formats) == ["OR1001"]
+    assert quoted_values("It's the one for customer CU123456.", formats) == ["CU123456"]
+    assert quoted_values('Cancel the order called "Blue Kettle".', formats, ["Blue Kettle"]) == ["Blue Kettle"]
+    assert quoted_values("Move it to 2026-05-22.", formats, ["2026-05-22"]) == ["2026-05-22"]
+    said = "Hi, this is Ann Lee. Please cancel my pending order for the book with the highest price."
+    assert quoted_values(said, formats, ["pending", "OR1001"]) == []  # a state word, no id
+    assert quoted_values("Order OR10012 is not an id of the format; nor is XOR1001.", formats) == []
+
+
 def test_faker_filler_is_found_and_domain_text_is_not():
     assert is_filler("Room institution east personal water.")
     assert is_filler("Business-focused real-time access")
@@ -97,22 +126,88 @@ def worlds():
     return {name: compile_spec(expand(blueprints()[name], 5, name=f"{name}_00005")) for name in FAMILIES}
 
 
-# The plan kinds whose words this lint was fixed for; the composed kinds (issue 27 item 1, in progress)
-# are linted by acceptance like every task, and join this list once their frames pass.
-LINTED_KINDS = ("write", "lookup", "refusal", "workflow", "recovery")
-
-
 def test_generated_worlds_pass_the_enforced_lint(worlds):
+    """Every kind's candidates, the composed and dialogue ones (which must name no id and dump no
+    argument) too."""
+    finding = 0
     for name, compiled in worlds.items():
         generator = TaskGenerator(compiled, seed=0, scale="small")
         try:
-            drawn = [t for t, _ in zip(generator.candidates(), range(30), strict=False)]
-            tasks = [t for t in drawn if t.tags[0] in LINTED_KINDS]
-            assert len(tasks) >= 5, name
+            tasks = [t for t, _ in zip(generator.candidates(), range(30), strict=False)]
             hits = wording_hits(compiled, tasks, generator.start)
         finally:
             generator.close()
-        assert [h for h in hits if h.kind in ENFORCED] == [], name
+        finding += sum(t.tags[0] in FINDING_KINDS for t in tasks)
+        assert wording_problems(hits) == [], name
+    assert finding >= 20
+
+
+def test_the_finding_kinds_are_generated_kinds():
+    assert FINDING_KINDS <= set(KINDS)
+
+
+@pytest.fixture(scope="module")
+def drawn(worlds):
+    """The clinic's first candidates: a task that finds things out and a one-call write."""
+    compiled = worlds["clinic"]
+    generator = TaskGenerator(compiled, seed=0, scale="small")
+    try:
+        tasks = [t for t, _ in zip(generator.candidates(), range(40), strict=False)]
+    finally:
+        generator.close()
+    finding = next(t for t in tasks if t.tags[0] in FINDING_KINDS)
+    write = next(t for t in tasks if t.tags[0] == "write")
+    return compiled, finding, write
+
+
+def _ids(task) -> list[str]:
+    return [str(v) for a in task.gold for k, v in a.args.items() if k.endswith("_id")]
+
+
+def test_a_finding_task_in_the_users_words_passes_and_its_dumps_are_refused(drawn):
+    compiled, task, _ = drawn
+    assert candidate_problems(compiled, task) == [], task.instruction
+    target = _ids(task)[-1]  # the record the gold acts on: the agent is to find it
+    arg = next(k for a in task.gold for k, v in a.args.items() if str(v) == target)
+    dumps = [
+        f"{task.instruction} It's {target}.",
+        f'{task.instruction} (the one called "{target}")',
+        f"{task.instruction} {arg}={target}",
+        f'{task.instruction} {{"{arg}": "{target}"}}',
+        f"{task.instruction} The details: {arg.replace('_id', '')} {target}; reason none.",
+    ]
+    for text in dumps:
+        refused = candidate_problems(compiled, task.model_copy(update={"instruction": text}))
+        assert refused and all("argument dump" in p or "quoted value" in p for p in refused), text
+
+
+def test_a_one_call_write_may_state_its_arguments(drawn):
+    """The one-call kinds ask for a write by its details: counted, not refused."""
+    compiled, _, write = drawn
+    hits = instruction_hits(compiled, write)
+    assert any(h.kind == "argument_dump" for h in hits), write.instruction
+    assert candidate_problems(compiled, write) == []
+
+
+def test_acceptance_drops_a_candidate_that_dumps_arguments_and_counts_it(worlds, monkeypatch):
+    """A candidate whose instruction quotes its target's id is dropped under `wording` before its
+    audit; the world is still accepted with the others, none of which quotes an id."""
+    compiled = worlds["clinic"]
+    made = TaskGenerator.task
+    spoiled: list[str] = []
+
+    def quoting(self, plan, number):
+        task = made(self, plan, number)
+        if task.tags[0] in FINDING_KINDS and len(spoiled) < 2:
+            spoiled.append(task.id)
+            return task.model_copy(update={"instruction": f"{task.instruction} It is {_ids(task)[-1]}."})
+        return task
+
+    monkeypatch.setattr(TaskGenerator, "task", quoting)
+    report = validate(compiled, processes=False, task_count=3)
+    assert len(spoiled) == 2 and report.dropped.get("wording") == 2, report.dropped
+    assert report.failures["wording"] == [] and report.failures["tasks_generated"] == []
+    assert not {t.id for t in report.tasks} & set(spoiled)
 
 
 def test_worlds_seeded_alike_share_no_email(worlds):

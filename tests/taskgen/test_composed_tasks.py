@@ -18,7 +18,7 @@ from mcpsim.taskgen._generator import TURNS, TaskGenerator, plans_in_turn
 from mcpsim.taskgen._targets import owned, records
 from mcpsim.tasks import Action, CountFact, MoneyFact
 
-COMPOSED = ("pick", "branch", "sweep", "triage", "tally", "errand")
+COMPOSED = ("pick", "branch", "sweep", "triage", "tally", "review", "errand")
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +147,52 @@ def test_errand_does_both_jobs_and_doing_only_the_first_fails(generator, compose
     assert len(writes) >= 2 and "first" in task.instruction.casefold() or "then" in task.instruction.casefold()
     only_first = [s for s in task.near_misses[0].steps if isinstance(s, Action)]
     assert only_first == task.gold[: len(only_first)] and len(only_first) < len(task.gold)
+
+
+def test_review_reads_each_referred_record_and_changes_only_those_the_condition_picks(generator, composed):
+    plan, task = composed["review"]
+    world = generator.probe.world
+    writes = [a for a in task.gold if world.tools[a.tool].writes]
+    reads = [a for a in task.gold if not world.tools[a.tool].writes]
+    assert writes and " where " in task.instruction and "only those" in task.instruction
+    # each change comes after the read that decides it; the near miss changes one record too many or too few
+    for write in writes:
+        assert any(a in reads for a in task.gold[: task.gold.index(write)])
+    missed = [s for s in task.near_misses[0].steps if isinstance(s, Action) and world.tools[s.tool].writes]
+    assert len(missed) != len(writes)
+
+
+def test_composed_plans_meet_paged_listings_and_a_write_that_times_out(generator):
+    """Where a listing shows more than a page, the plan's profile caps it and the gold pages with
+    `offset`; where its first write can be read back, that write times out (committed, answer
+    lost) and the gold reads the record instead of writing again. The task passes `mcpsim check`."""
+    met = {"paged": None, "timeout": None}
+    for kind in ("sweep", "review", "errand"):
+        for number, plan in enumerate(generator.kinds[kind].plans(generator.probe), 1):
+            if plan.faults is None:
+                continue
+            task = generator.task(plan, number)
+            if generator.sound(task):
+                continue
+            profile = task.fault_profile()
+            assert profile is not None
+            script = profile.model_dump(mode="json")["script"]
+            if met["paged"] is None and any("offset" in a.args and a.args["offset"] for a in task.gold):
+                met["paged"] = task
+            if met["timeout"] is None and any(s["fault"] == "timeout" for s in script):
+                met["timeout"] = task
+            if all(met.values()):
+                break
+        if all(met.values()):
+            break
+    assert met["paged"] is not None, "no composed plan pages its listings"
+    assert met["timeout"] is not None, "no composed plan meets a write that times out"
+    task = met["timeout"]
+    world = generator.probe.world
+    first_write = next(i for i, a in enumerate(task.gold) if world.tools[a.tool].writes)
+    assert task.gold[first_write].expect == "error"  # the write commits, its answer is lost
+    assert not world.tools[task.gold[first_write + 1].tool].writes  # read back, not written again
+    assert task.gold.count(task.gold[first_write]) == 1
 
 
 def test_turns_give_the_composed_kinds_most_turns():
