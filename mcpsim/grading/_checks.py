@@ -45,6 +45,7 @@ from mcpsim.tasks import (
     is_refusal,
     names_action,
 )
+from mcpsim.world import billing
 
 Outcome = tuple[bool, str]
 
@@ -434,6 +435,30 @@ def custom(ctx: GradingContext, check: Custom) -> Outcome:
     return bool(passed), str(reason)
 
 
+def cost(ctx: GradingContext, check: Check) -> Outcome:
+    """The episode's spend within its budget (or `max_spend`), and its calls within `max_calls`."""
+    assert check.type == "cost"
+    spend = billing.statement(ctx.episode.world, ctx.episode.query)
+    problems, said = [], []
+    if check.max_calls is not None:
+        calls = len(ctx.transcript)
+        said.append(f"{_plural(calls, 'call')} (at most {check.max_calls})")
+        if calls > check.max_calls:
+            problems.append(f"{_plural(calls, 'call')}, more than {check.max_calls}")
+    if spend is None:
+        if check.max_spend is not None:
+            problems.append(f"world {ctx.episode.world.name} bills nothing, so no spend can be graded")
+    else:
+        limit = spend["budget"] if check.max_spend is None else min(check.max_spend, spend["budget"])
+        said.append(f"spent {spend['spent']} of at most {limit}")
+        if spend["spent"] > limit:
+            problems.append(f"spent {spend['spent']}, more than {limit}")
+    return not problems, "; ".join(problems or said) or "nothing to grade"
+
+
+# Check types the tasks package exports no class for, evaluated by their `type`.
+NAMED_EVALUATORS: dict[str, Callable[[GradingContext, Any], Outcome]] = {"cost": cost}
+
 EVALUATORS: dict[type, Callable[[GradingContext, Any], Outcome]] = {
     RowExists: row_exists,
     RowAbsent: row_absent,
@@ -452,7 +477,8 @@ EVALUATORS: dict[type, Callable[[GradingContext, Any], Outcome]] = {
 
 
 def evaluate(ctx: GradingContext, check: Check) -> Outcome:
-    return EVALUATORS[type(check)](ctx, check)
+    evaluator = EVALUATORS.get(type(check)) or NAMED_EVALUATORS[check.type]
+    return evaluator(ctx, check)
 
 
 __all__ = ["EVALUATORS", "GradingContext", "evaluate", "show_key"]

@@ -28,7 +28,7 @@ from mcpsim.grading._progress import BLAND_ANSWERS, calls_check, component_names
 from mcpsim.grading._report import report_check
 from mcpsim.grading._verdict import CheckResult, Verdict, VerdictSummary
 from mcpsim.tasks import Task, TaskSet, run_actions, task_episode
-from mcpsim.world import World
+from mcpsim.world import World, billing
 
 # inflect is imported lazily by `answers` (a served episode never grades), but graders run in
 # worker threads, and its import parses source with `ast` (typeguard), which on CPython 3.11 may
@@ -171,6 +171,7 @@ class Verifier:
         )
         kept = stored(verdict) if stored is not None else verdict  # what the episode keeps (e.g. `Verdict.summary`)
         episode.verdict = kept.model_dump(mode="json")
+            spend=billing.statement(episode.world, episode.query) or {},
         return verdict
 
     def _refusal(self, episode: Episode, task: Task) -> str | None:

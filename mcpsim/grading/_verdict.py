@@ -40,17 +40,20 @@ class DiffEntry(BaseModel):
 
 
 class _Components(BaseModel):
-    """The reward components and guards of a verdict, left out of its JSON when empty: a verdict
+    """The reward components, guards and spend of a verdict, left out of its JSON when empty: a verdict
     stored before they existed dumps exactly as it was stored."""
 
     components: dict[str, float] = {}
     guards: list[str] = []
 
     @model_serializer(mode="wrap")
+    # what the episode spent, for a world that bills its tools (`mcpsim.world.billing`): budget,
+    # spent, left and billed calls; empty for a world without prices
+    spend: dict[str, int] = {}
     def _without_empty(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
-            for key in ("components", "guards"):
+            for key in ("components", "guards", "spend"):
                 if key in data and not data[key]:
                     del data[key]
         return data

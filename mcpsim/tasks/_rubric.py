@@ -178,9 +178,21 @@ Check = Annotated[
     | AllowedChanges
     | AnswerFacts
     | ToolCalled
+class Cost(CheckBase):
+    """What the episode spent, for a world that bills its tools (`mcpsim.world.billing`): within
+    its budget, at most `max_spend` of its currency, at most `max_calls` calls (every call the
+    transcript holds, refused ones too). A do-nothing agent spends nothing, so this check is a
+    guard: it gates the partial reward, and a trainer can reward doing the job cheaply."""
+
+    type: Literal["cost"]
+    max_spend: int | None = Field(None, ge=0, description="The most the episode may spend (default: its budget).")
+    max_calls: int | None = Field(None, ge=0, description="The most tool calls the episode may make.")
+
+
     | ToolNotCalled
     | CallOrder
     | Confirmed
-    | Custom,
+    | Custom
+    | Cost,
     Field(discriminator="type"),
 ]

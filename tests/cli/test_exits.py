@@ -43,7 +43,9 @@ def test_an_unknown_world_is_named_with_the_known_ones() -> None:
     for command in (["tasks", "retial"], ["run", "retial"], ["tools", "retial"]):
         result = CliRunner().invoke(main, command)
         assert result.exit_code == 2
-        assert "unknown world 'retial' (known: airline, bank, retail, workspace" in result.output, result.output
+        assert "unknown world 'retial' (known: airline, bank, research, retail, workspace" in result.output, (
+            result.output
+        )
 
 
 @pytest.mark.system

@@ -93,7 +93,9 @@ def test_a_world_dropped_into_a_folder_on_the_path_is_found_at_once(worlds_folde
     assert isinstance(world, World) and world.name == "notebook" and set(world.tools) == {"count_notes"}
     assert world_folder("notebook") == package.resolve()
     assert task_folder("notebook") == package.resolve() / "tasks" and load_tasks("notebook").tasks == []
-    with pytest.raises(UnknownWorld, match=r"unknown world 'notebok' \(known: airline, bank, notebook, retail"):
+    with pytest.raises(
+        UnknownWorld, match=r"unknown world 'notebok' \(known: airline, bank, notebook, research, retail"
+    ):
         load_world("notebok")
 
 
