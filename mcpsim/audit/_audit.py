@@ -49,6 +49,9 @@ def check_task(
     unknown = sorted({a.tool for a in task.gold} - set(world.tools))
     if unknown:
         problems.append(f"gold actions call unknown tools {unknown}")
+    unknown_roles = sorted({t for role in task.roles.values() for t in role.tools} - set(world.tools))
+    if unknown_roles:
+        problems.append(f"roles name unknown tools {unknown_roles}")
     unknown_checks = sorted({c.name for c in task.rubric if c.type == "custom"} - set(world.checks))
     if unknown_checks:
         problems.append(f"rubric uses unknown custom checks {unknown_checks}")

@@ -53,6 +53,24 @@ def _replay(episode: CallTarget, state: bytes, spec: ToolSpec, kwargs: dict[str,
         copy.close()
 
 
+def _run_open(episode: Episode, spec: ToolSpec, kwargs: dict[str, Any]) -> CallResult:
+    """`Episode.run`'s work, under the episode's lock: refused if frozen, else one transaction."""
+    if spec.writes and store.meta_value(episode.conn, "ended"):
+        error = "This episode has ended; its state is frozen and no longer changes."
+        record_failure(episode.conn, spec, kwargs, error, bug=False)
+        return CallResult(spec.name, error=error)
+    if episode.faults is None:
+        return episode._transaction.execute(episode, spec, kwargs)
+    return episode._injection.run(episode, spec, kwargs, episode.faults)
+
+
+def _refused(conn: sqlite3.Connection, tool: str, arguments: Any, error: str, writes: bool, role: str | None) -> None:
+    after = store.last_position(conn)
+    record_refusal(conn, tool, arguments, error, writes=writes)
+    if role is not None:
+        store.label_calls(conn, after, role)
+
+
 class Episode:
     """One world instance. Create with `Episode.create(world, seed, scale)`.
 
@@ -164,13 +182,13 @@ class Episode:
         return episode
 
     # -- tool calls (`_transaction`, `_fault_injection`) ------------------------------------
-    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> CallResult:
-        """Validate raw (JSON-like) arguments and run the tool."""
+    def call(self, tool: str, arguments: dict[str, Any] | None = None, role: str | None = None) -> CallResult:
+        """Validate raw (JSON-like) arguments and run the tool (on behalf of `role`, if given)."""
         checked = check_call(self.world, tool, arguments)
         if isinstance(checked, str):
-            return self.refuse(tool, arguments, checked)
+            return self.refuse(tool, arguments, checked, role)
         spec, args = checked
-        return self.run(spec, {name: getattr(args, name) for name in type(args).model_fields})
+        return self.run(spec, {name: getattr(args, name) for name in type(args).model_fields}, role)
 
     def argument_error(self, tool: str, arguments: Any) -> str | None:
         """Why a call of `tool` with `arguments` would be refused before running, as the agent
@@ -178,26 +196,24 @@ class Episode:
         checked = check_call(self.world, tool, arguments)
         return checked if isinstance(checked, str) else None
 
-    def refuse(self, tool: str, arguments: Any, error: str) -> CallResult:
-        """Record a call that never ran (unknown tool, invalid arguments) and return its error.
-        Invalid Unicode in what the client sent is stored as U+FFFD, so the transcript, the
-        trajectory and the journal always encode."""
+    def refuse(self, tool: str, arguments: Any, error: str, role: str | None = None) -> CallResult:
+        """Record a call that never ran (unknown tool, invalid arguments, outside `role`'s tools)
+        and return its error. Invalid Unicode in what the client sent is stored as U+FFFD, so the
+        transcript, the trajectory and the journal always encode."""
         spec = self.world.tools.get(tool)
         tool, error = scrub(tool), scrub(error)
-        self._db.apply(record_refusal, tool, arguments, error, writes=bool(spec and spec.writes))
+        self._db.apply(_refused, tool, arguments, error, bool(spec and spec.writes), role)
         return CallResult(tool, error=error)
 
-    def run(self, spec: ToolSpec, kwargs: dict[str, Any]) -> CallResult:
+    def run(self, spec: ToolSpec, kwargs: dict[str, Any], role: str | None = None) -> CallResult:
         """Run a tool with already-validated arguments in one transaction, after the fault
-        profile (if any) had its say."""
+        profile (if any) had its say; `role` (a task's role) is recorded as its maker (`meta().roles`)."""
         with self._open():
-            if spec.writes and store.meta_value(self.conn, "ended"):
-                error = "This episode has ended; its state is frozen and no longer changes."
-                record_failure(self.conn, spec, kwargs, error, bug=False)
-                return CallResult(spec.name, error=error)
-            if self.faults is None:
-                return self._transaction.execute(self, spec, kwargs)
-            return self._injection.run(self, spec, kwargs, self.faults)
+            after = store.last_position(self.conn) if role is not None else 0
+            result = _run_open(self, spec, kwargs)
+            if role is not None:
+                store.label_calls(self.conn, after, role)
+            return result
 
     # -- its records (`_metadata`) -------------------------------------------------------------
     def set_faults(self, profile: FaultProfile | None) -> None:

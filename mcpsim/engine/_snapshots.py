@@ -33,6 +33,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import sqlite3
 import struct
@@ -262,12 +263,28 @@ def load_untrusted(
     return Episode(world, rebuilt, id=id)
 
 
+def _full_text_indexes(tables: list[tuple[str, str | None]]) -> list[str]:
+    """The world's FTS5 tables (a full-text index over its rows, such as the research world's)."""
+    return [
+        name
+        for name, sql in tables
+        if re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+fts5\b", sql or "", re.I | re.S)
+    ]
+
+
+def _rebuilt(table: str, indexes: list[str]) -> bool:
+    """Whether `table` is an FTS5 table or one of its shadow tables other than its content (which
+    holds rows): those are rebuilt from the rows, not copied."""
+    return any(table == index or (table.startswith(f"{index}_") and table != f"{index}_content") for index in indexes)
+
+
 def restamped(world: World, upload: sqlite3.Connection) -> sqlite3.Connection:
     """A new database built from the server's own DDL for `world` (tables, indexes, bookkeeping
     tables, change-capture triggers), holding the upload's rows and nothing else of it: no page,
     header field (user_version, application_id, page size, auto-vacuum), free page or schema text
     of the upload survives, and the metadata names the server's world and version. Rows keep their
-    rowids, so the state hash and every change-log sequence number are the upload's."""
+    rowids, so the state hash and every change-log sequence number are the upload's. A full-text
+    (FTS5) index is rebuilt from the copied rows, never taken from the upload."""
     conn = store.connect()
     try:
         world.metadata.create_all(engine_for(conn))  # not disposed: that would close `conn`
@@ -278,9 +295,12 @@ def restamped(world: World, upload: sqlite3.Connection) -> sqlite3.Connection:
         tables = conn.execute(  # sqlite_sequence last: copying rows into AUTOINCREMENT tables writes it
             "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name = 'sqlite_sequence', name"
         ).fetchall()
+        indexes = _full_text_indexes(tables)
         conn.execute("PRAGMA foreign_keys = OFF")  # rows arrive table by table
         conn.execute("BEGIN")
         for table, sql in tables:
+            if _rebuilt(table, indexes):
+                continue
             columns = [row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')]
             keyed = "WITHOUT ROWID" not in (sql or "").upper() and table != "sqlite_sequence"
             names = (["rowid"] if keyed else []) + [f'"{c}"' for c in columns]
@@ -289,6 +309,8 @@ def restamped(world: World, upload: sqlite3.Connection) -> sqlite3.Connection:
             if table == "sqlite_sequence":  # the copies above already wrote it; the upload's counters win
                 conn.execute("DELETE FROM sqlite_sequence")
             conn.executemany(insert, upload.execute(select))
+        for index in indexes:  # from the rows just copied, never from the upload's index pages
+            conn.execute(f'INSERT INTO "{index}"("{index}") VALUES (\'rebuild\')')
         conn.execute("COMMIT")
         conn.execute("PRAGMA foreign_keys = ON")
         for _, sql in triggers:

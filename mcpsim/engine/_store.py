@@ -86,6 +86,7 @@ MetaKey = Literal[
     "ended",
     "flags",
     "verdict",
+    "roles",
 ]
 
 
@@ -119,6 +120,7 @@ class EpisodeMeta(BaseModel):
     ended: bool = False  # frozen: write tools are refused
     flags: tuple[str, ...] = ()  # simulator bugs the episode hit: it can never pass
     verdict: dict[str, Any] | None = None  # the stored verdict (`mcpsim.grading`'s JSON), once graded
+    roles: dict[int, str] = {}  # the task role that made each call, by transcript position (`label_calls`)
 
     def rows(self, *, only_set: bool = False) -> dict[str, Any]:
         """The JSON value of each field by META key (with `only_set`, the fields given explicitly)."""
@@ -284,6 +286,20 @@ def _write_rows(conn: sqlite3.Connection, rows: Mapping[str, Any]) -> None:
         f"INSERT INTO {META}(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [(k, json.dumps(v)) for k, v in rows.items()],
     )
+
+
+def last_position(conn: sqlite3.Connection) -> int:
+    """The transcript position of the latest call (0 before the first)."""
+    return int(conn.execute(f"SELECT coalesce(max(seq), 0) FROM {CALLS}").fetchone()[0])
+
+
+def label_calls(conn: sqlite3.Connection, after: int, role: str) -> None:
+    """Record `role` as the maker of every call past transcript position `after` (the calls one
+    request of that role just added), in the metadata's `roles`."""
+    new = [seq for (seq,) in conn.execute(f"SELECT seq FROM {CALLS} WHERE seq > ?", (after,))]
+    if new:
+        roles = meta_value(conn, "roles")
+        write_meta(conn, {"roles": {**roles, **dict.fromkeys(new, role)}})
 
 
 MAX_REJECTED_ARGUMENTS = 4096  # bytes of a failed or refused call's arguments kept in the transcript

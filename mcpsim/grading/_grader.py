@@ -21,11 +21,13 @@ import structlog
 
 from mcpsim.engine import Episode, NetChanges, TemplateCache, process_templates
 from mcpsim.grading import _answers as answers
+from mcpsim.grading._check_ids import with_ids
 from mcpsim.grading._checks import GradingContext, evaluate
 from mcpsim.grading._diff import diff_entries
 from mcpsim.grading._effects import episode_changes
 from mcpsim.grading._progress import BLAND_ANSWERS, calls_check, component_names, partial_reward
 from mcpsim.grading._report import report_check
+from mcpsim.grading._roles import role_checks
 from mcpsim.grading._verdict import CheckResult, Verdict, VerdictSummary
 from mcpsim.tasks import Task, TaskSet, run_actions, task_episode
 from mcpsim.world import World, billing
@@ -41,7 +43,8 @@ log = structlog.get_logger("mcpsim.grading")
 SQLITE_STEP_BUDGET = 2_000_000_000  # SQLite VM instructions per grading (a retail grade uses well under 1%)
 CPU_BUDGET_S = 60.0  # CPU seconds of the grading thread
 STALL_TIMEOUT_S = 600.0  # wall-clock seconds before grading counts as stalled (an infrastructure error)
-_FROM_CHECK = set(CheckResult.model_fields) - {"passed", "reason"}  # a result repeats its check's type, text, weight
+# a result repeats its check's type, text, weight (its id comes from `_check_ids`)
+_FROM_CHECK = set(CheckResult.model_fields) - {"id", "passed", "reason"}
 _PROGRESS_EVERY = 10_000  # SQLite instructions between two progress-handler calls
 
 
@@ -168,10 +171,10 @@ class Verifier:
             state_hash=episode.state_hash(),
             components={n: float(c.passed) for n, c in zip(component_names(checks), checks, strict=True)},
             guards=[n for n in component_names(checks) if n in noop],
+            spend=billing.statement(episode.world, episode.query) or {},
         )
         kept = stored(verdict) if stored is not None else verdict  # what the episode keeps (e.g. `Verdict.summary`)
         episode.verdict = kept.model_dump(mode="json")
-            spend=billing.statement(episode.world, episode.query) or {},
         return verdict
 
     def _refusal(self, episode: Episode, task: Task) -> str | None:
@@ -221,7 +224,8 @@ class Verifier:
                 budget.check()
                 results.append(CheckResult(**check.model_dump(include=_FROM_CHECK), passed=passed, reason=reason))
             derived = [calls_check(task, ctx.transcript), report_check(episode, ctx.transcript, answer)]
-            return [*results, *(d for d in derived if d is not None)]
+            roles = role_checks(task, ctx.transcript, episode.meta().roles) if task.roles else []
+            return with_ids([*results, *(d for d in derived if d is not None), *roles], task.rubric)
 
         def progress() -> int:  # runs in the grading thread, inside SQLite
             return 1 if cancelled.is_set() or budget.step() else 0

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from mcpsim.engine import RowOp
 
 
 class CheckResult(BaseModel):
+    # stable, unique in the verdict (`_check_ids`); "" (and left out of the JSON) in a verdict stored before ids
+    id: str = Field("", exclude_if=lambda given: not given)
     type: str
     requirement: str
     weight: float
@@ -45,11 +47,11 @@ class _Components(BaseModel):
 
     components: dict[str, float] = {}
     guards: list[str] = []
-
-    @model_serializer(mode="wrap")
     # what the episode spent, for a world that bills its tools (`mcpsim.world.billing`): budget,
     # spent, left and billed calls; empty for a world without prices
     spend: dict[str, int] = {}
+
+    @model_serializer(mode="wrap")
     def _without_empty(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
@@ -108,7 +110,9 @@ class Verdict(_Components):
 
 
 class CheckOutcome(BaseModel):
-    check: str  # "<position in the rubric, from 1>:<check type>"
+    # "<position in the rubric, from 1>:<check type>"; not the check's id, which may name what the
+    # task expects (a table, a tool), and a summary is what an agent under test may see
+    check: str
     passed: bool
 
 

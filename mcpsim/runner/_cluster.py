@@ -42,6 +42,7 @@ import structlog
 from mcpsim import serve
 from mcpsim.engine import TemplateCache
 from mcpsim.runner._backends import InProcessBackend
+from mcpsim.runner._jobs import ServerJobs
 from mcpsim.runner._ray_endpoint import RayEndpoint
 from mcpsim.runner._run import Job, RunError, RunResult, failed_trajectory, run_episode, schedule
 from mcpsim.runner._settings import RunConfig
@@ -282,16 +283,32 @@ async def run_on_ray(
 # -- a server on Ray: a pool of mcpsim servers behind one endpoint -----------------------------------
 
 
+# what a host allows besides its own address when `allowed_hosts` is not among the settings
+_LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+
 class ServerHost:
     """A Ray actor's body: a whole mcpsim HTTP server (both planes) on the actor's node, whose
-    episodes' MCP URLs point at the router (`public_url`)."""
+    episodes' MCP URLs point at the router (`public_url`), and which runs jobs (`POST /jobs`, the
+    built-in agents: `mcpsim.runner._jobs`). It listens on `host` (None: the node's
+    address, as Ray knows it; a wildcard bind is reached at that address too) and serves the Host
+    headers of the router's URL (the router forwards its clients'), of its own address and port
+    (for a direct look, `RayEndpoint.hosts`), and the settings' `allowed_hosts` (else loopback)."""
 
     def __init__(self, settings: dict[str, Any], host: str | None) -> None:
-        host = host or _ray().util.get_node_ip_address()
+        node = _ray().util.get_node_ip_address()
+        bind = host or node
+        address = node if bind in ("0.0.0.0", "::", "") else bind
+        with socket.socket(socket.AF_INET6 if ":" in bind else socket.AF_INET) as s:
+            s.bind((bind, 0))
+            port = s.getsockname()[1]
+        netloc = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+        allowed = [*(settings.get("allowed_hosts") or _LOOPBACK_HOSTS), netloc]
+        app = serve.create_app(serve.ServeConfig(**{**settings, "host": bind, "allowed_hosts": allowed}))
+        app.state.control.jobs = ServerJobs()  # POST /jobs with the built-in agents
         self._stack = ExitStack()
-        self._url = self._stack.enter_context(
-            serve.serve_in_thread(serve.create_app(serve.ServeConfig(**settings)), host=host)
-        )
+        self._stack.enter_context(serve.serve_in_thread(app, host=bind, port=port))
+        self._url = f"http://{netloc}"
 
     def url(self) -> str:
         return self._url
@@ -320,9 +337,9 @@ def serve_on_ray(
 ) -> Iterator[RayEndpoint]:
     """An mcpsim server for trainers on Ray: `hosts` `ServerHost` actors (default: one per CPU of
     the cluster) behind one router on `router_host` in this process, until the block ends. Each
-    host listens on `bind` (default: its node's address, as Ray knows it; 127.0.0.1 for a cluster
-    on one machine). Without a `token` one is generated; `settings`: more `ServeConfig` fields for
-    every host."""
+    host listens on `bind` (default: its node's address, as Ray knows it, which the router reaches
+    it at; `ServerHost`). Without a `token` one is generated; `settings`: more `ServeConfig` fields
+    for every host."""
     ray = _ray()
     connected = connect(address)
     token = token or secrets.token_urlsafe(32)
@@ -352,31 +369,36 @@ START_TIMEOUT = 180.0  # seconds for a node to join, on a loaded machine
 class LocalCluster:
     """A Ray cluster of `ray start --block` processes on this machine: a head and worker nodes,
     each with `cpus` CPUs and a custom resource named after it (`head`, `w1`, `w2`, ...), each
-    in a process group of its own, so that `kill` ends a node as a machine's crash would."""
+    in a process group of its own, so that `kill` ends a node as a machine's crash would. Its
+    nodes have the address `ip` (loopback, or one of this machine's own, as separate machines would)."""
 
     folder: Path  # the nodes' logs and Ray's session files
+    ip: str = "127.0.0.1"
     address: str = ""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     node_ids: dict[str, str] = field(default_factory=dict)  # node name -> Ray node id
 
     @classmethod
     @contextmanager
-    def start(cls, workers: int = 2, *, cpus: int = 1, head_cpus: int = 1) -> Iterator[LocalCluster]:
-        """The cluster, with this process connected to it, until the block ends."""
+    def start(
+        cls, workers: int = 2, *, cpus: int = 1, head_cpus: int = 1, ip: str = "127.0.0.1"
+    ) -> Iterator[LocalCluster]:
+        """The cluster, with this process connected to it, until the block ends; its nodes'
+        address is `ip` (an IPv4 address of this machine)."""
         ray = _ray()
         # a short folder: Ray's Unix sockets live under it, and a socket's path has at most 107 bytes
-        cluster = cls(Path(tempfile.mkdtemp(prefix="mcpsim-ray-")))
+        cluster = cls(Path(tempfile.mkdtemp(prefix="mcpsim-ray-")), ip)
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
+            s.bind((ip, 0))
             port = s.getsockname()[1]
-        cluster.address = f"127.0.0.1:{port}"
+        cluster.address = f"{ip}:{port}"
         try:
             head = ["--head", "--port", str(port), "--include-dashboard=false", "--temp-dir", str(cluster.folder / "t")]
             cluster._node("head", head_cpus, head)
             deadline = time.monotonic() + START_TIMEOUT
             while True:  # until the head answers on its port
                 try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    socket.create_connection((ip, port), timeout=1).close()
                     break
                 except OSError:
                     if time.monotonic() > deadline or cluster.processes["head"].poll() is not None:
@@ -405,7 +427,7 @@ class LocalCluster:
                 shutil.rmtree(cluster.folder, ignore_errors=True)
 
     def _node(self, name: str, cpus: int, args: list[str]) -> None:
-        command = [str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", "127.0.0.1"]
+        command = [str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", self.ip]
         command += ["--num-cpus", str(cpus), "--object-store-memory", str(100 * 1024 * 1024)]
         command += ["--resources", json.dumps({name: 1}), *args]
         environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}

@@ -28,11 +28,12 @@ _GONE = (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeout)
 
 
 def router_app(endpoint: RayEndpoint) -> Starlette:
-    """The one endpoint: new episodes go to the live host with the fewest (ties in turn), every
-    later request on an episode to its host, the rest (health, worlds, tasks, /ui) to the first
-    live host. A host that cannot be reached is marked dead with its episodes (502 from then on)
-    and a new episode it failed to create is created on another. Answers are streamed through,
-    so the MCP endpoints' event streams (GET in session mode) flow as they come."""
+    """The one endpoint: new episodes (a group all together) go to the live host with the fewest
+    (ties in turn), every later request on an episode to its host, the rest (health, worlds,
+    tasks, /ui) to the first live host. A host that cannot be reached is marked dead with its
+    episodes (502 from then on) and a new episode it failed to create is created on another.
+    Answers are streamed through, so the MCP endpoints' event streams (GET in session mode) flow
+    as they come."""
     router = _Router(endpoint)
     methods = ["GET", "POST", "DELETE"]
     return Starlette(routes=[Route("/{path:path}", router.route, methods=methods)], lifespan=router.lifespan)
@@ -78,8 +79,10 @@ class _Router:
         log.warning("server host unreachable; new episodes go to the others", host=host, error=str(exc)[:200])
 
     async def forward(self, host: int, request: Request, body: bytes) -> httpx.Response:
-        """The host's answer, its body not read yet; a host found gone is marked dead."""
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
+        """The host's answer, its body not read yet; a host found gone is marked dead. The client's
+        Host header goes with it: the host's Host check (DNS-rebinding protection) judges the name
+        the client used, the router's own (its `public_url`), wherever the host listens."""
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP or k.lower() == "host"}
         url = self.endpoint.hosts[host] + request.url.path
         http = self.clients[0]
         outgoing = http.build_request(request.method, url, params=request.query_params, headers=headers, content=body)
@@ -95,8 +98,10 @@ class _Router:
                 upstream = await _read(await self.forward(host, request, body))
             except _GONE:
                 continue  # marked dead: the next live host
-            if upstream.status_code == 201:
-                self.endpoint.owners[upstream.json()["id"]] = host
+            if upstream.status_code == 201:  # one episode, or a group ({"episodes": [...]}) all on this host
+                created = upstream.json()
+                for episode in created.get("episodes") or [created]:
+                    self.endpoint.owners[episode["id"]] = host
             return _answer(upstream)
         return _unreachable("none of the episode servers")
 

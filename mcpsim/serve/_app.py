@@ -19,6 +19,7 @@ import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -39,6 +40,7 @@ from mcpsim.serve._mcp import MCPServer, build_server
 from mcpsim.serve._mcp_endpoints import _McpDispatch
 from mcpsim.serve._recording import _RecordingManager, _RecordWhenEnded
 from mcpsim.serve._requests import _error
+from mcpsim.serve._roles import RoleToolList, resolve_endpoint
 from mcpsim.serve._session_gate import _SessionGate
 from mcpsim.serve._settings import ClientLimits, ServeConfig, VerdictDetail
 from mcpsim.serve._work import off_the_loop
@@ -139,7 +141,9 @@ def _mcp_servers(worlds: list[World], manager: EpisodeManager, host: str, limits
     # `localhost:1.evil.example` through) and knows neither the public URL nor the control plane:
     # HostOriginGuard, in front of every route, is the one exact check, so the SDK's is off.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    servers = {w.name: build_server(w, manager.get) for w in worlds}
+    servers = {w.name: build_server(w, partial(resolve_endpoint, manager)) for w in worlds}  # roles: `_roles`
+    for server in servers.values():
+        server.middleware.append(RoleToolList(manager))
     for server in servers.values():
         # Creates server.session_manager; its own Starlette app is not used.
         server.streamable_http_app(

@@ -28,7 +28,18 @@ from mcpsim.engine import (
 )
 from mcpsim.serve._access import VERDICT_DETAILS, VerdictDetail, normalize_public_url, socket_base_url
 from mcpsim.serve._host import EpisodeLimitReached, EpisodeManager
-from mcpsim.serve._requests import MAX_BODY_BYTES, CreateEpisode, HttpError, _error, parse_json, read_body, validated
+from mcpsim.serve._jobs import JobRunner, job_response
+from mcpsim.serve._requests import (
+    MAX_BODY_BYTES,
+    MAX_GROUP,
+    CreateEpisode,
+    HttpError,
+    _error,
+    parse_json,
+    read_body,
+    validated,
+)
+from mcpsim.serve._roles import attributed_changes, role_agents
 from mcpsim.serve._task_routes import TaskRoutes
 from mcpsim.serve._work import off_the_loop
 from mcpsim.tasks import GoldActionError, TaskFileError, TaskSetupError
@@ -95,6 +106,8 @@ class ControlPlane:
     faults_dirs: tuple[str, ...] = ()  # the operator's directories of named fault profiles (--faults-dir)
     snapshot_key: bytes | None = None  # signs snapshots (--snapshot-key); None: the process's generated key
     max_snapshot_bytes: int = MAX_SNAPSHOT_BYTES  # largest restore upload
+    max_group: int = MAX_GROUP  # most episodes one POST /episodes creates ({"group": N})
+    jobs: JobRunner | None = None  # runs POST /jobs (installed by the layer above: mcpsim.runner._jobs)
 
     def __init__(
         self,
@@ -167,6 +180,7 @@ class ControlPlane:
             Route("/worlds/{world}/tasks", g(self.tasks.list_tasks), methods=["GET"]),
             Route("/episodes", g(self.create_episode), methods=["POST"]),
             Route("/episodes", g(self.list_episodes), methods=["GET"]),
+            Route("/jobs", g(self.run_job), methods=["POST"]),
             Route("/episodes/restore", g(self.restore_episode), methods=["POST"]),
             Route("/episodes/{episode_id}", g(self.get_episode), methods=["GET"]),
             Route("/episodes/{episode_id}", g(self.delete_episode), methods=["DELETE"]),
@@ -247,6 +261,9 @@ class ControlPlane:
         if not isinstance(body, dict):
             raise HttpError(400, 'request body must be a JSON object such as {"world": "retail", "seed": 0}')
         spec = validated(CreateEpisode, body, "episode")
+        if spec.group is not None and spec.group > min(self.max_group, self.manager.max_episodes):
+            cap, what = min((self.max_group, "per request"), (self.manager.max_episodes, "live on this server"))
+            raise HttpError(422, f"group of {spec.group} episodes is over the maximum of {cap} {what}")
         world_name = spec.world or (self.manager.default_world.name if self.manager.default_world else None)
         if world_name is None:
             raise HttpError(422, "no world given and this server has no default world")
@@ -268,15 +285,23 @@ class ControlPlane:
                 raise ValueError(f"world {world.name} has no edge-case data for the profile's edge_data")
         except (LookupError, ValueError, TaskFileError) as exc:
             raise HttpError(422, str(exc).strip("'\"")) from None
-        try:
-            episode = await off_the_loop(
-                partial(self.manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task, profile)
-            )
+        make = partial(self.manager.create, world.name, spec.seed or 0, spec.scale or "default", spec.task, profile)
+        try:  # a group ({"group": N}): N episodes of the same start, all or none
+            episodes = await off_the_loop(partial(self.manager.create_group, spec.group or 1, make))
         except EpisodeLimitReached as exc:
             raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
         except (TaskSetupError, GoldActionError) as exc:
             raise HttpError(500, f"the task is broken: {exc}") from None
-        return JSONResponse(self.describe(request, episode), status_code=201)
+        described = [
+            self.describe(request, e) | role_agents(self.manager, e, self.mcp_url(request, e)) for e in episodes
+        ]
+        if spec.group is None:
+            return JSONResponse(described[0], status_code=201)
+        return JSONResponse({"episodes": described}, status_code=201)
+
+    async def run_job(self, request: Request) -> Response:
+        """N rollouts run by the server, their results streamed (`mcpsim.serve._jobs`)."""
+        return await job_response(self.jobs, self.manager, self.read_json, request)
 
     async def list_episodes(self, request: Request) -> Response:
         described = []
@@ -324,8 +349,8 @@ class ControlPlane:
 
     async def get_changes(self, request: Request) -> Response:
         episode = self.episode_of(request)
-        changes = await off_the_loop(episode.changes)
-        return JSONResponse({"id": episode.id, "changes": [c._asdict() for c in changes]})
+        changes = await off_the_loop(partial(attributed_changes, episode))
+        return JSONResponse({"id": episode.id, "changes": changes})
 
     async def end_episode(self, request: Request) -> Response:
         episode = self.episode_of(request)

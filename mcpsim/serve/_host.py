@@ -85,6 +85,8 @@ class EpisodeManager:
     default: Episode | None = field(default=None, init=False)
     # what `/mcp` serves: shared, or one fresh episode per client
     default_spec: DefaultSpec | None = field(default=None, init=False)
+    # a team task's role endpoints: alias id -> (episode id, role) (`mcpsim.serve._roles`)
+    role_endpoints: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
 
     def __len__(self) -> int:
         return len(self._episodes)
@@ -166,6 +168,23 @@ class EpisodeManager:
         )
         return episode
 
+    def create_group(self, size: int, make: Callable[[], Episode]) -> builtins.list[Episode]:
+        """`size` episodes made by `make` (`create` with the same arguments: one task's, or one
+        world's at one seed and scale, so they start from the same state), all or none: room for
+        every one is checked first, and those made are deleted if a later one fails."""
+        self.reap()
+        with self._lock:
+            self._check_room(count=size)
+        made: builtins.list[Episode] = []
+        try:
+            for _ in range(size):
+                made.append(make())
+        except BaseException:
+            for episode in made:
+                self.delete(episode.id, "refused (its group could not be completed)")
+            raise
+        return made
+
     def live_bytes(self) -> int:
         """The bytes the live episodes hold (the default episode left out): each one's database (a
         parked one: the pages it keeps), plus once each template an episode keeps alive as its
@@ -174,8 +193,14 @@ class EpisodeManager:
         bases = {id(b): len(b) for e in episodes if (b := e.base) is not None}
         return sum(e.size_bytes for e in episodes) + sum(bases.values())
 
-    def _check_room(self, new_bytes: int = 0) -> None:
-        """Refuse one more episode (of `new_bytes`, when known) past either cap (caller holds the lock)."""
+    def _check_room(self, new_bytes: int = 0, count: int = 1) -> None:
+        """Refuse `count` more episodes (of `new_bytes`, when known) past either cap (caller holds the lock)."""
+        if count > 1 and len(self._episodes) + count > self.max_episodes:
+            raise EpisodeLimitReached(
+                f"a group of {count} episodes does not fit: this server holds {len(self._episodes)} of its "
+                f"maximum of {self.max_episodes} live episodes; delete finished episodes (DELETE /episodes/{{id}}) "
+                "or raise --max-episodes"
+            )
         if len(self._episodes) >= self.max_episodes:
             raise EpisodeLimitReached(
                 f"this server already holds its maximum of {self.max_episodes} live episodes; "

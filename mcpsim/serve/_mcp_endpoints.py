@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 from mcpsim.engine import Episode
 from mcpsim.serve._access import QuotaExceeded, Reservation, client_keys, quota
 from mcpsim.serve._host import EpisodeLimitReached, EpisodeManager
+from mcpsim.serve._roles import endpoint_episode
 from mcpsim.serve._session_gate import (
     MAX_OPENING_BYTES,
     AfterRequest,
@@ -59,7 +60,7 @@ class _McpDispatch:
             await self.per_client(scope, receive, send)
             return
         try:
-            episode = self.manager.get(episode_id)
+            episode = endpoint_episode(self.manager, episode_id)  # an episode's id, or a role endpoint's
         except LookupError as exc:  # a JSON-RPC error: MCP clients show its reason, not "Session terminated"
             await _jsonrpc_error(404, INVALID_REQUEST, str(exc))(scope, receive, send)
             return

@@ -12,6 +12,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_GROUP = 64  # episodes one POST /episodes may create (ControlPlane.max_group)
 
 
 class CreateEpisode(BaseModel):
@@ -25,6 +26,13 @@ class CreateEpisode(BaseModel):
         description="A fault profile: none, flaky, hostile (or a profile of the server's --faults-dir) by "
         "name, or one written inline; never a file path. Default: the task's, else the "
         "server's --faults",
+    )
+    group: int | None = Field(
+        None,
+        ge=1,
+        strict=True,
+        description="Create this many episodes of the same start state at once (a GRPO group), each "
+        f"with its own id, answered as {{'episodes': [...]}}; at most {MAX_GROUP}",
     )
 
 

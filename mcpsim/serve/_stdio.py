@@ -106,13 +106,13 @@ class FileEpisode(Episode):
             yield  # every call, refused ones too, writes the transcript: always save
             self._seen = _write(self.path, self.snapshot())
 
-    def run(self, spec: ToolSpec, kwargs: dict[str, Any]) -> CallResult:
+    def run(self, spec: ToolSpec, kwargs: dict[str, Any], role: str | None = None) -> CallResult:
         with self._shared():
-            return super().run(spec, kwargs)
+            return super().run(spec, kwargs, role)
 
-    def refuse(self, tool: str, arguments: Any, error: str) -> CallResult:
+    def refuse(self, tool: str, arguments: Any, error: str, role: str | None = None) -> CallResult:
         with self._shared():
-            return super().refuse(tool, arguments, error)
+            return super().refuse(tool, arguments, error, role)
 
 
 def _check(world: World, path: Path, data: bytes, identity: dict[str, Any]) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "ToolCalled",
     "ToolNotCalled",
     "Where",
+    "duplicate_ids",
 ]
 
 Where = dict[str, Any]
@@ -34,7 +35,16 @@ Where = dict[str, Any]
 `{"amount_cents": {"gte": 100}}` (eq, ne, gt, gte, lt, lte, in, not_in, like, is_null)."""
 
 
+CHECK_ID = r"^[A-Za-z0-9][A-Za-z0-9_.:#*/-]{0,127}$"  # a given id: a key for dashboards and rewards
+
+
 class CheckBase(Strict):
+    id: str | None = Field(
+        None,
+        pattern=CHECK_ID,
+        exclude_if=lambda given: given is None,  # a check without one serializes as it always did
+        description="The check's stable name in verdicts (default: its type and target, `mcpsim.grading._check_ids`).",
+    )
     requirement: str = Field(min_length=5, description="The requirement as a sentence a person can check.")
     weight: float = Field(1.0, gt=0, le=100)
     noop_passes: bool = Field(description="Whether an agent that does nothing should pass this check.")
@@ -168,16 +178,6 @@ class Custom(CheckBase):
     params: dict[str, Any] = {}
 
 
-Check = Annotated[
-    RowExists
-    | RowAbsent
-    | FieldEquals
-    | RowCount
-    | ColumnSum
-    | GoldState
-    | AllowedChanges
-    | AnswerFacts
-    | ToolCalled
 class Cost(CheckBase):
     """What the episode spent, for a world that bills its tools (`mcpsim.world.billing`): within
     its budget, at most `max_spend` of its currency, at most `max_calls` calls (every call the
@@ -189,6 +189,16 @@ class Cost(CheckBase):
     max_calls: int | None = Field(None, ge=0, description="The most tool calls the episode may make.")
 
 
+Check = Annotated[
+    RowExists
+    | RowAbsent
+    | FieldEquals
+    | RowCount
+    | ColumnSum
+    | GoldState
+    | AllowedChanges
+    | AnswerFacts
+    | ToolCalled
     | ToolNotCalled
     | CallOrder
     | Confirmed
@@ -196,3 +206,9 @@ class Cost(CheckBase):
     | Cost,
     Field(discriminator="type"),
 ]
+
+
+def duplicate_ids(rubric: list[Check]) -> list[str]:
+    """The ids a task file gives more than one of its checks (each must name one check)."""
+    ids = [check.id for check in rubric if check.id is not None]
+    return sorted({i for i in ids if ids.count(i) > 1})

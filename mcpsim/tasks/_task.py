@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from mcpsim.engine import BUILTIN, FaultProfile, load_profile
 from mcpsim.tasks._facts import Fact, state_fact
 from mcpsim.tasks._free_text import FreeTextRule, free_text_rules
-from mcpsim.tasks._rubric import AnswerFacts, Check, Custom
+from mcpsim.tasks._roles import Role, role_errors, with_team_gold
+from mcpsim.tasks._rubric import AnswerFacts, Check, Custom, duplicate_ids
 from mcpsim.tasks._strict import Strict
 
 __all__ = [
@@ -178,6 +179,11 @@ class Task(Strict):
     tags: list[str] = []
     difficulty: Literal["easy", "medium", "hard"]
     split: Literal["train", "dev", "test", "hard"]  # hard: long chained tasks held apart (10+ gold calls)
+    roles: dict[str, Role] = Field(
+        {},
+        exclude_if=lambda roles: not roles,  # a one-agent task serializes as it always did
+        description="A team task's agents by name (`mcpsim.tasks._roles`); `gold` is then theirs, in this order.",
+    )
 
     def oracle_answer(self) -> str:
         """A final answer that states every fact (what a perfect agent would say)."""
@@ -186,6 +192,8 @@ class Task(Strict):
 
     def fault_profile(self) -> FaultProfile | None:
         return load_profile(self.faults)
+
+    _team_gold = model_validator(mode="before")(with_team_gold)
 
     @model_validator(mode="after")
     def _answer_checked_only_if_given(self) -> Task:
@@ -196,6 +204,10 @@ class Task(Strict):
                 f"unknown fault profile {self.faults!r} (built-in: {', '.join(BUILTIN)}); or write the profile inline"
             )
         _check_free_text(self.free_text, self.volatile, [self])
+        if twice := duplicate_ids(self.rubric):
+            raise ValueError(f"check id(s) {', '.join(twice)} name more than one rubric check; an id names one")
+        if problems := role_errors(self.roles):
+            raise ValueError("; ".join(problems))
         return self
 
     _free_text_shorthands = field_validator("free_text", mode="before")(free_text_rules)

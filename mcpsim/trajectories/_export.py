@@ -366,6 +366,7 @@ def _verdict_summary(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
         "checks_passed": sum(bool(c.get("passed")) for c in checks),
         "checks_total": len(checks),
         "failed_checks": [c.get("requirement") for c in checks if not c.get("passed")],
+        "failed_check_ids": [c.get("id", "") for c in checks if not c.get("passed")],
     }
 
 

@@ -81,6 +81,8 @@ class CallLog(_ValidText):
     tool_call_id: str | None = None
     fault: dict[str, Any] | None = None  # what the fault profile injected into this call
     changes: list[RowChange] = []
+    # the task role that made the call (a team task's role endpoint); left out of one-agent records
+    role: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class TokenTurn(BaseModel):

@@ -42,12 +42,13 @@ def _fields_for(model: type[BaseModel], record: CallRecord | Change) -> dict[str
     return {name: value for name, value in record._asdict().items() if name in model.model_fields}
 
 
-def _call_log(index: int, r: CallRecord, changes: list[RowChange]) -> CallLog:
+def _call_log(index: int, r: CallRecord, changes: list[RowChange], roles: dict[int, str]) -> CallLog:
     return CallLog(
         **_fields_for(CallLog, r),  # tool, arguments, ok, result, error, call_seq, fault
         index=index,
         tool_call_id=f"call_{index}",
         changes=changes if r.call_seq else [],
+        role=roles.get(r.seq),
     )
 
 
@@ -60,7 +61,8 @@ def call_logs(episode: Episode) -> list[CallLog]:
     by_call: dict[int, list[RowChange]] = {}
     for c in episode.changes():
         by_call.setdefault(c.call_seq, []).append(_row_change(c))
-    return [_call_log(i, r, by_call.get(r.call_seq or 0, [])) for i, r in enumerate(episode.transcript())]
+    roles = episode.meta().roles
+    return [_call_log(i, r, by_call.get(r.call_seq or 0, []), roles) for i, r in enumerate(episode.transcript())]
 
 
 def calls_after(episode: Episode, seq: int, first_index: int) -> tuple[list[CallLog], int]:
@@ -74,7 +76,8 @@ def calls_after(episode: Episode, seq: int, first_index: int) -> tuple[list[Call
     by_call: dict[int, list[RowChange]] = {}
     for c in episode.changes(min(committed), through=max(committed)) if committed else []:
         by_call.setdefault(c.call_seq, []).append(_row_change(c))
-    logs = [_call_log(first_index + i, r, by_call.get(r.call_seq or 0, [])) for i, r in enumerate(records)]
+    roles = episode.meta().roles
+    logs = [_call_log(first_index + i, r, by_call.get(r.call_seq or 0, []), roles) for i, r in enumerate(records)]
     return logs, records[-1].seq
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -32,6 +34,7 @@ from mcpsim.runner._cluster import (
     HostPool,
     LocalCluster,
     RayEndpoint,
+    ServerHost,
     _kill_all,
     _router,
     run_on_ray,
@@ -54,9 +57,37 @@ TASKS = ["gift-card-balance", "add-address-make-default", "cancel-pending-order"
 TRIALS = 3
 
 
+def own_address() -> str | None:
+    """An IPv4 address of this machine other than loopback that it can listen on, as `hostname -I`
+    or the host's name resolves (None: it has none)."""
+    found: list[str] = []
+    try:
+        found += subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=10).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        found += socket.gethostbyname_ex(socket.gethostname())[2]
+    except OSError:
+        pass
+    for address in found:
+        if "." not in address or address.startswith("127."):
+            continue
+        try:
+            with socket.socket() as s:
+                s.bind((address, 0))
+        except OSError:
+            continue
+        return address
+    return None
+
+
+OWN_ADDRESS = own_address()
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster.start(workers=2) as started:
+    # the nodes on this machine's own address when it has one, as machines of a real cluster are
+    with LocalCluster.start(workers=2, ip=OWN_ADDRESS or "127.0.0.1") as started:
         yield started
 
 
@@ -82,6 +113,30 @@ def test_a_pool_of_servers_on_ray_answers_behind_one_endpoint(cluster: LocalClus
         assert client.delete(episodes[3]) is True
         with pytest.raises(EpisodeNotFound):
             client.get(episodes[3])
+
+
+@pytest.mark.system
+@pytest.mark.skipif(OWN_ADDRESS is None, reason="this machine has no IPv4 address but loopback to listen on")
+def test_a_pool_of_servers_on_the_nodes_addresses_answers_without_bind(cluster: LocalCluster) -> None:
+    """Without `bind=` each host listens on its node's address (not loopback) and is reached
+    there; the router forwards its client's Host header, which the hosts serve (the router's URL)."""
+    sys.path.insert(0, str(CLIENT))
+    from mcpsim_client import Client
+
+    with serve_on_ray("retail", hosts=2) as endpoint, Client(endpoint.url, endpoint.token) as client:
+        assert {urlsplit(h).hostname for h in endpoint.hosts} == {cluster.ip} != {"127.0.0.1"}
+        episode = client.create("retail", task="gift-card-balance")
+        assert episode.mcp_url.startswith(endpoint.url + "/episodes/")
+        found = client.call_tool(episode, "find_customer_by_email", {"email": "matthew_murphy198@gmail.com"})
+        client.call_tool(episode, "get_customer_details", {"customer_id": "cus_1148152"})
+        assert found.structured and found.structured["customer_id"] == "cus_1148152"
+        assert client.verify(episode, answer="You have $329.73 left on your gift card.").reward == 1.0
+        auth = {"authorization": f"Bearer {endpoint.token}"}
+        for host in endpoint.hosts:  # each host answers at its own address too
+            assert httpx.get(f"{host}/episodes", headers=auth, timeout=60).status_code == 200
+        # a name the hosts do not serve is refused through the router (DNS-rebinding protection)
+        evil = httpx.get(f"{endpoint.url}/episodes", headers={**auth, "host": "evil.example"}, timeout=60)
+        assert evil.status_code == 403 and "evil.example" in evil.json()["error"]
 
 
 def _local(config: RunConfig) -> dict[str, tuple[float | None, str | None]]:
@@ -252,6 +307,18 @@ def test_the_router_breaks_ties_between_hosts_in_turn(serve_http, ledger) -> Non
         assert sorted(chosen) == [0, 0, 1, 1]
 
 
+def test_the_router_creates_a_group_on_one_host_and_routes_each_of_its_episodes(serve_http, ledger) -> None:
+    first, second = serve_http([ledger]), serve_http([ledger])
+    with _routed(first.url, second.url) as (endpoint, http):
+        single = http.post("/episodes", json=LEDGER).json()["id"]  # on host 0: the group goes to host 1
+        group = http.post("/episodes", json={**LEDGER, "group": 3})
+        assert group.status_code == 201, group.text
+        ids = [e["id"] for e in group.json()["episodes"]]
+        assert endpoint.owners == {single: 0} | dict.fromkeys(ids, 1) and len(second.manager) == 3
+        assert all(http.get(f"/episodes/{i}").status_code == 200 for i in ids)
+        assert http.delete(f"/episodes/{ids[0]}").status_code == 204 and ids[0] not in endpoint.owners
+
+
 def test_the_router_streams_an_mcp_event_stream_through(serve_http, ledger) -> None:
     live = serve_http([ledger])
     accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -277,6 +344,36 @@ def test_the_router_streams_an_mcp_event_stream_through(serve_http, ledger) -> N
             )
             assert tools.status_code == 200 and tools.json()["result"]["tools"], tools.text
             assert http.delete(mcp, headers=session).status_code == 200  # ends the session and its stream
+
+
+@pytest.mark.skipif(OWN_ADDRESS is None, reason="this machine has no IPv4 address but loopback to listen on")
+def test_a_server_host_on_the_machines_address_answers_through_the_router(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ServerHost` as its actor runs it, on a node whose address is this machine's own (no
+    cluster): it listens there, the router forwards its clients' Host (the router's own name), and
+    the host serves its own address as well, and nothing else."""
+    monkeypatch.setattr(ray.util, "get_node_ip_address", lambda: OWN_ADDRESS)
+    endpoint = RayEndpoint("", "tok", [], ["node"], {})
+    with serve_in_thread(_router(endpoint)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        endpoint.url = url
+        settings = {"world": "retail", "only": ["retail"], "token": "tok", "public_url": url, "ttl_seconds": None}
+        host = ServerHost(settings, None)
+        try:
+            endpoint.hosts = [host.url()]
+            assert urlsplit(host.url()).hostname == OWN_ADDRESS
+            auth = {"authorization": "Bearer tok"}
+            created = http.post("/episodes", json={"world": "retail", "scale": "small"}, headers=auth)
+            assert created.status_code == 201, created.text
+            assert created.json()["mcp_url"].startswith(url + "/episodes/")
+            assert http.get(f"/episodes/{created.json()['id']}", headers=auth).status_code == 200
+            direct = httpx.get(f"{host.url()}/episodes", headers=auth, timeout=60)  # by its own address
+            assert direct.status_code == 200 and len(direct.json()) == 1
+            job = http.post("/jobs", json={"tasks": ["gift-card-balance"], "trials": 2}, headers=auth)
+            assert [line.get("reward") for line in map(json.loads, job.text.splitlines())] == [1.0, 1.0, None]
+            for name in ("evil.example", f"{OWN_ADDRESS}:1"):  # other names: refused through the router
+                refused = http.get("/episodes", headers={**auth, "host": name})
+                assert refused.status_code == 403 and name in refused.json()["error"], refused.text
+        finally:
+            host._stack.close()
 
 
 class _Crash(Exception):

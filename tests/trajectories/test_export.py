@@ -355,7 +355,14 @@ def test_verifiers_lines_have_exactly_the_rollout_fields_with_their_types(run, t
     assert ok["info"] == {
         **IDENTITY,
         "episode_id": "ep-ok",
-        "verdict": {"passed": True, "failure": None, "checks_passed": 1, "checks_total": 1, "failed_checks": []},
+        "verdict": {
+            "passed": True,
+            "failure": None,
+            "checks_passed": 1,
+            "checks_total": 1,
+            "failed_checks": [],
+            "failed_check_ids": [],
+        },
     }
     assert (trunc["is_truncated"], trunc["stop_condition"], trunc["reward"]) == (True, "step_limit", 0.0)
     assert trunc["info"]["verdict"]["failed_checks"] == ["refund issued"]

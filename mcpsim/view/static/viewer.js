@@ -333,13 +333,13 @@ function verdictView(verdict) {
   if (verdict.failure) out.push(el("div", { class: "error-box" }, "Failed closed: " + verdict.failure));
   if (verdict.detail === "summary") {
     out.push(el("p", { class: "muted" }, "This server shows verdicts in summary detail: which checks passed, not what they expected."));
-    out.push(el("table", { id: "checks" }, verdict.checks.map((c) => el("tr", {}, el("td", {}, badge(c.passed)), el("td", {}, c.check)))));
+    out.push(el("table", { id: "checks" }, verdict.checks.map((c) => el("tr", {}, el("td", {}, badge(c.passed)), el("td", {}, c.id || c.check)))));
     return out;
   }
   out.push(el("table", { id: "checks" },
     el("tr", {}, ["", "check", "requirement", "result", "reason", "weight"].map((h) => el("th", {}, h))),
     verdict.checks.map((c) => el("tr", { "data-passed": c.passed },
-      el("td", {}, badge(c.passed)), el("td", {}, c.type), el("td", {}, c.requirement),
+      el("td", {}, badge(c.passed)), el("td", { class: "check-id" }, c.id || c.type), el("td", {}, c.requirement),
       el("td", {}, c.passed ? "passed" : "failed"), el("td", {}, c.reason),
       el("td", { class: "num" }, fmt(c.weight, 2))))));
   const gold = verdict.checks.filter((c) => c.type === "gold_state");

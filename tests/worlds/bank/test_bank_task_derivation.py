@@ -29,7 +29,7 @@ def test_the_bank_task_files_agree_with_the_seeded_world():
         timeout=900,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "8 bank task files agree with the seeded world" in result.stdout
+    assert "9 bank task files agree with the seeded world" in result.stdout
 
 
 @pytest.fixture
