@@ -14,6 +14,10 @@ simulated user's reply (`ScriptedUser`: confirmations, then the task's scripted 
 user has nothing more to say, or the step limit is reached, the episode is graded and `done`
 is true. The reward is the verifier's: strict (1.0 or 0.0) by default, or the partial reward
 (`reward="partial"`); `info` carries both and the verdict. Rewards are 0.0 until the end.
+At the end `info["ending"]` says why: `answered`, `step_limit` (`truncated`: cut, graded as it
+stood), or `timeout` / `error` when the simulated user's model failed (ungraded, no verdict);
+`strict`, `partial`, `failure` and `checks` (each check's result by its numbered name) are the
+verdict's parts.
 
 `fork()` copies a live environment (database and conversation) for tree search; `snapshot()`
 and `restore()` keep one for later (partial rollouts). `AsyncEnv` is the same API, awaited.
@@ -39,6 +43,7 @@ from mcpsim.runner import (
     Conversation,
     InProcessBackend,
     LiveEpisode,
+    ModelError,
     ScriptedUser,
     User,
     conversation_dicts,
@@ -307,7 +312,10 @@ class AsyncEnv:
                 await state.call_tool(self._live, call.id, call.function.name, call.function.arguments)
         else:
             assert self._user is not None
-            said = await self._user.reply(state.messages, state.usage)
+            try:
+                said = await self._user.reply(state.messages, state.usage)
+            except (ModelError, TimeoutError) as exc:  # the simulated user (a model) failed for good
+                return self._fail(exc, state.messages[before:])
             if said is None:
                 return await self._end("answered", state.messages[before:])
             state.messages.append(Message(role="user", content=said))
@@ -329,10 +337,25 @@ class AsyncEnv:
             "partial_reward": verdict.partial_reward,
             "passed": verdict.passed,
             "termination": termination,
+            "ending": termination,
+            "truncated": termination == "step_limit",
+            "strict": verdict.reward,
+            "partial": verdict.partial_reward,
+            "failure": verdict.failure,
+            "checks": dict(verdict.components),
             "state_hash": verdict.state_hash,
             "verdict": verdict.model_dump(mode="json"),
         }
         return StepResult(self._observation(new), reward, True, info)
+
+    def _fail(self, error: ModelError | TimeoutError, new: list[Message]) -> StepResult:
+        """The simulated user failed for good (its model endpoint): the episode ends ungraded,
+        `ending` timeout or error, never mistaken for the agent's failure or a truncation."""
+        self.done, self.verdict = True, None
+        self.termination = "timeout" if isinstance(error, TimeoutError) else "model_error"
+        ending = "timeout" if isinstance(error, TimeoutError) else "error"
+        info = {"termination": self.termination, "ending": ending, "truncated": False, "error": str(error)}
+        return StepResult(self._observation(new), 0.0, True, info)
 
     async def snapshot(self) -> EnvSnapshot:
         """The live episode's database and conversation, to `restore` later (here or in another

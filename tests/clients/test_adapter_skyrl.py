@@ -30,15 +30,28 @@ def test_skyrl_text_environment_acts_in_an_episode_and_gets_the_verdict(http_pro
     assert right["mcp_url"].startswith(http_process + "/episodes/")
     assert right["observations"][0].startswith("<tool_response>") and "cus_1148152" in right["observations"][0]
     assert right["rewards"] == [0.0, 0.0, 1.0] and right["done"] == [False, False, True]
-    assert right["metadata"] == {"passed": True, "reward": 1.0, "partial_reward": 1.0}
-    assert right["metrics"]["mcpsim_passed"] == 1.0
+    parts = right["metadata"]  # why it ended, and the verdict's parts
+    assert (parts["passed"], parts["reward"], parts["partial_reward"]) == (True, 1.0, 1.0)
+    assert (parts["ending"], parts["truncated"], parts["strict"], parts["partial"]) == ("answered", False, 1.0, 1.0)
+    assert parts["checks"] and set(parts["checks"].values()) == {1.0}
+    assert right["metrics"]["mcpsim_passed"] == 1.0 and right["metrics"]["mcpsim_truncated"] == 0.0
     assert "the tool call is not valid" in wrong["observations"][1]  # nothing ran; the episode goes on
     assert wrong["done"] == [False, False, True] and 0.0 < wrong["rewards"][-1] < 1.0  # partial reward
     assert wrong["metadata"]["reward"] == 0.0
     assert capped["done"] == [False, True] and capped["rewards"][-1] == 0.0  # graded at max_turns
+    assert capped["metadata"]["ending"] == "step_limit" and capped["metadata"]["truncated"] is True
+    assert "checks" in capped["metadata"] and capped["metrics"]["mcpsim_truncated"] == 1.0
+    failed = report["failed"]  # the episode vanished: the step ends it as an error, ungraded
+    assert failed["done"] == [True] and failed["rewards"] == [0.0]
+    assert failed["metadata"]["ending"] == "error" and failed["metadata"]["truncated"] is False
+    assert "checks" not in failed["metadata"] and "no longer exists" in failed["metadata"]["error"]
+    assert failed["metrics"]["mcpsim_failed"] == 1.0 and failed["metrics"]["mcpsim_truncated"] == 0.0
     # a dialogue through the server's user route: the question gets the user's yes, the write
     # after it passes the `confirmed` check; the same write without asking fails it
     dialogue, unconfirmed = report["dialogue"], report["unconfirmed"]
     assert dialogue["observations"][1] == "Yes, please go ahead."
     assert dialogue["done"] == [False, False, False, True] and dialogue["rewards"][-1] == 1.0
     assert unconfirmed["done"] == [False, False, True] and unconfirmed["rewards"][-1] == 0.0
+    assert dialogue["metadata"]["checks"]["7:confirmed"] == 1.0
+    assert unconfirmed["metadata"]["checks"]["7:confirmed"] == 0.0
+    assert report["idle"]["done"] == [True] and report["idle"]["rewards"] == [0.0]  # a do-nothing rollout

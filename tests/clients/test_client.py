@@ -250,3 +250,119 @@ async def test_async_client_against_the_real_server(http_process: str) -> None:
         assert await client.delete(episode) and await client.delete(fork)
         with pytest.raises(EpisodeNotFound):
             await client.tools(episode)
+
+
+# -- groups: one request for a GRPO group, an agent on each episode, the verdicts -----------------
+
+GIFT = "gift-card-balance"
+GIFT_ANSWER = "You have $329.73 left on your gift card."
+
+
+@pytest.fixture
+def retail_server(serve_http) -> str:
+    from mcpsim.tasks import load_tasks
+    from mcpsim.world import load_world
+
+    return serve_http([load_world("retail")], tasks={"retail": load_tasks("retail")}).url
+
+
+def _solve(client: Client, episode) -> str | None:
+    """Solves the gift-card task: the two lookups, then the answer."""
+    client.call_tool(episode, "find_customer_by_email", {"email": "matthew_murphy198@gmail.com"})
+    client.call_tool(episode, "get_customer_details", {"customer_id": "cus_1148152"})
+    return GIFT_ANSWER
+
+
+def test_rollout_group_runs_the_agent_on_each_episode_of_one_start_and_deletes_them(retail_server: str) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def agent(client: Client, episode) -> str | None:
+        seen.append((episode.id, client.state(episode)["state_hash"]))
+        if len(seen) % 2:  # the first and third solve it, the others answer without looking
+            return _solve(client, episode)
+        return GIFT_ANSWER
+
+    with Client(retail_server, retry=FAST) as client:
+        verdicts = client.rollout_group(GIFT, 4, agent, world="retail")
+        assert [v.reward for v in verdicts] == [1.0, 0.0, 1.0, 0.0]
+        assert len({eid for eid, _ in seen}) == 4 and len({h for _, h in seen}) == 1  # own ids, one start
+        assert client.episodes() == []  # deleted afterwards
+        with pytest.raises(RuntimeError, match="agent broke"):  # an agent that raises: deleted all the same
+            client.rollout_group(
+                GIFT, 2, lambda c, e: (_ for _ in ()).throw(RuntimeError("agent broke")), world="retail"
+            )
+        assert client.episodes() == []
+        group = client.create_group(3, "retail", task=GIFT)
+        assert {e.task for e in group} == {GIFT} and len({e.id for e in group}) == 3
+        with pytest.raises(InvalidRequest, match="group of 65 episodes is over the maximum of 50 live on this server"):
+            client.create_group(65, "retail", task=GIFT)
+        with pytest.raises(ValueError, match="at least one episode"):
+            client.create_group(0, "retail", task=GIFT)
+        with pytest.raises(TypeError, match="final answer"):
+            client.rollout_group(GIFT, 1, lambda c, e: 42, world="retail")  # type: ignore[arg-type,return-value]
+        assert {e.id for e in client.episodes()} == {e.id for e in group}  # only the group made by hand is left
+
+
+@pytest.mark.anyio
+async def test_async_rollout_group_runs_the_agents_at_once_within_the_limit(retail_server: str) -> None:
+    running = {"now": 0, "most": 0}
+    both = anyio.Event()
+
+    async def agent(client: AsyncClient, episode) -> tuple[str | None, list[dict]]:
+        running["now"] += 1
+        running["most"] = max(running["most"], running["now"])
+        if running["now"] == 2:
+            both.set()
+        with anyio.fail_after(60):
+            await both.wait()  # two at once, or this waits in vain
+        found = await client.call_tool(episode, "find_customer_by_email", {"email": "matthew_murphy198@gmail.com"})
+        await client.call_tool(episode, "get_customer_details", {"customer_id": "cus_1148152"})
+        running["now"] -= 1
+        assert found.structured
+        return GIFT_ANSWER, [{"role": "assistant", "content": GIFT_ANSWER}]
+
+    async with AsyncClient(retail_server, retry=FAST) as client:
+        verdicts = await client.rollout_group(GIFT, 5, agent, world="retail", concurrency=2)
+        assert [v.reward for v in verdicts] == [1.0] * 5
+        assert running["most"] == 2  # never more than the limit
+        assert await client.episodes() == []
+
+
+# -- jobs: the server runs N rollouts with a built-in agent, the results stream back ----------------
+
+
+@pytest.fixture
+def job_server(templates):
+    from mcpsim.runner._jobs import ServerJobs
+    from mcpsim.serve._app import build_app
+    from mcpsim.serve._host import EpisodeManager
+    from mcpsim.world import load_world
+
+    retail = load_world("retail")
+    manager = EpisodeManager(templates, max_episodes=20, ttl_seconds=None)
+    manager.set_default(retail, 0, "small")
+    app = build_app([retail], manager, token="tok")
+    app.state.control.jobs = ServerJobs()
+    with serve_in_thread(app) as url:
+        yield url
+
+
+def test_run_job_yields_each_rollout_then_the_summary(job_server: str) -> None:
+    with Client(job_server, "tok", retry=FAST) as client:
+        lines = list(client.run_job([GIFT, TASK], trials=2, agent="oracle", concurrency=2))
+        *results, summary = lines
+        assert sorted((r["task"], r["trial"]) for r in results) == sorted((t, n) for t in (GIFT, TASK) for n in (0, 1))
+        assert all(r["reward"] == 1.0 for r in results)  # the oracle's rollouts, the dialogue task's too
+        assert summary["done"] is True and summary["passed"] == 4
+        with pytest.raises(InvalidRequest, match="a job's agent is oracle, noop"):
+            list(client.run_job([GIFT], agent="my.module:Agent"))
+    with Client(job_server, "wrong", retry=FAST) as client, pytest.raises(Unauthorized):
+        list(client.run_job([GIFT]))
+
+
+@pytest.mark.anyio
+async def test_async_run_job_streams_the_same(job_server: str) -> None:
+    async with AsyncClient(job_server, "tok", retry=FAST) as client:
+        lines = [line async for line in client.run_job([GIFT], trials=3, agent="noop")]
+    assert [line.get("reward") for line in lines] == [0.0, 0.0, 0.0, None]
+    assert lines[-1]["terminations"] == {"answered": 3}

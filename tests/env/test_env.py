@@ -12,6 +12,7 @@ import pytest
 from mcpsim.engine._templates import TemplateCache
 from mcpsim.env._environment import AsyncEnv, Env, EnvError, MessageAction, StepResult, ToolCallAction
 from mcpsim.runner._agents import oracle_steps
+from mcpsim.runner._llm import ModelError
 from mcpsim.serve._host import EpisodeManager
 from mcpsim.tasks import Say, load_tasks
 
@@ -197,3 +198,49 @@ async def test_close_and_the_end_of_the_block_delete_the_episodes(manager: Episo
         assert len(manager) == before + 1
         await env.fork()  # left open: the block's end deletes it
     assert len(manager) == before
+
+
+def test_the_end_says_why_and_gives_the_verdicts_parts(manager: EpisodeManager) -> None:
+    with Env("retail", manager=manager) as env:
+        env.reset(TASK)
+        answered = _play(env, _oracle_actions(TASK))
+    info = answered.info
+    assert (info["ending"], info["truncated"], info["strict"], info["partial"]) == ("answered", False, 1.0, 1.0)
+    assert info["failure"] is None and info["checks"]["7:confirmed"] == 1.0 and set(info["checks"].values()) == {1.0}
+    assert len(info["checks"]) == len(info["verdict"]["checks"])  # one part per check, by numbered name
+    with Env("retail", manager=manager, max_steps=1) as env:
+        env.reset(TASK)
+        cut = env.step(ToolCallAction("find_customer_by_email", {"email": "derek.smith@yahoo.com"}))
+    assert cut.done and cut.info["ending"] == "step_limit" and cut.info["truncated"] is True
+    assert cut.reward == 0.0 and cut.info["checks"]["1:row_exists"] == 0.0  # graded as it stood
+
+
+class _BrokenUser:
+    """A simulated user whose model endpoint fails for good (or times out)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def reply(self, messages: object, usage: object) -> str | None:
+        raise self.error
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("error", "ending", "termination"),
+    [(ModelError("the model endpoint failed 5 times"), "error", "model_error"), (TimeoutError(), "timeout", "timeout")],
+)
+def test_a_failed_user_ends_the_episode_ungraded_not_as_a_failure(
+    manager: EpisodeManager, error: Exception, ending: str, termination: str
+) -> None:
+    with Env("retail", manager=manager, make_user=lambda task: _BrokenUser(error)) as env:
+        env.reset(TASK)
+        result = env.step(MessageAction("Shall I add the address?"))
+        assert result.done and result.reward == 0.0 and env.verdict is None
+        assert result.info["ending"] == ending and result.info["truncated"] is False
+        assert result.info["termination"] == termination and "checks" not in result.info
+        assert env.trajectory().termination == termination
+        with pytest.raises(EnvError, match="the episode is over"):
+            env.step(MessageAction("again"))

@@ -14,6 +14,7 @@ import threading
 import time
 
 import uvicorn
+from mcpsim_client import Client
 from mcpsim_client.adapters.openenv import create_mcpsim_app
 from openenv.core.generic_client import GenericEnvClient
 
@@ -58,7 +59,10 @@ def episode(url: str, answer: str) -> dict:
             "passed": last.observation["verdict"]["passed"],
             "partial": last.observation["verdict"]["partial_reward"],
         }
-        report["state_after"] = {"step_count": env.state()["step_count"], "verdict": env.state()["verdict"] is not None}
+        report["end_metadata"] = last.observation["metadata"]
+        state = env.state()
+        report["state_after"] = {"step_count": state["step_count"], "verdict": state["verdict"] is not None}
+        report["ending"] = state["ending"]
         try:
             env.step({"tool_name": "x", "message": "both"})
             report["bad_action"] = "accepted"
@@ -85,15 +89,52 @@ def dialogue(url: str) -> dict:
             "reward": last.reward,
             "done": last.done,
             "roles": [m["role"] for m in last.observation["messages"]],
+            "metadata": last.observation["metadata"],
+        }
+
+
+def idle(url: str) -> dict:
+    """The same dialogue task, doing nothing: the answer ends it, graded 0."""
+    with GenericEnvClient(base_url=url).sync() as env:
+        env.reset(task="add-address-make-default")
+        last = env.step({"message": "Done: your new address is your default now."})
+        return {"reward": last.reward, "done": last.done, "metadata": last.observation["metadata"]}
+
+
+def capped(url: str) -> dict:
+    """An app whose episodes end after one step: cut, graded as they stood."""
+    with GenericEnvClient(base_url=url).sync() as env:
+        env.reset(task="gift-card-balance")
+        last = env.step(LOOKUP)
+        return {"reward": last.reward, "done": last.done, "metadata": last.observation["metadata"]}
+
+
+def failed(url: str, mcpsim_url: str, token: str) -> dict:
+    """The episode is deleted behind the session's back: the next step ends it, ungraded."""
+    with GenericEnvClient(base_url=url).sync() as env:
+        env.reset(task="gift-card-balance")
+        episode_id = env.state()["mcp_url"].rstrip("/").split("/")[-2]
+        with Client(mcpsim_url, token) as client:
+            client.delete(episode_id)
+        last = env.step(LOOKUP)
+        return {
+            "reward": last.reward,
+            "done": last.done,
+            "metadata": last.observation["metadata"],
+            "ending": env.state()["ending"],
         }
 
 
 def main(mcpsim_url: str, token: str) -> dict:
     url = serve(create_mcpsim_app(mcpsim_url, token, "retail"))
+    short = serve(create_mcpsim_app(mcpsim_url, token, "retail", max_steps=1))
     return {
         "right": episode(url, "You have $329.73 left on your gift card."),
         "wrong": episode(url, "You have $12.00 left."),
         "dialogue": dialogue(url),
+        "idle": idle(url),
+        "capped": capped(short),
+        "failed": failed(url, mcpsim_url, token),
     }
 
 

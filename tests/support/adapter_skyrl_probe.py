@@ -42,9 +42,12 @@ DIALOGUE = [
 ]
 
 
-def play(url: str, actions: list[str], task: str = "gift-card-balance", **config: object) -> dict:
+def play(url: str, actions: list[str], task: str = "gift-card-balance", vanish: bool = False, **config: object) -> dict:
+    """`actions` played on a new environment; `vanish`: the episode is deleted after init."""
     env = skyrl_gym.make("mcpsim", env_config={"server": url, "world": "retail", **config}, extras={"task": task})
     prompt, meta = env.init([])
+    if vanish:
+        env.client.delete(env.episode)
     steps = [env.step(a) for a in actions]
     return {
         "roles": [m["role"] for m in prompt],
@@ -68,7 +71,17 @@ def main(url: str) -> dict:
     capped = play(url, [LOOKUP, LOOKUP], max_turns=2)
     dialogue = play(url, DIALOGUE, task="add-address-make-default")
     unconfirmed = play(url, [DIALOGUE[0], DIALOGUE[2], DIALOGUE[3]], task="add-address-make-default")
-    return {"right": right, "wrong": wrong, "capped": capped, "dialogue": dialogue, "unconfirmed": unconfirmed}
+    idle = play(url, [DIALOGUE[3]], task="add-address-make-default")
+    failed = play(url, [LOOKUP], vanish=True)
+    return {
+        "right": right,
+        "wrong": wrong,
+        "capped": capped,
+        "dialogue": dialogue,
+        "unconfirmed": unconfirmed,
+        "idle": idle,
+        "failed": failed,
+    }
 
 
 if __name__ == "__main__":

@@ -38,6 +38,57 @@ def tokenizer(corpus: list[str]) -> PreTrainedTokenizerFast:
     return tok
 
 
+ADDRESS = {"line1": "88 Harbor View Rd", "line2": "Apt 12", "city": "Traverse City", "state": "MI", "zip": "49684"}
+ASK = "I will add 88 Harbor View Rd, Apt 12 as your default address. Shall I go ahead?"
+DONE = [{"role": "assistant", "content": "Done: 88 Harbor View Rd, Apt 12 is your default address now."}]
+
+
+def dialogue(url: str, token: str) -> dict:
+    """A task whose rubric needs the user's go-ahead, driven by hand through the environment TRL
+    would call: asked with `send_message_to_user`, then the write, then the answer (1.0); the
+    same without asking, or doing nothing (0.0); cut mid-tool-call (step_limit); a failed call."""
+    tools = ["find_customer_by_email", "add_customer_address"]
+    mcpsim = MCPSimTRL(url, token, "retail", tasks=["add-address-make-default"], tools=tools)
+    offered = sorted(mcpsim.tool_names)
+    extra: dict[str, list] = {}
+    metrics: dict[str, float] = {}
+
+    def log_extra(column: str, values: list) -> None:
+        extra[column] = values
+
+    def rollout(ask: bool, act: bool, completion: list[dict]) -> tuple[float, str | None, dict, str | None]:
+        env = mcpsim.environment()
+        env.reset(task="add-address-make-default")
+        reply = None
+        if act:
+            env.find_customer_by_email(email="derek.smith@yahoo.com")
+            reply = env.send_message_to_user(message=ASK) if ask else None
+            env.add_customer_address(customer_id="cus_3673453", **ADDRESS, make_default=True)
+        (reward,) = mcpsim.reward([completion], [env], log_extra=log_extra, log_metric=metrics.__setitem__)
+        return reward, env.ending, env.info, reply
+
+    right = rollout(True, True, DONE)
+    unasked = rollout(False, True, DONE)
+    nothing = rollout(False, False, DONE)
+    cut = rollout(True, True, [{"role": "assistant", "tool_calls": [{"function": {"name": "x"}}]}])
+    env = mcpsim.environment()
+    env.reset(task="add-address-make-default")
+    mcpsim.client.delete(env.episode)  # the episode is gone: the next call fails
+    failed_call = env.find_customer_by_email(email="derek.smith@yahoo.com")
+    (failed,) = mcpsim.reward([DONE], [env])
+    return {
+        "dialogue_offered": offered,
+        "dialogue_user": right[3],
+        "dialogue": right[:3],
+        "unasked": unasked[:2],
+        "nothing": nothing[:2],
+        "cut": cut[:3],
+        "failed": [failed, env.ending, env.info, failed_call],
+        "log_extra": extra,
+        "log_metric": metrics,
+    }
+
+
 def main(url: str, token: str, out: str) -> dict:
     every = MCPSimTRL(url, token, "retail", tasks=TASKS).tool_names
     mcpsim = MCPSimTRL(url, token, "retail", tasks=TASKS, tools=["find_customer_by_email", "get_customer_details"])
@@ -73,6 +124,7 @@ def main(url: str, token: str, out: str) -> dict:
         use_cpu=True,
         seed=0,
     )
+    mcpsim.stop_token_ids = {tok.eos_token_id, tok.pad_token_id}  # as MCPSimTRL(..., stop_token_ids=[...])
     trainer = GRPOTrainer(
         model=model,
         processing_class=tok,
@@ -84,6 +136,8 @@ def main(url: str, token: str, out: str) -> dict:
     offered = sorted(t.__name__ for t in trainer.tools)
     trainer.train()
     rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    truncated = [h["mcpsim_truncated"] for h in trainer.state.log_history if "mcpsim_truncated" in h]
+    endings = list(trainer._logs["extra"]["mcpsim_ending"])
     changed = any(not torch.equal(a, b.detach()) for a, b in zip(before, model.parameters(), strict=True))
 
     # the objects TRL calls, driven by hand: a rollout that does the task gets mcpsim's 1.0
@@ -95,6 +149,9 @@ def main(url: str, token: str, out: str) -> dict:
     env.reset(task="gift-card-balance")
     wrong = mcpsim.reward([[{"role": "assistant", "content": "You have $12.00 left."}]], [env])
     return {
+        "truncated": truncated,
+        "endings": endings,
+        **dialogue(url, token),
         "steps": trainer.state.global_step,
         "rewards": rewards,
         "weights_changed": changed,

@@ -5,8 +5,9 @@ classes only send and sleep."""
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 
 Episode: TypeAlias = str | EpisodeInfo  # an episode's id, or what the server said about it
 T = TypeVar("T")
+# What an agent of `rollout_group` returns: its final answer (or None), or (answer, messages)
+# with the conversation (OpenAI-style) for checks on the dialogue
+AgentResult: TypeAlias = "str | None | tuple[str | None, list[dict[str, Any]] | None]"
+Faults: TypeAlias = "str | dict[str, Any] | None"
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -30,6 +35,42 @@ def _headers(token: str | None) -> dict[str, str]:
 
 def _timeout(timeout: float | httpx.Timeout) -> httpx.Timeout:
     return timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout, connect=min(timeout, 10.0))
+
+
+def _group(size: int, world: str | None, options: EpisodeOptions) -> p.Request:
+    """POST /episodes with {"group": size}: `size` episodes of the same start in one request."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"a group has at least one episode, not {size!r}")
+    request = p.create(world, **options)
+    request.json["group"] = size
+    request.what = request.what.replace("create an episode", f"create a group of {size} episodes", 1)
+    return request
+
+
+def _as_group(response: httpx.Response) -> list[EpisodeInfo]:
+    return [EpisodeInfo.from_json(e) for e in response.json()["episodes"]]
+
+
+def _graded(result: AgentResult) -> tuple[str | None, list[dict[str, Any]] | None]:
+    """An agent's result as (answer, messages) for verify."""
+    if isinstance(result, tuple) and len(result) == 2:
+        return result
+    if result is None or isinstance(result, str):
+        return result, None
+    raise TypeError(f"an agent returns its final answer (str or None) or (answer, messages), not {result!r:.100}")
+
+
+def _job(options: dict[str, Any]) -> tuple[p.Request, httpx.Timeout]:
+    """POST /jobs with `options` (those not None), and the wait for each line: a rollout's
+    `timeout` (the server's default 300 s) and a minute more."""
+    body = {k: v for k, v in options.items() if v is not None}
+    what = f"run a job of {body.get('agent', 'oracle')} on {body.get('world') or 'the default world'}"
+    seconds = float(body.get("timeout", 300.0)) + 60.0
+    return p.Request("POST", "/jobs", json=body, what=what), httpx.Timeout(seconds, connect=10.0)
+
+
+def _job_line(line: str) -> dict[str, Any] | None:
+    return json.loads(line) if line.strip() else None
 
 
 Step: TypeAlias = "p.Request | float"  # what an exchange asks its client for: send a request, or wait (seconds)
@@ -261,6 +302,63 @@ class Client(_Core):
         finally:
             self.delete(info, missing_ok=True)
 
+    def create_group(self, size: int, world: str | None = None, **options: Unpack[EpisodeOptions]) -> list[EpisodeInfo]:
+        """`size` episodes of the same start state (a GRPO group: one `task`, or the world at one
+        seed and scale), each with its own id, made in one request, all or none (the server
+        caps a group: 64 episodes by default)."""
+        return _as_group(self._send(_group(size, world, options)))
+
+    def rollout_group(
+        self,
+        task: str,
+        size: int,
+        agent: Callable[[Client, EpisodeInfo], AgentResult],
+        *,
+        world: str | None = None,
+        faults: Faults = None,
+    ) -> list[Verdict]:
+        """A group of `size` episodes of `task` (`create_group`), `agent(client, episode)` run on
+        each in turn, each verified with what its agent returned (the final answer, or (answer,
+        messages)); the verdicts in the group's order. The episodes are deleted afterwards,
+        also when an agent raises."""
+        group = self.create_group(size, world, task=task, faults=faults)
+        try:
+            return [self.verify(episode, *_graded(agent(self, episode))) for episode in group]
+        finally:
+            for episode in group:
+                self.delete(episode, missing_ok=True)
+
+    def run_job(
+        self,
+        tasks: list[str] | None = None,
+        *,
+        world: str | None = None,
+        split: str | None = None,
+        trials: int = 1,
+        agent: str = "oracle",
+        concurrency: int | None = None,
+        max_steps: int | None = None,
+        rollout_timeout: float | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """POST /jobs: the server runs `trials` rollouts of each of `tasks` (None: the `split`'s,
+        else every task of `world`) with a built-in `agent` (oracle, noop, random, or openai:MODEL
+        against the endpoint its operator configured); yields each rollout's result as it comes
+        (task, trial, termination, reward, ...), the last one the summary (`"done": True`). Not
+        retried once sent; `rollout_timeout`: seconds per rollout (the server's default 300)."""
+        options: dict[str, Any] = {"tasks": tasks, "world": world, "split": split, "trials": trials, "agent": agent}
+        options |= {"concurrency": concurrency, "max_steps": max_steps, "timeout": rollout_timeout}
+        request, wait = _job(options)
+        try:
+            with self._http.stream("POST", request.path, json=request.json, timeout=wait) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    p.check(request, response)
+                for line in response.iter_lines():
+                    if (result := _job_line(line)) is not None:
+                        yield result
+        except httpx.TransportError as exc:
+            raise p.transport_failed(request, exc, 1) from exc
+
     # -- MCP --------------------------------------------------------------------------------------
 
     def tools(self, episode: Episode) -> list[Tool]:
@@ -373,6 +471,68 @@ class AsyncClient(_Core):
         finally:
             with anyio.CancelScope(shield=True):
                 await self.delete(info, missing_ok=True)
+
+    async def create_group(
+        self, size: int, world: str | None = None, **options: Unpack[EpisodeOptions]
+    ) -> list[EpisodeInfo]:
+        return _as_group(await self._send(_group(size, world, options)))
+
+    async def rollout_group(
+        self,
+        task: str,
+        size: int,
+        agent: Callable[[AsyncClient, EpisodeInfo], Awaitable[AgentResult]],
+        *,
+        world: str | None = None,
+        faults: Faults = None,
+        concurrency: int | None = None,
+    ) -> list[Verdict]:
+        """As `Client.rollout_group`, the agents run at once (at most `concurrency` at a time;
+        None: the whole group)."""
+        group = await self.create_group(size, world, task=task, faults=faults)
+        limiter = anyio.CapacityLimiter(concurrency or size)
+        verdicts: list[Verdict | None] = [None] * size
+
+        async def roll(index: int, episode: EpisodeInfo) -> None:
+            async with limiter:
+                verdicts[index] = await self.verify(episode, *_graded(await agent(self, episode)))
+
+        try:
+            async with anyio.create_task_group() as tasks:
+                for index, episode in enumerate(group):
+                    tasks.start_soon(roll, index, episode)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for episode in group:
+                    await self.delete(episode, missing_ok=True)
+        return [v for v in verdicts if v is not None]
+
+    async def run_job(
+        self,
+        tasks: list[str] | None = None,
+        *,
+        world: str | None = None,
+        split: str | None = None,
+        trials: int = 1,
+        agent: str = "oracle",
+        concurrency: int | None = None,
+        max_steps: int | None = None,
+        rollout_timeout: float | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """As `Client.run_job`, iterated with `async for`."""
+        options: dict[str, Any] = {"tasks": tasks, "world": world, "split": split, "trials": trials, "agent": agent}
+        options |= {"concurrency": concurrency, "max_steps": max_steps, "timeout": rollout_timeout}
+        request, wait = _job(options)
+        try:
+            async with self._http.stream("POST", request.path, json=request.json, timeout=wait) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    p.check(request, response)
+                async for line in response.aiter_lines():
+                    if (result := _job_line(line)) is not None:
+                        yield result
+        except httpx.TransportError as exc:
+            raise p.transport_failed(request, exc, 1) from exc
 
     async def tools(self, episode: Episode) -> list[Tool]:
         return [Tool.from_json(t) for t in (await self._drive(self._rpc(episode, "tools/list", {})))["tools"]]

@@ -8,6 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 RewardKind = Literal["strict", "partial"]
+Ending = Literal["answered", "step_limit", "timeout", "error"]
+"""Why an adapter's episode ended: `answered` (the agent's final answer, after which the user had
+nothing more to say), `step_limit` (cut at the adapter's or the trainer's limit of steps, turns or
+tokens: truncated, graded as it stood), `timeout` (a request to the server timed out: not graded),
+`error` (the server failed or refused: not graded). Only `answered` and `step_limit` carry a verdict."""
 
 
 def reward_kind(kind: str) -> RewardKind:
@@ -216,3 +221,35 @@ def choose_tasks(
     if not chosen:
         raise ValueError(f"no task of {world} to run (split {split!r}{'' if dialogue else ', without a dialogue'})")
     return chosen
+
+
+def verdict_parts(verdict: Verdict) -> dict[str, Any]:
+    """The verdict's named components, beside the scalar a trainer optimises: `strict` (1.0 or
+    0.0), `partial` (the weighted share of checks passed), `passed`, `failure` (why grading
+    failed closed, or None) and `checks`, each check's result (1.0 or 0.0) by its numbered name
+    ("2:row_exists", in the rubric's order, so repeated check types stay apart): the server's
+    reward components, or worked out from the checks of a server too old to send them."""
+    given = verdict.raw.get("components")
+    checks: dict[str, float] = {str(k): float(v) for k, v in given.items()} if isinstance(given, dict) else {}
+    for number, check in enumerate(verdict.checks if not checks else [], 1):
+        numbered = check.check.split(":", 1)[0].isdigit()  # a summary verdict numbers them already
+        checks[check.check if numbered else f"{number}:{check.check}"] = 1.0 if check.passed else 0.0
+    return {
+        "strict": verdict.reward,
+        "partial": verdict.partial_reward,
+        "passed": verdict.passed,
+        "failure": verdict.failure,
+        "checks": checks,
+    }
+
+
+def ending_info(ending: Ending, verdict: Verdict | None = None, error: str | None = None) -> dict[str, Any]:
+    """What the adapters report at an episode's end, in the field their trainer reads: the
+    `ending`, `truncated` (cut at a limit: to mask or drop, not a failure of the agent's), and the
+    verdict's parts (`verdict_parts`) when it was graded, or the `error` when it was not."""
+    info: dict[str, Any] = {"ending": ending, "truncated": ending == "step_limit"}
+    if verdict is not None:
+        info.update(verdict_parts(verdict))
+    if error is not None:
+        info["error"] = error
+    return info

@@ -10,7 +10,12 @@ episode of the task on the mcpsim server and observes the policy, the tools and 
 request; `step` takes an `MCPSimAction`: a tool call (`tool_name`, `arguments`), run over MCP on
 the episode, or a `message` to the user, which is the final answer: the episode is graded by
 mcpsim's verifier and the observation carries the reward (strict by default, or partial) and
-`done`. `state` tells the episode, its MCP URL, the step count and the verdict.
+`done`. `state` tells the episode, its MCP URL, the step count, the verdict and the ending.
+
+The last observation's `metadata` says why the episode ended (`ending`: answered, step_limit,
+timeout or error; `truncated` for step_limit, which is graded as it stood) and, when graded, the
+verdict's parts: `strict`, `partial`, `passed`, `failure` and each check's result (`checks`).
+A failed request to the server ends the episode ungraded: `done`, reward None, the `error`.
 
 A `message` goes to the task's simulated user (the server's `POST /episodes/{id}/user`): when the
 user answers (a yes to a confirmation request, a further request), the observation carries its
@@ -28,9 +33,9 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from mcpsim_client import Client, EpisodeInfo, EpisodeNotFound, TaskInfo
-from mcpsim_client.dialogue import Dialogue
-from mcpsim_client.models import choose_tasks, reward_kind
+from mcpsim_client import Client, EpisodeInfo, EpisodeNotFound, MCPSimError, TaskInfo
+from mcpsim_client.dialogue import Dialogue, ending_of
+from mcpsim_client.models import Ending, choose_tasks, ending_info, reward_kind
 
 __all__ = ["MCPSimAction", "MCPSimEnvironment", "MCPSimObservation", "MCPSimState", "create_mcpsim_app"]
 
@@ -72,6 +77,7 @@ class MCPSimState(State):
     world: str = ""
     mcp_url: str | None = None
     verdict: dict[str, Any] | None = None
+    ending: Ending | None = Field(default=None, description="Why the episode ended (see `MCPSimEnvironment`)")
 
 
 class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState]):
@@ -138,41 +144,50 @@ class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState
         dialogue = self._dialogue
         if dialogue is None or self._state.task_id is None:
             raise RuntimeError("call reset() before step()")
-        if self._state.verdict is not None:
+        if self._state.ending is not None:
             raise RuntimeError("the episode is over; call reset() for a new one")
         self._state.step_count += 1
+        try:
+            return self._act(dialogue, action)
+        except MCPSimError as exc:  # the server failed: the episode ends, ungraded, and says why
+            ending = ending_of(exc)
+            assert ending is not None
+            return self._end(ending, None, metadata=ending_info(ending, error=str(exc)))
+
+    def _act(self, dialogue: Dialogue, action: MCPSimAction) -> MCPSimObservation:
+        assert self._state.task_id is not None
         seen: dict[str, Any]
         if action.message is not None:
             reply = dialogue.answer(action.message)
             if reply is None:
-                return self._finish(action.message)
+                return self._finish(action.message, "answered")
             seen = {"user_message": reply}
         else:
             assert action.tool_name is not None
             result = dialogue.tool_call(f"call_{self._state.step_count}", action.tool_name, action.arguments)
             seen = {"result": result.as_message_content(), "is_error": result.is_error}
         if self._state.step_count >= self.max_steps:
-            return self._finish(None, **seen)
+            return self._finish(None, "step_limit", **seen)
         return MCPSimObservation(
             task_id=self._state.task_id, messages=list(dialogue.messages), reward=0.0, done=False, **seen
         )
 
-    def _finish(self, answer: str | None, **observed: Any) -> MCPSimObservation:
-        assert self._dialogue is not None and self._state.task_id is not None
+    def _finish(self, answer: str | None, ending: Ending, **observed: Any) -> MCPSimObservation:
+        """Grade the episode: the observation carries the reward, the verdict, and in `metadata`
+        the ending and the verdict's parts (`ending_info`)."""
+        assert self._dialogue is not None
         verdict = self._dialogue.verify(answer)
         self._state.verdict = verdict.raw
-        reward = verdict.score(self.reward)
+        metadata = {"reward": verdict.reward, "partial_reward": verdict.partial_reward, "passed": verdict.passed}
+        metadata |= ending_info(ending, verdict)
+        return self._end(ending, verdict.score(self.reward), verdict=verdict.raw, metadata=metadata, **observed)
+
+    def _end(self, ending: Ending, reward: float | None, **observed: Any) -> MCPSimObservation:
+        assert self._dialogue is not None and self._state.task_id is not None
+        self._state.ending = ending
         messages = list(self._dialogue.messages)
-        self._drop()
-        return MCPSimObservation(
-            task_id=self._state.task_id,
-            messages=messages,
-            verdict=verdict.raw,
-            reward=reward,
-            done=True,
-            metadata={"reward": verdict.reward, "partial_reward": verdict.partial_reward, "passed": verdict.passed},
-            **observed,
-        )
+        self._drop(failed=ending in ("timeout", "error"))
+        return MCPSimObservation(task_id=self._state.task_id, messages=messages, reward=reward, done=True, **observed)
 
     @property
     def state(self) -> MCPSimState:
@@ -185,12 +200,17 @@ class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState
             version="0.1.0",
         )
 
-    def _drop(self) -> None:
+    def _drop(self, failed: bool = False) -> None:
+        """Delete the episode; after a failed request (`failed`) a failing delete is let go too
+        (the server expires what it keeps)."""
         if self._episode is not None:
             try:
                 self.client.delete(self._episode, missing_ok=True)
             except EpisodeNotFound:
                 pass
+            except MCPSimError:
+                if not failed:
+                    raise
             self._episode = self._dialogue = None
 
     def close(self) -> None:

@@ -14,7 +14,11 @@ Qwen format) runs over MCP on the episode and comes back as a `<tool_response>` 
 reply without a tool call goes to the task's simulated user (the server's user route): its reply is
 the next observation, or, when it has nothing more to say, the reply was the final answer, graded
 by mcpsim's verifier: the reward (strict by default, or `reward: partial`) and `done`.
-`max_turns` (default 30) grades without an answer.
+`max_turns` (default 30) grades without an answer. The last step's `metadata` says why the
+episode ended (`ending`: answered, step_limit, timeout or error; `truncated` for step_limit) and
+the verdict's parts (`strict`, `partial`, `passed`, `failure`, each check's result in `checks`);
+a failed request to the server ends it ungraded (reward 0.0, `error`). `get_metrics` adds
+`mcpsim_truncated` and `mcpsim_failed`.
 `env_config`: `server`, `world`, `token_var` (the variable holding the control-plane token,
 default MCPSIM_TOKEN), `reward`, `max_turns`.
 """
@@ -29,9 +33,9 @@ from typing import Any
 from skyrl_gym.envs import register as _register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, ConversationType
 
-from mcpsim_client import Client, EpisodeInfo
-from mcpsim_client.dialogue import Dialogue
-from mcpsim_client.models import reward_kind
+from mcpsim_client import Client, EpisodeInfo, MCPSimError
+from mcpsim_client.dialogue import Dialogue, ending_of
+from mcpsim_client.models import Ending, ending_info, reward_kind
 
 __all__ = ["ENV_ID", "MCPSimTextEnv", "register"]
 
@@ -66,6 +70,7 @@ class MCPSimTextEnv(BaseTextEnv):
         self.episode: EpisodeInfo | None = None
         self.dialogue: Dialogue | None = None
         self.verdict: dict[str, Any] | None = None
+        self.ending: Ending | None = None
 
     def init(self, prompt: ConversationType) -> tuple[ConversationType, dict[str, Any]]:
         """Create the episode; the prompt is the policy with the tools, then the user's request
@@ -91,14 +96,28 @@ class MCPSimTextEnv(BaseTextEnv):
         if dialogue is None:
             raise RuntimeError("call init() before step()")
         self.turns += 1
+        try:
+            return self._act(dialogue, action)
+        except MCPSimError as exc:  # the server failed: the episode ends, ungraded, and says why
+            ending = ending_of(exc)
+            assert ending is not None
+            self.ending = ending
+            try:
+                self.close()
+            except MCPSimError:  # the server expires what it keeps
+                self.episode = self.dialogue = None
+            metadata = ending_info(ending, error=str(exc))
+            return BaseTextEnvStepOutput(observations=[], reward=0.0, done=True, metadata=metadata)
+
+    def _act(self, dialogue: Dialogue, action: str) -> BaseTextEnvStepOutput:
         calls = TOOL_CALL.findall(action)
         if not calls:
             reply = dialogue.answer(action)
             if reply is None:
-                return self._finish(action)
+                return self._finish(action, "answered")
             said = [{"role": "user", "content": reply}]
             if self.turns >= self.max_turns:
-                return self._finish(None, said)
+                return self._finish(None, "step_limit", said)
             return BaseTextEnvStepOutput(observations=said, reward=0.0, done=False, metadata={})
         responses = []
         for number, raw in enumerate(calls):
@@ -116,23 +135,30 @@ class MCPSimTextEnv(BaseTextEnv):
             responses.append(dialogue.tool_call(call_id, call["name"], arguments).as_message_content())
         observation = "\n".join(f"<tool_response>\n{r}\n</tool_response>" for r in responses)
         if self.turns >= self.max_turns:
-            return self._finish(None, [{"role": "user", "content": observation}])
+            return self._finish(None, "step_limit", [{"role": "user", "content": observation}])
         return BaseTextEnvStepOutput(
             observations=[{"role": "user", "content": observation}], reward=0.0, done=False, metadata={}
         )
 
-    def _finish(self, answer: str | None, observations: ConversationType | None = None) -> BaseTextEnvStepOutput:
+    def _finish(
+        self, answer: str | None, ending: Ending, observations: ConversationType | None = None
+    ) -> BaseTextEnvStepOutput:
         assert self.dialogue is not None
         verdict = self.dialogue.verify(answer)
-        self.verdict = verdict.raw
+        self.verdict, self.ending = verdict.raw, ending
         self.close()
         reward = verdict.score(self.reward_kind)
-        metadata = {"passed": verdict.passed, "reward": verdict.reward, "partial_reward": verdict.partial_reward}
+        metadata = {"reward": verdict.reward, "partial_reward": verdict.partial_reward} | ending_info(ending, verdict)
         return BaseTextEnvStepOutput(observations=observations or [], reward=reward, done=True, metadata=metadata)
 
     def get_metrics(self) -> dict[str, Any]:
         verdict = self.verdict or {}
-        return {"mcpsim_passed": float(bool(verdict.get("passed"))), "turns": self.turns}
+        return {
+            "mcpsim_passed": float(bool(verdict.get("passed"))),
+            "mcpsim_truncated": float(self.ending == "step_limit"),
+            "mcpsim_failed": float(self.ending in ("timeout", "error")),
+            "turns": self.turns,
+        }
 
     def close(self) -> None:
         if self.episode is not None:

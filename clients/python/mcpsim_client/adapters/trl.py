@@ -10,23 +10,27 @@
 TRL gives each rollout its own environment instance: `reset(task=...)` creates an mcpsim
 episode of the row's task; the environment's public methods are the world's tools (one method
 per MCP tool, with the tool's typed parameters and descriptions, so TRL renders their schemas
-into the prompt), each a call over MCP on that episode; `reward` grades every rollout's episode
-with mcpsim's verifier (the final assistant text is the answer, the completion the
-conversation) and deletes the episode: strict by default, or partial.
-
-Limits: the user says only the task's first message, so `dataset()` leaves out tasks whose
-rubric needs a dialogue. Tool calls are blocking HTTP requests (TRL calls environment tools
-synchronously).
+into the prompt), each a call over MCP on that episode. One more method,
+`send_message_to_user(message)`, reaches the task's simulated user (the server's user route):
+its result is the user's reply (a yes to a confirmation request, a detail asked for, the next
+request), so tasks whose rubric needs a dialogue train too (`dialogue=False` leaves them and the
+method out). `reward` grades every rollout's episode with mcpsim's verifier (the completion's
+last assistant text is the final answer; the conversation is the episode's, the user's replies
+as user messages) and deletes the episode: strict by default, or partial. Each environment then
+holds why its rollout ended (`ending`: answered; step_limit when TRL cut it; timeout or error
+when a request to the server failed, ungraded) and the verdict's parts (`info`), which `reward`
+also logs through TRL's `log_extra` and `log_metric`. Tool calls are blocking HTTP requests
+(TRL calls environment tools synchronously).
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 from typing import Any, Literal
 
-from mcpsim_client import Client, EpisodeInfo, TaskInfo, Tool
-from mcpsim_client.models import choose_tasks, reward_kind
+from mcpsim_client import Client, EpisodeInfo, MCPSimError, TaskInfo, Tool
+from mcpsim_client.dialogue import NO_REPLY, USER_TOOL, Dialogue, ending_of
+from mcpsim_client.models import Ending, choose_tasks, ending_info, reward_kind
 
 __all__ = ["MCPSimTRL"]
 
@@ -98,26 +102,70 @@ class _Environment:
 
     def __init__(self) -> None:
         self.episode: EpisodeInfo | None = None
+        self.dialogue: Dialogue | None = None
         self.calls = 0
+        self.ending: Ending | None = None  # why the rollout ended, once graded (see `MCPSimTRL.reward`)
+        self.info: dict[str, Any] = {}  # the ending and the verdict's parts, once graded
+        self._failure: tuple[Ending, str] | None = None  # a request to the server that failed
 
     def reset(self, task: str | None = None, **row: Any) -> None:
         if task is None:
             raise ValueError("each training row needs a `task` column (an mcpsim task id): see MCPSimTRL.dataset()")
+        owner = self._owner
+        if task not in owner.instructions:
+            raise ValueError(f"task {task!r} is not among the tasks of this MCPSimTRL (its `tasks`)")
         self._drop()
-        self.episode = self._owner.client.create(self._owner.world, task=task)
-        self.calls = 0
+        self.episode = owner.client.create(owner.world, task=task)
+        self.dialogue = Dialogue(owner.client, self.episode, owner.instructions[task], policy=owner.policy)
+        self.calls, self.ending, self.info, self._failure = 0, None, {}, None
         return None
 
-    def _call(self, name: str, arguments: dict[str, Any]) -> str:
-        if self.episode is None:
+    def _live(self) -> Dialogue:
+        if self.dialogue is None:
             raise RuntimeError("the environment has no episode: reset(task=...) first")
+        return self.dialogue
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        dialogue = self._live()
         self.calls += 1
-        return self._owner.client.call_tool(self.episode, name, arguments).as_message_content()
+        try:
+            return dialogue.tool_call(f"call_{self.calls}", name, arguments).as_message_content()
+        except MCPSimError as exc:
+            return self._failed(exc)
+
+    def send_message_to_user(self, message: str) -> str:
+        """Send a message to the user (a question, or a request for the go-ahead before a change)
+        and get the user's reply. Your final answer is your last message without a tool call.
+
+        Args:
+            message: What to say to the user
+        """
+        dialogue = self._live()
+        self.calls += 1
+        try:
+            reply = dialogue.answer(message)
+        except MCPSimError as exc:
+            return self._failed(exc)
+        return NO_REPLY if reply is None else reply
+
+    def _failed(self, error: MCPSimError) -> str:
+        """A request to the server failed: the rollout is over (`reward` gives it 0.0, ungraded,
+        ending timeout or error), and the model is told."""
+        ending = ending_of(error)
+        assert ending is not None
+        self._failure = self._failure or (ending, str(error))
+        return f"Error: the environment failed ({ending}); stop here."
 
     def _drop(self) -> None:
+        """Delete the episode; after a failed request a failing delete is let go too (the server
+        expires what it keeps)."""
         if self.episode is not None:
-            self._owner.client.delete(self.episode, missing_ok=True)
-            self.episode = None
+            try:
+                self._owner.client.delete(self.episode, missing_ok=True)
+            except MCPSimError:
+                if self.ending not in ("timeout", "error"):
+                    raise
+            self.episode = self.dialogue = None
 
 
 class MCPSimTRL:
@@ -132,13 +180,20 @@ class MCPSimTRL:
         tasks: list[str] | None = None,
         tools: list[str] | None = None,
         reward: Literal["strict", "partial"] = "strict",
+        dialogue: bool = True,
+        stop_token_ids: list[int] | None = None,
         client: Client | None = None,
     ) -> None:
-        """`tasks`: task ids (default: every task that needs no dialogue); `tools`: offer only
-        these of the world's tools (default: all; fewer tools make shorter prompts)."""
+        """`tasks`: task ids (default: every task of the world; with `dialogue=False`, only those
+        that need no dialogue, and no `send_message_to_user` tool); `tools`: offer only these of
+        the world's tools (default: all; fewer tools make shorter prompts); `stop_token_ids`: the
+        tokenizer's end and padding ids, to tell a completion cut at `max_completion_length`
+        (ending `step_limit`) from an answer."""
         self.client = client or Client(server, token)
+        self.stop_token_ids = None if stop_token_ids is None else set(stop_token_ids)
         self.world, self.reward_kind = world, reward_kind(reward)
-        self.tasks: list[TaskInfo] = choose_tasks(world, self.client.tasks(world), tasks)
+        self.tasks: list[TaskInfo] = choose_tasks(world, self.client.tasks(world), tasks, dialogue=dialogue)
+        self.instructions = {t.id: t.instruction for t in self.tasks}
         with self.client.episode(world, task=self.tasks[0].id) as probe:
             self.policy = self.client.policy(probe)
             offered = self.client.tools(probe)
@@ -148,8 +203,14 @@ class MCPSimTRL:
                 raise ValueError(f"unknown tools of {world}: {', '.join(unknown)}")
             offered = [t for t in offered if t.name in tools]
         self.tool_names = [t.name for t in offered]
+        if dialogue and USER_TOOL in self.tool_names:
+            raise ValueError(f"{world} has a tool named {USER_TOOL}: use dialogue=False")
         methods: dict[str, Any] = {t.name: _tool_method(t) for t in offered}
         methods["_owner"] = self
+        if not dialogue:  # hide the user: TRL offers every public method as a tool
+            methods[USER_TOOL] = None
+        else:
+            self.tool_names.append(USER_TOOL)
         self.environment_class = type(f"MCPSim{world.title()}Environment", (_Environment,), methods)
 
     def environment(self) -> _Environment:
@@ -170,42 +231,58 @@ class MCPSimTRL:
             for t in self.tasks
         ]
 
-    def reward(self, completions: list[Any], environments: list[_Environment], **kwargs: Any) -> list[float]:
-        """TRL's reward function: mcpsim's verdict on each rollout's episode (then deleted)."""
-        rewards = []
-        for completion, env in zip(completions, environments, strict=True):
-            if env.episode is None:
+    def reward(
+        self,
+        completions: list[Any],
+        environments: list[_Environment],
+        completion_ids: list[list[int]] | None = None,
+        **kwargs: Any,
+    ) -> list[float]:
+        """TRL's reward function: mcpsim's verdict on each rollout's episode (then deleted). Each
+        environment keeps why its rollout ended and the verdict's parts (`ending`, `info`); with
+        TRL's `log_extra` and `log_metric` (which TRL passes), they go to its completions table
+        and metrics too."""
+        rewards, infos = [], []
+        for number, (completion, env) in enumerate(zip(completions, environments, strict=True)):
+            if env.dialogue is None:
                 raise RuntimeError("a rollout's environment has no episode (was reset called?)")
             messages = completion if isinstance(completion, list) else [{"role": "assistant", "content": completion}]
-            answer = next(
-                (m.get("content") for m in reversed(messages) if m.get("role") == "assistant" and m.get("content")), ""
-            )
-            verdict = self.client.verify(env.episode, answer=str(answer), messages=_plain(messages))
-            rewards.append(verdict.score(self.reward_kind))
+            ids = completion_ids[number] if completion_ids is not None else None
+            cut = bool(ids and self.stop_token_ids is not None and ids[-1] not in self.stop_token_ids)
+            rewards.append(self._grade(env, messages, cut))
+            infos.append(env.info)
             env._drop()
+        if (log_extra := kwargs.get("log_extra")) is not None:
+            log_extra("mcpsim_ending", [i["ending"] for i in infos])
+            log_extra("mcpsim_partial", [i.get("partial") for i in infos])
+        if (log_metric := kwargs.get("log_metric")) is not None and infos:
+            log_metric("mcpsim_truncated", sum(i["truncated"] for i in infos) / len(infos))
+            log_metric("mcpsim_failed", sum(i["ending"] in ("timeout", "error") for i in infos) / len(infos))
         return rewards
 
-
-def _plain(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages as mcpsim's checks read them: tool-call arguments as JSON text, text content."""
-    out = []
-    for m in messages:
-        item: dict[str, Any] = {"role": m.get("role"), "content": m.get("content")}
-        if not isinstance(item["content"], str | type(None)):
-            item["content"] = json.dumps(item["content"])
-        if m.get("tool_calls"):
-            item["tool_calls"] = [
-                {
-                    "id": c.get("id") or f"call_{i}",
-                    "type": "function",
-                    "function": {
-                        "name": (c.get("function") or {}).get("name"),
-                        "arguments": json.dumps((c.get("function") or {}).get("arguments") or {})
-                        if not isinstance((c.get("function") or {}).get("arguments"), str)
-                        else c["function"]["arguments"],
-                    },
-                }
-                for i, c in enumerate(m["tool_calls"])
-            ]
-        out.append(item)
-    return out
+    def _grade(self, env: _Environment, messages: list[dict[str, Any]], cut: bool) -> float:
+        """The rollout's reward; `env.ending` and `env.info` say how it ended. Graded on the
+        episode's conversation as the environment saw it (the user's turns as user messages)
+        with the completion's last assistant text as the final answer."""
+        assert env.dialogue is not None
+        if env._failure is not None:
+            env.ending, error = env._failure
+            env.info = ending_info(env.ending, error=error)
+            return 0.0
+        last = messages[-1] if messages else {}
+        answered = last.get("role") == "assistant" and not last.get("tool_calls")
+        # cut by TRL's limits: tool-calling iterations (the last message is a call or its
+        # result) or completion length (the last token is no end-of-turn)
+        ending: Ending = "answered" if answered and not cut else "step_limit"
+        answer = str(last.get("content") or "") if ending == "answered" else None
+        if answer is not None:
+            env.dialogue.messages.append({"role": "assistant", "content": answer})
+        try:
+            verdict = env.dialogue.verify(answer)
+        except MCPSimError as exc:
+            env.ending = ending_of(exc)
+            assert env.ending is not None
+            env.info = ending_info(env.ending, error=str(exc))
+            return 0.0
+        env.ending, env.info = ending, ending_info(ending, verdict)
+        return verdict.score(self.reward_kind)
