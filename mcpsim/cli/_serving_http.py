@@ -69,6 +69,9 @@ def serve_http(
         )
     steps.step("starting the HTTP server (a template not cached is built when its first episode is created)")
     app = _app(w, templates, episode_budget, options, public_url, params, limits, sock)
+    from mcpsim.runner import ServerJobs  # the runner's episode loop, for POST /jobs
+
+    app.state.control.jobs = ServerJobs()  # the built-in agents (no model endpoint: `openai:MODEL` is refused)
     from mcpsim.catalogue import loaded_worlds
 
     for name in loaded_worlds():  # generate the tasks of spec worlds now, not in the first request

@@ -6,6 +6,7 @@ control plane (the in-process backend embeds a server)."""
 from mcpsim.runner._agents import RandomAgent, Turn, make_agent
 from mcpsim.runner._backends import HttpBackend, InProcessBackend, LiveEpisode, StdioBackend
 from mcpsim.runner._cluster import LocalCluster, run_on_ray, serve_on_ray
+from mcpsim.runner._jobs import ServerJobs
 from mcpsim.runner._llm import ChatClient, ModelError
 from mcpsim.runner._loop import Conversation, conversation_dicts, final_answer, mcp_tools_as_functions
 from mcpsim.runner._run import RunError, run_episodes
@@ -36,4 +37,5 @@ __all__ = [
     "run_episodes",
     "run_on_ray",
     "serve_on_ray",
+    "ServerJobs",
 ]

@@ -1,8 +1,8 @@
 """The jobs a server runs for its control plane (`POST /jobs`, streamed by `mcpsim.serve._jobs`):
 N rollouts of a task set with a built-in agent, run by the runner's own episode loop
 (`run_episode`) on the server's episodes, one result line per rollout as it finishes, then a
-summary line. `serve_on_ray`'s hosts install `ServerJobs` as their control plane's job runner
-(`mcpsim serve --http` does not yet).
+summary line. `mcpsim serve --http` and `serve_on_ray`'s hosts install `ServerJobs` as their
+control plane's job runner.
 
 A job names only what the operator allows: the built-in agents (oracle, noop, random,
 random:SHARE), and `openai:MODEL` against the endpoint the operator configured (`base_url`, its

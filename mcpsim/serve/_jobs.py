@@ -2,7 +2,7 @@
 episodes, each result streamed back as one JSON line (NDJSON) as it finishes. The server layer
 only reads the request and streams; what a job is and how its episodes run belongs to the layer
 above (`mcpsim.runner._jobs.ServerJobs`), which whoever builds the app installs as the control
-plane's `jobs` (`serve_on_ray`'s hosts do; `mcpsim serve --http` does not yet). Without one, the
+plane's `jobs` (`mcpsim serve --http` and `serve_on_ray`'s hosts do). Without one, the
 route answers 404 with the reason."""
 
 from __future__ import annotations

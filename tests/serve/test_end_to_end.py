@@ -161,3 +161,17 @@ def test_same_world_seed_and_scale_give_the_same_state_hash_in_two_processes(sma
     assert first["state_hash"] == second["state_hash"] == small.state_hash()
     assert first["rows"]["customers"] >= 30 and first["version"] == second["version"]
     assert build_hash(1, "1")["state_hash"] != first["state_hash"]
+
+
+def test_the_cli_server_runs_jobs_with_the_built_in_agents_and_refuses_a_model(http_process):
+    """`mcpsim serve --http` installs the runner's job runner: `POST /jobs` streams one line per
+    rollout, then a summary; a model agent is refused, since the operator configured no endpoint."""
+    auth = {"Authorization": "Bearer tok"}
+    body = {"world": "retail", "tasks": ["gift-card-balance"], "trials": 2, "agent": "oracle"}
+    answer = httpx.post(f"{http_process}/jobs", json=body, headers=auth, timeout=600)
+    assert answer.status_code == 200, answer.text
+    *results, summary = [json.loads(line) for line in answer.text.splitlines()]
+    assert [r["reward"] for r in results] == [1.0, 1.0] and summary["passed"] == 2
+    refused = httpx.post(f"{http_process}/jobs", json=body | {"agent": "openai:m"}, headers=auth, timeout=60)
+    assert refused.status_code == 422 and "openai" in refused.text, refused.text
+    assert httpx.post(f"{http_process}/jobs", json=body, timeout=60).status_code == 401  # the control plane's token
