@@ -140,3 +140,11 @@ def test_a_world_that_fails_to_load_is_listed_with_its_error_and_the_others_stil
     listed = {w["name"]: w for w in _json.loads(result.stdout)}
     assert "retail" in listed and "tools" in listed["retail"]
     assert "No module named 'no_such_module'" in listed["broken"]["error"]
+
+
+def test_the_readme_is_short_and_leads_to_the_three_task_pages():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) < 150
+    for page in ("docs/connect.md", "docs/evaluate.md", "docs/train.md", "docs/results.md"):
+        assert f"]({page})" in readme, page
+        assert (ROOT / page).is_file(), page
