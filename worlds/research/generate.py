@@ -1,6 +1,6 @@
-"""Writes the research world's tasks (`tasks/easy.yaml`, `medium.yaml`, `hard.yaml`) from the
-universe the seeder draws for seed 0 at the default scale, so every fact a task states agrees
-with the corpus. Run again after changing the seeder:
+"""Writes the research world's tasks (`tasks/easy.yaml`, `medium.yaml`, `hard.yaml`, and the hard
+tier's long tasks in `long.yaml`) from the universe the seeder draws for seed 0 at the default
+scale, so every fact a task states agrees with the corpus. Run again after changing the seeder:
 
     python -m mcpsim_worlds.research.generate
     python -m mcpsim.tasks.datalock research      # then record the data they were written against
@@ -133,12 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     """Write the task files into the folder `argv` names (default: the world's `tasks/`)."""
     from .easy_tasks import easy
     from .harder_tasks import hard, medium
+    from .long_tasks import long
 
     corpus = Corpus()
     taken: set[str] = set()
     args = sys.argv[1:] if argv is None else argv
     folder = Path(args[0]) if args else Path(__file__).with_name("tasks")
-    for name, family in (("easy", easy), ("medium", medium), ("hard", hard)):
+    for name, family in (("easy", easy), ("medium", medium), ("hard", hard), ("long", long)):
         tasks = family(corpus, taken)
         text = yaml.safe_dump(
             {"world": "research", "canary": CANARY, "volatile": ["notes.created_at"], "tasks": tasks},
@@ -146,8 +147,9 @@ def main(argv: list[str] | None = None) -> int:
             width=110,
             allow_unicode=True,
         )
+        tier = "hard tier, long" if name == "long" else f"{name} tier"
         header = (
-            f"# Research tasks, {name} tier: written by `python -m mcpsim_worlds.research.generate` from the\n"
+            f"# Research tasks, {tier}: written by `python -m mcpsim_worlds.research.generate` from the\n"
             "# universe of seed 0 (do not edit by hand). Validate with: mcpsim check research\n"
         )
         (folder / f"{name}.yaml").write_text(header + text, encoding="utf-8")

@@ -1,7 +1,8 @@
 """The research world's corpus and tasks: the same corpus from the same seed in another process,
 a corpus built once into the template, the spend in the verdict, the `cost` check, citations
 required, an agent that answers from the first search result failing, and task files that are
-exactly what the generator writes from the corpus."""
+exactly what the generator writes from the corpus; the long tasks' length and a stale figure
+failing one."""
 
 from __future__ import annotations
 
@@ -153,12 +154,34 @@ def test_the_task_files_are_what_the_generator_writes(tmp_path, world):
         for name, path in folder
         if name.startswith("tasks/") and name.endswith(".yaml")
     }
-    assert written == kept and len(written) == 3
+    assert written == kept and len(written) == 4
     counts = {name: hashlib.sha256(text.encode()).hexdigest()[:8] for name, text in written.items()}
-    assert set(counts) == {"easy.yaml", "medium.yaml", "hard.yaml"}
+    assert set(counts) == {"easy.yaml", "medium.yaml", "hard.yaml", "long.yaml"}
 
 
-def test_sixty_tasks_over_three_tiers(tasks):
+def test_seventy_eight_tasks_over_three_tiers(tasks):
     by_tier = {d: sum(1 for t in tasks.tasks if t.difficulty == d) for d in ("easy", "medium", "hard")}
-    assert by_tier == {"easy": 24, "medium": 18, "hard": 18}
+    assert by_tier == {"easy": 24, "medium": 18, "hard": 36}
     assert all(t.alternatives and t.near_misses for t in tasks.tasks)
+
+
+def test_the_long_tasks_take_ten_to_forty_calls_with_slack_under_their_call_limit(tasks):
+    long = [t for t in tasks.tasks if "long" in t.tags]
+    assert len(long) == 18 and all(t.difficulty == "hard" for t in long)
+    assert {t.id.rsplit("-", 1)[0] for t in long} == {"sector-leader", "ceo-alumni-revenue", "note-sector-band"}
+    for task in long:
+        limits = [c.max_calls for c in task.rubric if isinstance(c, Cost) and c.max_calls is not None]
+        assert 10 <= len(task.gold) <= 40 and limits == [-(-2 * len(task.gold) // 10) * 10], task.id
+        assert all(len(s.steps) <= limits[0] for s in task.alternatives if s.steps is not None), task.id
+
+
+def test_a_long_answer_computed_from_a_preliminary_figure_fails(world, tasks, verifier):
+    """After every gold step, the leader's margin computed with the preliminary figure fails the
+    answer's facts (and only them); the audited margin passes."""
+    task = tasks.get("sector-leader-1")
+    miss = next(s for s in task.near_misses if "preliminary" in s.name)
+    episode = task_episode(world, task, templates=verifier.templates)
+    run_actions(episode, task.gold)
+    assert verifier.grade(episode, task, oracle_answer(task)).passed
+    verdict = verifier.grade(episode, task, miss.answer)
+    assert [c.type for c in verdict.checks if not c.passed] == ["answer_facts"]
