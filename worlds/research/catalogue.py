@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 from mcpsim.world import ToolContext, add_calculator, billing, sql
 
 from . import world
-from .tables import FTS, Document
-from .tools import PRICES, DocId, Hit, Query, SearchPage, match_expression, pages_of
+from .tables import Document
+from .tools import PRICES, DocId, Query, SearchPage, pages_of, ranked_search
 
 Day = Annotated[str, Field(description="A date, YYYY-MM-DD.", pattern=r"^\d{4}-\d{2}-\d{2}$")]
 
@@ -69,18 +69,7 @@ def search_newest(
 ) -> SearchPage:
     """Search the corpus like `search`, but list the matching documents newest first (relevance
     breaks ties). Billed per result page."""
-    cost = PRICES.charge(ctx, "search_newest", pages=1)
-    expression = match_expression(query)
-    total = int(sql.scalar(ctx, f"SELECT COUNT(*) FROM {FTS} WHERE {FTS} MATCH ?", (expression,)))
-    rows = sql.tuples(
-        ctx,
-        f"SELECT d.id, d.title, d.source, d.published, snippet({FTS}, 1, '', '', ' ... ', 16) "
-        f"FROM {FTS} JOIN documents AS d ON d.rowid = {FTS}.rowid WHERE {FTS} MATCH ? "
-        f"ORDER BY d.published DESC, bm25({FTS}, 4.0, 1.0), d.id LIMIT ? OFFSET ?",
-        (expression, limit, (page - 1) * limit),
-    )
-    hits = [Hit(doc_id=r[0], title=r[1], source=r[2], published=r[3], snippet=r[4]) for r in rows]
-    return SearchPage(query=query, page=page, total=total, results=hits, more=page * limit < total, cost=cost)
+    return ranked_search(ctx, "search_newest", query, page, limit, newest_first=True)
 
 
 @world.tool(read_only=True, idempotent=True)

@@ -148,14 +148,21 @@ def search(
     """Search the document corpus: results ranked by relevance, each with its id, title, source,
     publication date and a snippet. Billed per result page. Snippets are not sources: open a
     document to read it."""
-    cost = PRICES.charge(ctx, "search", pages=1)
+    return ranked_search(ctx, "search", query, page, limit, newest_first=False)
+
+
+def ranked_search(ctx: ToolContext, tool: str, query: str, page: int, limit: int, *, newest_first: bool) -> SearchPage:
+    """One page of the documents matching `query`, billed to `tool`: ranked by bm25 (title
+    weighted 4 to 1), or newest first with relevance breaking ties."""
+    cost = PRICES.charge(ctx, tool, pages=1)
     expression = match_expression(query)
     total = int(sql.scalar(ctx, f"SELECT COUNT(*) FROM {FTS} WHERE {FTS} MATCH ?", (expression,)))
+    order = f"{'d.published DESC, ' if newest_first else ''}bm25({FTS}, 4.0, 1.0), d.id"
     rows = sql.tuples(
         ctx,
         f"SELECT d.id, d.title, d.source, d.published, snippet({FTS}, 1, '', '', ' ... ', 16) "
         f"FROM {FTS} JOIN documents AS d ON d.rowid = {FTS}.rowid WHERE {FTS} MATCH ? "
-        f"ORDER BY bm25({FTS}, 4.0, 1.0), d.id LIMIT ? OFFSET ?",
+        f"ORDER BY {order} LIMIT ? OFFSET ?",
         (expression, limit, (page - 1) * limit),
     )
     hits = [Hit(doc_id=r[0], title=r[1], source=r[2], published=r[3], snippet=r[4]) for r in rows]
