@@ -30,10 +30,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import inflect
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcpsim._inflect import inflect
+from mcpsim._yaml import load_trusted
 from mcpsim.specs import NAME, SpecError, WorldSpec, parse_spec
 from mcpsim.world import derive_seed
 
@@ -99,7 +99,7 @@ def blueprints() -> dict[str, Blueprint]:
     key by key, lists replaced) with its own vocabulary mapping the base's words to its own."""
     found: dict[str, Blueprint] = {}
     for path in sorted(CATALOG_DIR.glob("*.yaml")):
-        family = yaml.safe_load(path.read_text(encoding="utf-8"))
+        family = load_trusted(path.read_text(encoding="utf-8"))
         if not isinstance(family, dict) or set(family) != {"base", "domains"}:
             raise BlueprintError(f"{path.name}: a family file has exactly two keys, base and domains")
         for domain in family["domains"]:

@@ -37,6 +37,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mcpsim._yaml import load_trusted
 from mcpsim.world import derive_seed
 
 MAX_DELAY_S = 60.0  # the most virtual (or, with real_delay, real) seconds one call may take
@@ -217,7 +218,7 @@ def load_profile(spec: str | dict[str, Any] | FaultProfile | None) -> FaultProfi
     path = Path(spec)
     if path.suffix in (".yaml", ".yml", ".json") and path.exists():
         try:
-            return FaultProfile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+            return FaultProfile.model_validate(load_trusted(path.read_text(encoding="utf-8")))
         except (yaml.YAMLError, ValueError) as exc:
             raise FaultProfileError(f"{path}: {exc}") from None
     raise FaultProfileError(f"unknown fault profile {spec!r}: use {', '.join(BUILTIN)}, a YAML file or inline JSON")
@@ -266,7 +267,7 @@ def profile_from_request(spec: str | dict[str, Any] | None, dirs: Sequence[Path 
         path = _directory_profiles(dirs).get(spec)
         if path is not None:
             try:
-                return FaultProfile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+                return FaultProfile.model_validate(load_trusted(path.read_text(encoding="utf-8")))
             except (OSError, yaml.YAMLError, ValueError) as exc:
                 raise FaultProfileError(f"the server's fault profile {spec!r} is invalid: {exc}") from None
     raise FaultProfileError(

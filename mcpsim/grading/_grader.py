@@ -33,8 +33,8 @@ from mcpsim.tasks import Task, TaskSet, run_actions, task_episode
 from mcpsim.world import World, billing
 
 # inflect is imported lazily by `answers` (a served episode never grades), but graders run in
-# worker threads, and its import parses source with `ast` (typeguard), which on CPython 3.11 may
-# fail while another thread compiles: load it here, when the grader itself is imported.
+# worker threads, and its import swaps typeguard's decorator for a moment (`mcpsim._inflect`):
+# load it here, when the grader itself is imported, not from a grading thread.
 answers.inflection_engine()
 
 log = structlog.get_logger("mcpsim.grading")

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from mcpsim._yaml import load_trusted
 from mcpsim.tasks._task import TaskFile, TaskSet
 from mcpsim.world import world_folder
 
@@ -34,7 +35,7 @@ class TaskFileError(ValueError):
 
 def load_task_file(path: Path) -> TaskFile:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_trusted(path.read_text(encoding="utf-8"))
         return TaskFile.model_validate(data)
     except (yaml.YAMLError, ValidationError) as exc:
         raise TaskFileError(f"{path}: {exc}") from None

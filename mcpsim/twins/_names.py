@@ -7,7 +7,7 @@ import re
 from functools import cache
 from typing import Any
 
-import inflect
+from mcpsim._inflect import inflect
 
 
 @cache

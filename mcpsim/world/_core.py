@@ -23,13 +23,13 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, create_model
 from sqlalchemy import MetaData
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import Session
 
+from mcpsim._yaml import load_trusted
 from mcpsim.world import _seeding as seeding
 from mcpsim.world._seeding import IdFormats, IdGenerator, SeedContext
 
@@ -278,7 +278,7 @@ class World:
             world = World.from_manifest(Path(__file__).with_name("world.yaml"), metadata=ShopTable.metadata)
         """
         path = Path(path)
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_trusted(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict):
             raise ValueError(f"world manifest {path}: must map keys to values, not hold a {type(data).__name__}")
         unknown = sorted(set(data) - {"name", "title", "description", "scales", "id_formats", "policy"})

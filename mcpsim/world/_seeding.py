@@ -15,9 +15,10 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from sqlalchemy import JSON, Table
 from sqlmodel import Session
+
+from mcpsim._yaml import load_trusted
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -28,7 +29,7 @@ IdFormats = Mapping[str, tuple[str, int]]  # namespace -> (prefix, digits), e.g.
 def load_seed_data(path: Path) -> dict[str, Any]:
     """A world's seed data kept as data: a YAML (or JSON) file in the world package, whose top
     level maps section names to values. The world version hashes the file like the code."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_trusted(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"seed data {path} must map section names to values, not hold a {type(data).__name__}")
     return data

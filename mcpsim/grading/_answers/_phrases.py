@@ -19,10 +19,10 @@ from mcpsim.tasks import canonical_places, place_code
 
 @lru_cache(maxsize=1)
 def inflection_engine() -> Any:
-    """inflect's engine, loaded on first use (`grading.grader` loads it when imported): importing
-    inflect costs about a second, which a served episode (whose world imports its custom checks)
-    should not pay at start-up."""
-    import inflect
+    """inflect's engine, loaded on first use (`grading.grader` loads it when imported), without
+    typeguard's import-time instrumentation (`mcpsim._inflect`): a served episode (whose world
+    imports its custom checks) should not pay for it at start-up."""
+    from mcpsim._inflect import inflect
 
     return inflect.engine()
 
