@@ -4,11 +4,14 @@ interleave, only on the order the task requires; per-role checks judge each role
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 
 from mcpsim.grading import Verifier
-from mcpsim.tasks import task_episode
+from mcpsim.grading._diff import is_volatile
+from mcpsim.tasks import load_task_file, load_tasks, task_episode
+from mcpsim.tasks._loading import task_folder
 
 TASK = "team-damaged-lamp-refund"
 
@@ -56,3 +59,97 @@ def test_a_role_that_calls_another_roles_tool_fails_its_own_check_only(retail: V
     assert by_role[overstepping].passed is False
     assert by_role["agent" if overstepping == "approver" else "approver"].passed is True
     assert not verdict.passed
+
+
+def _volatile(world: str, task_id: str) -> list[str]:
+    """The volatile patterns of the task file that holds the task (columns the world sets itself)."""
+    for path in sorted(task_folder(world).glob("*.yaml")):
+        task_file = load_task_file(path)
+        if any(t.id == task_id for t in task_file.tasks):
+            return [*task_file.volatile, *next(t for t in task_file.tasks if t.id == task_id).volatile]
+    raise LookupError(task_id)
+
+
+def _state(episode, volatile: list[str]) -> dict[str, list[dict]]:
+    """The episode's rows without the columns the world sets itself (its clock's timestamps)."""
+    return {
+        table: [{k: v for k, v in row.items() if not is_volatile(table, k, volatile)} for row in rows]
+        for table, rows in episode.tables().items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("world", "task_id", "first"),
+    [
+        # two desks, each authenticating the customer itself: nothing orders them
+        ("retail", "team-independent-cancel-and-redirect", None),
+        # after the front line verifies the caller, the profile desk and the card desk are independent
+        ("bank", "team-independent-contact-and-card-limit", "front_line"),
+    ],
+)
+def test_independent_roles_give_the_same_verdict_and_state_in_every_interleaving(
+    request: pytest.FixtureRequest, world: str, task_id: str, first: str | None
+):
+    verifier: Verifier = request.getfixturevalue(world)
+    task = verifier.tasks.get(task_id)
+    lead = [(first, a) for a in task.roles[first].gold] if first else []
+    one, two = ([(name, a) for a in role.gold] for name, role in task.roles.items() if name != first)
+    orders = _interleavings(one, two)
+    assert len(orders) == math.comb(len(one) + len(two), len(one)) > 1
+    volatile = _volatile(world, task_id)
+    outcomes, states = set(), []
+    for order in orders:
+        episode = task_episode(verifier.world, task, templates=verifier.templates)
+        for role, action in lead + order:
+            assert not episode.call(action.tool, action.args, role=role).is_error, (role, action.tool)
+        verdict = verifier.grade(episode, task, "Done.")
+        assert verdict.passed, ([a.tool for _, a in order], verdict.report())
+        outcomes.add(tuple((c.type, c.requirement, c.passed) for c in verdict.checks))
+        states.append(_state(episode, volatile))
+    assert len(outcomes) == 1  # every check has the same outcome in every interleaving
+    assert all(state == states[0] for state in states)  # and the state is the same, timestamps aside
+
+
+def _team_tasks() -> list[tuple[str, str]]:
+    return [(world, t.id) for world in ("retail", "bank") for t in load_tasks(world).tasks if t.roles]
+
+
+def test_there_are_at_least_twenty_team_tasks_across_two_worlds():
+    tasks = _team_tasks()
+    assert len(tasks) >= 20 and {world for world, _ in tasks} == {"retail", "bank"}
+
+
+@pytest.mark.parametrize(("world", "task_id"), _team_tasks())
+def test_each_team_task_passes_role_by_role_and_fails_when_any_role_does_nothing(
+    request: pytest.FixtureRequest, world: str, task_id: str
+):
+    verifier: Verifier = request.getfixturevalue(world)
+    task = verifier.tasks.get(task_id)
+    for idle in [None, *task.roles]:
+        episode = task_episode(verifier.world, task, templates=verifier.templates)
+        for role, spec in task.roles.items():
+            if role != idle:
+                for action in spec.gold:
+                    episode.call(action.tool, action.args, role=role)  # refused calls are part of the test
+        verdict = verifier.grade(episode, task, "Done.")
+        assert verdict.passed == (idle is None), (idle, verdict.report())
+        assert all(c.passed for c in verdict.checks if c.type == "role_tools")  # nobody overstepped
+
+
+@pytest.mark.parametrize(("world", "task_id"), _team_tasks())
+def test_in_each_team_task_a_role_doing_anothers_job_fails_its_role_check(
+    request: pytest.FixtureRequest, world: str, task_id: str
+):
+    verifier: Verifier = request.getfixturevalue(world)
+    task = verifier.tasks.get(task_id)
+    for overstepping in task.roles:
+        episode = task_episode(verifier.world, task, templates=verifier.templates)
+        for spec in task.roles.values():
+            for action in spec.gold:
+                episode.call(action.tool, action.args, role=overstepping)
+        verdict = verifier.grade(episode, task, "Done.")
+        by_role = {c.requirement.split()[1]: c.passed for c in verdict.checks if c.type == "role_tools"}
+        # its gold alone stays within its tools, the team's gold does not: only its own check fails
+        assert any(a.tool not in task.roles[overstepping].tools for a in task.gold)
+        assert {r for r, passed in by_role.items() if not passed} == {overstepping}, by_role
+        assert not verdict.passed
