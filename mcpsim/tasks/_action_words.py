@@ -146,6 +146,9 @@ _NOT_A_HEAD = {  # words after an action noun that show it is no modifier ("the 
 # cancellation request", "complete the refund")
 _LIGHT = {f for w in ("make", "submit", "place", "complete", "finish", "finalise", "finalize") for f in _inflections(w)}
 _LABEL = re.compile(r"(?:\s+[a-z]+){0,2}\s*:(?!\d)", re.IGNORECASE)
+# a setting's name and its value: "make default: yes", "send receipt: no" (the verb names the
+# setting, not the action asked for; "cancel: yes or no?", with no word before the colon, still names it)
+_SETTING = re.compile(r"(?:\s+[a-z]+){1,2}\s*:\s*(?:yes|no|true|false|on|off)\b", re.IGNORECASE)
 
 
 _LEMMAS = {w for words in _CLASSES.values() for w in words}
@@ -194,6 +197,8 @@ def named_actions(text: str) -> tuple[frozenset[str], frozenset[str]]:
         if match.group(1).lower() in _ORDER and not (words and words[-1] in _BEFORE_A_VERB):
             continue  # "order #W1", "delivered order items": the record, not the action
         following = text[match.end() : match.end() + 80]
+        if _SETTING.match(following):
+            continue
         label = _LABEL.match(following) is not None
         if _describes(match.group(1).lower(), words, _WORD.findall(following.lower()), label):
             continue

@@ -147,6 +147,11 @@ def test_two_writes_of_one_tool_need_each_record_named(world_name, task_id):
         ("Shall I book flight HAT001 on May 1?", "book_reservation", True),
         ("Shall I move $50 to savings?", "transfer_between_own_accounts", True),
         ("Shall I go ahead?", "get_order_details", None),  # a read: nothing to name
+        # a setting's name is no action: this request updates, it does not add
+        ("Shall I update your address to 1 Main St, make default: yes?", "add_address", False),
+        ("Address: 1 Main St. Make default: yes. Shall I go ahead?", "add_address", False),
+        ("Shall I add 1 Main St and make it your default?", "add_address", True),
+        ("Proceed to cancel: yes or no?", "cancel_pending_order", True),
     ],
 )
 def test_action_words(text, tool, expected):
