@@ -1,8 +1,9 @@
 """Sweep tasks (`SWEEP`): one job over several records, named by a property: "cancel all my
 reserved stays, and settle all my open charges". The user gives their name; the agent finds
 them, lists each set of records (every page) and acts on each record it shows. The gold does one
-write per record; leaving the last one undone is the near miss. Half the sweeps meet faults: their
-listings show `_paging.PAGE` records at a time and their first write times out (`_paging.met`)."""
+write per record; leaving the last one undone is the near miss. The users with the most records
+are tried first (the longest sweeps), and every sweep meets faults: its listings show
+`_paging.PAGE` records at a time and its first write times out (`_paging.met`)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from mcpsim.taskgen._wording import GREETING_SLOT
 from mcpsim.tasks import Action
 
 MOST_GROUPS = 3  # sets of records one sweep acts on
-FAULTY_SHARE = 0.5  # sweeps whose listings are paged and whose first write times out
+FAULTY_SHARE = 1.0  # sweeps whose listings are paged and whose first write times out
 SWEEP_TEMPLATES = (
     "{greeting}, this is {name}. Please {requests}.",
     "{greeting}, {name} here. I need you to {requests}.",
@@ -60,8 +61,9 @@ class Group:
 
 def sweep_plans(probe: WorldProbe) -> Iterator[Plan]:
     kinds = [k for k in owned(probe) if k.state is not None and transitions(probe, k.entity)]
-    people = list(dict.fromkeys(p for k in kinds for p in owners(probe, k)))
-    for person in probe.shuffled(people):
+    people = probe.shuffled(list(dict.fromkeys(p for k in kinds for p in owners(probe, k))))
+    people.sort(key=lambda p: -sum(len(records(probe, k, p)) for k in kinds))  # the most records first
+    for person in people:
         me = find_me(probe, person)
         if me is None:
             continue

@@ -15,7 +15,7 @@ from mcpsim.catalogue._blueprints import blueprints, expand
 from mcpsim.specs._compiler import compile_spec
 from mcpsim.specs._lint import id_arg
 from mcpsim.taskgen._generator import TURNS, TaskGenerator, plans_in_turn
-from mcpsim.taskgen._targets import owned, records
+from mcpsim.taskgen._targets import owned, owners, records, transitions
 from mcpsim.tasks import Action, CountFact, MoneyFact
 
 COMPOSED = ("pick", "branch", "sweep", "triage", "tally", "review", "errand")
@@ -208,3 +208,19 @@ class _Key:
 
     def key(self) -> str:
         return self.name
+
+
+def test_sweeps_start_with_the_user_with_the_most_records_and_every_sweep_meets_faults(generator):
+    """The longest sweeps first: the first sweep is for a user who holds the most records of the
+    kinds a sweep changes; and every sweep pages its listings or has its first write time out, so
+    the gold reads the record back instead of writing twice."""
+    probe = generator.probe
+    kinds = [k for k in owned(probe) if k.state is not None and transitions(probe, k.entity)]
+    held = {p: sum(len(records(probe, k, p)) for k in kinds) for k in kinds for p in owners(probe, k)}
+    plans = [plan for _, plan in zip(range(3), generator.kinds["sweep"].plans(probe), strict=False)]
+    assert plans and held[plans[0].person] == max(held.values())
+    world = probe.world
+    for plan in plans:
+        assert plan.faults is not None
+        first = next(i for i, a in enumerate(plan.actions) if world.tools[a.tool].writes)
+        assert plan.actions[first].expect == "error" and not world.tools[plan.actions[first + 1].tool].writes
