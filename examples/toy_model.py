@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -108,8 +109,24 @@ def main() -> None:
         server.handle_request()
 
 
+def _toy_listening(port: int) -> bool:
+    """Whether this toy endpoint answers on `port` (its chat route, with a request it accepts)."""
+    body = json.dumps({"model": "toy", "messages": [{"role": "user", "content": "ping"}]}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return json.loads(answer.read()).get("id") == "chatcmpl-toy"
+    except (OSError, ValueError):
+        return False
+
+
 def detach(args: argparse.Namespace) -> None:
-    """Start this endpoint in its own session and return once it has printed that it listens."""
+    """Start this endpoint in its own session and return once it has printed that it listens; a toy
+    model already listening on the port (an earlier --detach) is used as it is."""
+    if _toy_listening(args.port):
+        print(f"toy model already on http://127.0.0.1:{args.port}/v1")
+        return
     command = [sys.executable, __file__, "--port", str(args.port), "--idle-exit", str(args.idle_exit)]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert child.stdout is not None
