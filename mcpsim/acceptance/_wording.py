@@ -31,6 +31,7 @@ import inflect
 from faker.providers.company.en_US import Provider as Company
 from faker.providers.lorem.en_US import Provider as Lorem
 
+from mcpsim._nested import leaves
 from mcpsim.engine import Episode
 from mcpsim.specs import CompiledWorld
 from mcpsim.tasks import Task
@@ -172,20 +173,9 @@ def finds_out(task: Task) -> bool:
 
 def unknown_values(task: Task) -> list[str]:
     """The gold's string arguments (not paging) the simulated user does not know."""
-    known = {str(v).casefold() for v in _leaves(task.user.knows)}
+    known = {str(v).casefold() for v in leaves(task.user.knows)}
     said = [str(v) for a in task.gold for k, v in a.args.items() if k not in PAGING_ARGS and isinstance(v, str)]
     return [v for v in said if v.casefold() not in known]
-
-
-def _leaves(value: Any) -> Iterator[Any]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _leaves(item)
-    else:
-        yield value
 
 
 def is_filler(text: str) -> bool:

@@ -456,29 +456,27 @@ def cost(ctx: GradingContext, check: Check) -> Outcome:
     return not problems, "; ".join(problems or said) or "nothing to grade"
 
 
-# Check types the tasks package exports no class for, evaluated by their `type`.
-NAMED_EVALUATORS: dict[str, Callable[[GradingContext, Any], Outcome]] = {"cost": cost}
-
-EVALUATORS: dict[type, Callable[[GradingContext, Any], Outcome]] = {
-    RowExists: row_exists,
-    RowAbsent: row_absent,
-    FieldEquals: field_equals,
-    RowCount: row_count,
-    ColumnSum: column_sum,
-    GoldState: gold_state,
-    AllowedChanges: allowed_changes,
-    AnswerFacts: answer_facts,
-    ToolCalled: tool_called,
-    ToolNotCalled: tool_not_called,
-    CallOrder: call_order,
-    Confirmed: confirmed,
-    Custom: custom,
+# One evaluator per check type, keyed by the `type` every check carries (the rubric's tag).
+EVALUATORS: dict[str, Callable[[GradingContext, Any], Outcome]] = {
+    "row_exists": row_exists,
+    "row_absent": row_absent,
+    "field_equals": field_equals,
+    "row_count": row_count,
+    "column_sum": column_sum,
+    "gold_state": gold_state,
+    "allowed_changes": allowed_changes,
+    "answer_facts": answer_facts,
+    "tool_called": tool_called,
+    "tool_not_called": tool_not_called,
+    "call_order": call_order,
+    "confirmed": confirmed,
+    "custom": custom,
+    "cost": cost,
 }
 
 
 def evaluate(ctx: GradingContext, check: Check) -> Outcome:
-    evaluator = EVALUATORS.get(type(check)) or NAMED_EVALUATORS[check.type]
-    return evaluator(ctx, check)
+    return EVALUATORS[check.type](ctx, check)
 
 
 __all__ = ["EVALUATORS", "GradingContext", "evaluate", "show_key"]

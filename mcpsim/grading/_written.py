@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from mcpsim._nested import leaves
 from mcpsim.engine import CallRecord, NetChanges
 from mcpsim.grading import _answers as answers
 from mcpsim.grading._diff import generated_ids, is_volatile
@@ -74,14 +75,7 @@ def normalise(value: Any) -> str:
 
 
 def _leaves(value: Any) -> Iterator[Any]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _leaves(item)
-    elif value is not None:
-        yield value
+    return (v for v in leaves(value) if v is not None)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, computed_field
 
+from mcpsim._nested import leaves
 from mcpsim.engine import TemplateCache
 from mcpsim.tasks._asking import proposals, reveals
 from mcpsim.tasks._rubric import CallOrder, Confirmed, Custom, ToolNotCalled
@@ -107,19 +108,13 @@ def _leaves(value: Any) -> Iterator[str]:
     call to another, as text."""
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _leaves(item)
-    elif isinstance(value, bool) or value is None:
-        return
-    elif isinstance(value, int | float):
-        if abs(value) >= 10:
-            yield f"{value:g}" if isinstance(value, float) else str(value)
-    elif isinstance(value, str) and len(value) >= 3:
-        yield value.lower()
+    for leaf in leaves(value):
+        if isinstance(leaf, bool) or leaf is None:
+            continue
+        if isinstance(leaf, int | float) and abs(leaf) >= 10:
+            yield f"{leaf:g}" if isinstance(leaf, float) else str(leaf)
+        elif isinstance(leaf, str) and len(leaf) >= 3:
+            yield leaf.lower()
 
 
 def _said(task: Task) -> str:

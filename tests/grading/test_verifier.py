@@ -380,3 +380,14 @@ def test_ordering_can_cover_reads_and_forbidden_calls_can_ignore_refusals(verifi
     ctx.transcript = only_refused.transcript()
     assert not evaluate(ctx, strict)[0]  # trying counts where the task says so
     assert evaluate(ctx, lenient) == (True, "no call of transfer took effect (1 refused attempt)")  # the default
+
+
+def test_every_check_type_of_the_rubric_has_one_evaluator():
+    from typing import get_args
+
+    from mcpsim.grading._checks import EVALUATORS
+    from mcpsim.tasks._rubric import Check
+
+    union = get_args(Check)[0]
+    types = {get_args(model.model_fields["type"].annotation)[0] for model in get_args(union)}
+    assert types == set(EVALUATORS)
