@@ -5,14 +5,15 @@
 runs `mcpsim.catalogue._run.run_catalogue` (every check, tasks included) and samples the
 resident memory of this process and its pool workers twice a second. It prints one JSON object
 (and writes it to `--result`, default benchmarks/results/factory-<count>.json): the catalogue's
-report (worlds, tools, tasks, rejections per check, task lengths, distinctness), wall seconds,
-seconds per accepted world, the CPU seconds of the whole process tree (this process, the pool's
-workers and the processes they start, all waited for when the pool ends) in all, per world drawn
-and per accepted world, the peak resident memory of the whole process tree and of the largest
-single process, the machine's cores and its load (a loaded machine's cores run slower). A run
-stopped part-way resumes from `--out`, so a long run can be done in pieces; `resumed` in the
-report says how many worlds came from earlier pieces (their time is in neither `seconds` nor the
-CPU figures)."""
+report (worlds, tools, tasks, rejections per check, task lengths, distinctness, and `diversity`:
+the overlap of action structure within and across families and the share of near-duplicate
+tasks), wall seconds, seconds per accepted world, the CPU seconds of the whole process tree (this
+process, the pool's workers and the processes they start, all waited for when the pool ends) in
+all, per world drawn and per accepted world, the peak resident memory of the whole process tree
+and of the largest single process, the machine's cores and its load (a loaded machine's cores
+run slower). A run stopped part-way resumes from `--out`, so a long run can be done in pieces;
+`resumed` in the report says how many worlds came from earlier pieces (their time is in neither
+`seconds` nor the CPU figures)."""
 
 from __future__ import annotations
 

@@ -38,6 +38,7 @@ import yaml
 from mcpsim import logs
 from mcpsim.acceptance import CRITERIA, DeterminismChecker, validate
 from mcpsim.catalogue._blueprints import BlueprintError, blueprints, catalogue_specs
+from mcpsim.catalogue._diversity import backfill, diversity, record
 from mcpsim.specs import WorldSpec, compile_spec, parse_spec
 from mcpsim.taskgen import task_set
 from mcpsim.world import World
@@ -71,6 +72,9 @@ class WorldResult:
     reasons: list[str] = field(default_factory=list)  # the first failures, for people
     seconds: float = 0.0
     criteria_run: list[str] = field(default_factory=list)  # the acceptance criteria that ran on it
+    # accepted: its tool shapes (digest -> count) and per task [id, structure, wording] (`_diversity`)
+    structure: dict[str, int] = field(default_factory=dict)
+    task_keys: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -113,7 +117,7 @@ def build_world(
     result.seconds = time.perf_counter() - started
     if not report.ok:
         return _Built(result)
-
+    record(result, compiled, report.tasks)
     files = task_set(compiled, report.tasks).files
     tasks = files[0].model_dump(mode="json", exclude_defaults=True) if files else {}
     return _Built(
@@ -138,6 +142,7 @@ class CatalogueReport:
     distinct_tool_sets: int = 0
     runs_per_criterion: dict[str, int] = field(default_factory=dict)  # per criterion, the accepted worlds it ran on
     blueprints: dict[str, int] = field(default_factory=dict)  # accepted worlds per blueprint
+    diversity: dict[str, Any] = field(default_factory=dict)  # structural overlap, near-duplicate tasks
     workers: int = 0
     seconds: float = 0.0
     resumed: int = 0  # worlds taken from an earlier run's results.jsonl
@@ -177,6 +182,7 @@ def summarise(results: list[WorldResult], *, seed: int, count: int) -> Catalogue
     report.distinct_tool_sets = len({r.signature for r in accepted})
     report.runs_per_criterion = {c: sum(c in r.criteria_run for r in accepted) for c in CRITERIA}
     report.blueprints = dict(sorted(Counter(r.blueprint for r in accepted).items()))
+    report.diversity = diversity(accepted, seed)
     return report
 
 
@@ -250,6 +256,7 @@ def run_catalogue(
                 built = future.result()
                 ledger.record(built.result, built)
     results = ledger.results
+    backfill(results.values(), root)  # worlds of a run from before results kept their structure
     report = summarise(list(results.values()), seed=seed, count=count)
     _remove_worlds_past_count(root, results, count)
     report.workers = workers
