@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,16 @@ class TaskFileError(ValueError):
 
 
 def load_task_file(path: Path) -> TaskFile:
+    """The task file at `path`, parsed once per process for each content it has had: a file read
+    again with the same text (the CLI and the world host both load a world's tasks) is read, not
+    parsed. A `TaskFile` is frozen, so the one object serves every caller."""
+    return _parsed(str(path), path.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=64)  # files: a process loads a few worlds; a server of many cycles through
+def _parsed(path: str, text: str) -> TaskFile:
     try:
-        data = load_trusted(path.read_text(encoding="utf-8"))
-        return TaskFile.model_validate(data)
+        return TaskFile.model_validate(load_trusted(text))
     except (yaml.YAMLError, ValidationError) as exc:
         raise TaskFileError(f"{path}: {exc}") from None
 

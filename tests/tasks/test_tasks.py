@@ -104,3 +104,23 @@ def test_a_requirement_cut_short_by_a_yaml_comment_is_refused(tmp_path):
     body = TASK.format(id="x").replace("requirement: Three accounts remain", "requirement: Order #W0006911 is done")
     with pytest.raises(TaskFileError, match="too short to be a sentence"):
         load_task_file(write(tmp_path, "a.yaml", body))
+
+
+def test_a_task_file_read_again_with_the_same_text_is_not_parsed_again(tmp_path, monkeypatch):
+    """The CLI and the world host both load a world's tasks in one `mcpsim run` process (issue 30):
+    the second load reads the file but does not parse it; an edited file is parsed again."""
+    import mcpsim.tasks._loading as loading
+
+    parsed = []
+    real = loading.load_trusted
+    monkeypatch.setattr(loading, "load_trusted", lambda text: parsed.append(text) or real(text))
+    path = tmp_path / "one.yaml"
+    body = "world: {w}\ncanary: MCPSIM-CANARY probe 0123456789abcdef\ntasks: []\n"
+    path.write_text(body.format(w="bank_cache_probe"))
+    first = loading.load_task_file(path)
+    assert loading.load_task_file(path) is first and len(parsed) == 1
+    path.write_text(body.format(w="bank_cache_probe_2"))
+    assert loading.load_task_file(path).world == "bank_cache_probe_2" and len(parsed) == 2
+    path.write_text("world: [unclosed\n")
+    with pytest.raises(loading.TaskFileError, match="one.yaml"):
+        loading.load_task_file(path)
