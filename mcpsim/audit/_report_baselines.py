@@ -20,6 +20,7 @@ import fnmatch
 from collections.abc import Iterable
 from typing import Any
 
+from mcpsim._nested import leaves
 from mcpsim.audit._gold_run import GoldRun
 from mcpsim.audit._verdicts import failed_checks
 from mcpsim.grading import Verifier
@@ -34,14 +35,8 @@ Outcome = tuple[bool, bool, str]  # applied, passed, detail
 
 
 def _flat(value: Any) -> Iterable[str]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _flat(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _flat(item)
-    elif value is not None and not isinstance(value, bool):
-        yield str(value)
+    """The values inside `value` as text, but for None and booleans."""
+    return (str(v) for v in leaves(value) if v is not None and not isinstance(v, bool))
 
 
 def _graded(verifier: Verifier, task: Task, gold: GoldRun, answer: str, conversation: Any, what: str) -> Outcome:

@@ -179,6 +179,11 @@ def _rollback(conn: sqlite3.Connection, session: Session | None, limit: StorageL
     storage limit between calls again (its reserve for the failure's record)."""
     if session is not None:
         session.rollback()
+    _close(conn, limit)
+
+
+def _close(conn: sqlite3.Connection, limit: StorageLimit | None) -> None:
+    """Roll back whatever transaction is still open on `conn`; then the storage limit between calls again."""
     if conn.in_transaction:
         conn.execute("ROLLBACK")
     if limit is not None:
@@ -281,10 +286,7 @@ class CallTransaction:
             made = ctx.opened_session if ctx is not None else None
             if made is not None:
                 made.close()
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if limit is not None:
-                limit.wide(conn)
+            _close(conn, limit)
         return CallResult(spec.name, value=value, error=error, changes=changes, call_seq=call_seq, fault=fault)
 
     def _log_and_commit(

@@ -54,18 +54,6 @@ from mcpsim.serve import EpisodeManager
 from mcpsim.tasks import Task
 from mcpsim.trajectories import CallLog, FunctionCall, Message, Termination, ToolCall, ToolDef, Trajectory, Usage
 
-__all__ = [
-    "Action",
-    "AsyncEnv",
-    "Env",
-    "EnvError",
-    "EnvSnapshot",
-    "MessageAction",
-    "Observation",
-    "StepResult",
-    "ToolCallAction",
-]
-
 RewardKind = Literal["strict", "partial"]
 
 

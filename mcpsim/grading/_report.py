@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mcpsim._nested import leaves
 from mcpsim.engine import CallRecord, Episode
 from mcpsim.grading._verdict import CheckResult
 from mcpsim.tasks import action_mentions
@@ -90,14 +91,8 @@ def _ids(text: str) -> set[str]:
 
 
 def _walk(value: Any) -> Iterable[str]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _walk(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _walk(item)
-    elif value is not None:
-        yield str(value)
+    """The values inside `value` as text, but for None."""
+    return (str(v) for v in leaves(value) if v is not None)
 
 
 def tool_words(tool: str) -> frozenset[str]:

@@ -21,20 +21,13 @@ from mcpsim.audit._random_agent import run_random_agent
 from mcpsim.audit._report import TaskReport, WorldReport
 from mcpsim.audit._write_search import find_unrequested_write
 from mcpsim.cli import main
-from mcpsim.engine._episode import Episode
 from mcpsim.grading import Verifier
 from mcpsim.grading import _answers as answers
 from mcpsim.tasks import Action, Say, Task, TaskFile, TaskSet, state_fact
 from mcpsim.tasks._dialogue import CONFIRM_QUESTION
 from mcpsim.tasks._scenario import GoldActionError, gold_steps, run_actions, run_solution, task_episode
-from mcpsim.world._registry import load_world
 
 CANARY = "MCPSIM-CANARY-check-baselines-0123456789"
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_world("retail")
 
 
 def grade_by_substrings(
@@ -52,20 +45,6 @@ def substring_grader(monkeypatch):
 
 def policy_title(world) -> str:
     return world.policy.splitlines()[0].lstrip("# ")  # "Retail customer service policy": in no tool result
-
-
-@pytest.fixture(scope="module")
-def shop(world) -> dict[str, Any]:
-    """A pending order of the seeded shop and its customer."""
-    ep = Episode.create(world)
-    try:
-        row = ep.query(
-            "SELECT o.id, c.email, c.id AS customer FROM orders o JOIN customers c "
-            "ON c.id = o.customer_id WHERE o.status = 'pending' ORDER BY o.id LIMIT 1"
-        )[0]
-        return {"order": row["id"], "email": row["email"], "customer": row["customer"]}
-    finally:
-        ep.close()
 
 
 def make_task(

@@ -7,17 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from mcpsim.acceptance._validate import ValidationReport, Validator
 from mcpsim.audit._audit import check_task
 from mcpsim.audit._greedy import greedy_step
 from mcpsim.audit._report import WorldReport
 from mcpsim.audit._transcriber import fill_arguments, instruction_values, transcribe
-from mcpsim.engine._episode import Episode
 from mcpsim.grading import Verifier
 from mcpsim.tasks import Task, TaskFile, TaskSet
-from mcpsim.world._registry import load_world
 
 CANARY = "MCPSIM-CANARY-trivial-baselines-0123456789"
 VOLATILE = ["*.created_at", "*.updated_at", "*.cancelled_at"]  # as the world's own task files say
@@ -25,24 +21,6 @@ VOLATILE = ["*.created_at", "*.updated_at", "*.cancelled_at"]  # as the world's 
 
 def one_task(t: Task) -> TaskSet:
     return TaskSet(world="retail", files=[TaskFile(world="retail", canary=CANARY, volatile=VOLATILE, tasks=[t])])
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_world("retail")
-
-
-@pytest.fixture(scope="module")
-def shop(world) -> dict[str, Any]:
-    ep = Episode.create(world)
-    try:
-        row = ep.query(
-            "SELECT o.id, o.status, c.email FROM orders o JOIN customers c ON c.id = o.customer_id "
-            "WHERE o.status = 'pending' ORDER BY o.id LIMIT 1"
-        )[0]
-        return {"order": row["id"], "email": row["email"]}
-    finally:
-        ep.close()
 
 
 def task(

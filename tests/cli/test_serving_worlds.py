@@ -21,6 +21,7 @@ from mcpsim.catalogue._loading import worlds_registered_here_removed
 from mcpsim.cli import main
 from mcpsim.serve._settings import ServeConfig
 from mcpsim.testing._driver import clean_env
+from tests.support.commands import serve_http_config
 
 SPECS = Path(__file__).resolve().parents[2] / "examples" / "specs"
 WAIT = 600.0  # seconds for a line: generous, the machine is shared
@@ -93,20 +94,8 @@ def test_only_limits_the_worlds_served_and_they_are_named(tmp_path: Path) -> Non
 
 def _config(monkeypatch: pytest.MonkeyPatch, *args: str) -> ServeConfig:
     """The ServeConfig `mcpsim serve ARGS --http` builds its app from (the app is not built)."""
-    seen: list[ServeConfig] = []
-
-    class Stop(Exception):
-        pass
-
-    def create_app(config: ServeConfig) -> None:
-        seen.append(config)
-        raise Stop
-
-    monkeypatch.setattr("mcpsim.cli._serving_http.create_app", create_app)
     command = ["serve", *args, "--http", "--port", "0", "--no-auth", "--scale", "small"]
-    result = CliRunner().invoke(main, command, env={"MCPSIM_TOKEN": None, "MCPSIM_ONLY": None})
-    assert isinstance(result.exception, Stop), result.output
-    return seen[0]
+    return serve_http_config(monkeypatch, command, {"MCPSIM_TOKEN": None, "MCPSIM_ONLY": None})
 
 
 def test_only_and_world_reach_the_config(monkeypatch: pytest.MonkeyPatch) -> None:

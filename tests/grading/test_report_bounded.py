@@ -23,27 +23,25 @@ class _NoChanges:
         return []
 
 
+_READERS = frozenset({"search", "match", "fullmatch", "findall", "finditer", "split"})  # the text comes first
+
+
 class _Counted:
     """A compiled pattern that counts the characters it is asked to read."""
 
     def __init__(self, pattern: re.Pattern[str], counter: list[int]) -> None:
         self.pattern, self.counter = pattern, counter
 
-    def search(self, text: str, *args: Any) -> Any:
-        self.counter[0] += len(text)
-        return self.pattern.search(text, *args)
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.pattern, name)
+        if name not in _READERS:
+            return method
 
-    def match(self, text: str, *args: Any) -> Any:
-        self.counter[0] += len(text)
-        return self.pattern.match(text, *args)
+        def counted(text: str, *args: Any) -> Any:
+            self.counter[0] += len(text)
+            return method(text, *args)
 
-    def findall(self, text: str, *args: Any) -> Any:
-        self.counter[0] += len(text)
-        return self.pattern.findall(text, *args)
-
-    def finditer(self, text: str, *args: Any) -> Any:
-        self.counter[0] += len(text)
-        return self.pattern.finditer(text, *args)
+        return counted
 
 
 @pytest.mark.parametrize("message", [ONE_SENTENCE, MANY_SENTENCES], ids=["one sentence", "many sentences"])
@@ -54,7 +52,7 @@ def test_a_huge_message_is_read_in_linear_work(monkeypatch, message):
         monkeypatch.setattr(_report, name, _Counted(getattr(_report, name), counter))
     result = _report.report_check(_NoChanges(), [], message)  # type: ignore[arg-type]
     assert result is not None and not result.passed  # it claims a cancellation no call took
-    assert counter[0] <= PER_CHARACTER * len(message), counter[0] / len(message)
+    assert 0 < counter[0] <= PER_CHARACTER * len(message), counter[0] / len(message)
 
 
 def test_the_window_still_reads_a_claim_at_the_end_of_a_long_sentence():

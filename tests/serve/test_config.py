@@ -14,6 +14,7 @@ from mcpsim.engine._templates import parse_size
 from mcpsim.runner._settings import RunConfig
 from mcpsim.serve._access import public_base_url
 from mcpsim.serve._settings import DEFAULT_LIMITS, DEFAULTS, ClientLimits, ServeConfig
+from tests.support.commands import serve_http_config
 
 # option name -> (ServeConfig or ClientLimits field, how the option shows "no limit")
 SERVE_OPTIONS = {
@@ -120,27 +121,11 @@ def test_run_options_take_their_defaults_from_the_run_plan(option: str, field: s
 
 
 def test_serve_http_passes_every_option_to_its_config(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    from click.testing import CliRunner
-
-    from mcpsim.cli import main
-
-    seen: list[ServeConfig] = []
-
-    class Stop(Exception):
-        pass
-
-    def create_app(config: ServeConfig) -> None:
-        seen.append(config)
-        raise Stop
-
-    monkeypatch.setattr("mcpsim.cli._serving_http.create_app", create_app)  # where `serve --http` takes it from
     args = ["serve", "retail", "--http", "--port", "0", "--token", "t" * 20, "--seed", "3", "--scale", "small"]
     args += ["--max-episodes", "7", "--ttl", "9", "--allowed-host", "example.com", "--record", str(tmp_path)]
     args += ["--sessions-per-client", "2", "--session-idle-timeout", "5", "--max-episode-bytes", "1MiB"]
     args += ["--max-bytes-per-episode", "3MiB"]
-    result = CliRunner().invoke(main, args, env={k: None for k in ("MCPSIM_TOKEN", "MCPSIM_NO_AUTH")})
-    assert isinstance(result.exception, Stop), result.output
-    [config] = seen
+    config = serve_http_config(monkeypatch, args, {k: None for k in ("MCPSIM_TOKEN", "MCPSIM_NO_AUTH")})
     assert (config.world, config.seed, config.scale, config.token) == ("retail", 3, "small", "t" * 20)
     assert (config.max_episodes, config.ttl_seconds, config.record_dir) == (7, 9.0, str(tmp_path))
     assert config.allowed_hosts == ["example.com"] and config.max_episode_bytes == 1024**2

@@ -162,7 +162,7 @@ _ID_NOUNS = frozenset(
     }
 )
 _FILLERS = FUNCTION_WORDS | _ID_NOUNS
-_CLAUSE_OPENERS = frozenset(
+CLAUSE_OPENERS = frozenset(  # a word that opens a new clause, and with it maybe a new subject
     {
         "and",
         "but",
@@ -234,7 +234,7 @@ class Parsed:
         index = bisect.bisect_right(self.word_ends, start) - 1
         position = start
         for word in reversed(self.words[: index + 1]):
-            if not set(self.text[word.end : position]) <= LOOKBACK_GAP or word.text in _CLAUSE_OPENERS:
+            if not set(self.text[word.end : position]) <= LOOKBACK_GAP or word.text in CLAUSE_OPENERS:
                 return False
             if word.text in _NEGATIONS or word.text.endswith("n't"):
                 return True

@@ -26,44 +26,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mcpsim.grading._answers._parsed import FUNCTION_WORDS, Mention, Parsed
+from mcpsim.grading._answers._parsed import CLAUSE_OPENERS, FUNCTION_WORDS, Mention, Parsed
 from mcpsim.grading._answers._phrases import word_forms
 
 WINDOW = 4  # content words each side: a clause's subject is a few words, not the whole sentence
 _BOUNDARY = frozenset(".;!?,()[]{}:\n|")
 _LABELS = (frozenset(":"), frozenset("|"))  # `Refund: $40`, a table's `| Refund | $40 |`
-_OPENERS = frozenset(
-    {
-        "and",
-        "but",
-        "or",
-        "nor",
-        "because",
-        "since",
-        "so",
-        "while",
-        "whereas",
-        "although",
-        "though",
-        "however",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "where",
-        "when",
-        "then",
-        "if",
-        "unless",
-        "until",
-        "than",
-        "whereby",
-        "plus",
-        "minus",
-        "less",
-        "equals",
-    }
-)
+# the clause openers but `as`, with the words that join alternatives, comparisons and sums
+_OPENERS = (CLAUSE_OPENERS - {"as"}) | {"or", "nor", "than", "whereby", "plus", "minus", "less", "equals"}
 # Words that name no subject but show there is one (`the amount is $59` is no ellipsis).
 _GENERIC = frozenset(
     {
