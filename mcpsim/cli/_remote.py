@@ -1,19 +1,26 @@
 """`mcpsim run --server URL`: the world the server serves, checked against this client's copy
-before any episode starts (the client takes tasks, gold actions and the simulated user from its
-copy; the server grades with its own)."""
+before any episode starts. With a copy (at the server's version) the client takes tasks, gold
+actions and the simulated user from it; without one it takes the tasks' public listing from the
+server (`GET /worlds/{world}/tasks`) and asks the server for the scripted user's turns. The server
+always grades with its own."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
 
 WORLDS_TIMEOUT = 60.0  # seconds for GET /worlds; a busy server may be building a template
+MAX_SERVED_TASKS = 100_000  # tasks taken from one listing
+TASK_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,80}$")  # `Task.id`'s pattern: ids name files under --out
 
 
-def check_served_world(world: str, server_url: str, token: str | None) -> None:
-    """A usage error unless the server at `server_url` serves `world` at this client's version.
-    An unreachable server is left to the run, which reports it per episode (`server_error`)."""
+def check_served_world(world: str, server_url: str, token: str | None) -> Any:
+    """A usage error unless the server at `server_url` serves `world`, at this client's version
+    if the client has it. None when the client's copy is to be used (or the server could not be
+    asked: an unreachable server is left to the run, which reports it per episode as
+    `server_error`); the server's task listing (a `TaskSet`) for a world only the server has."""
     import httpx
 
     from mcpsim.world import UnknownWorld, load_world
@@ -38,17 +45,88 @@ def check_served_world(world: str, server_url: str, token: str | None) -> None:
             f"the server at {server_url} does not serve {world!r} (it serves: {known})", param_hint="WORLD"
         )
     if mine is None:
-        raise click.BadParameter(
-            f"the server at {server_url} serves {world!r} (version {served[world][:12]}), but this client has no "
-            "copy of it: the run takes its tasks, gold actions and simulated user from the client, so load the "
-            "same spec here with --world-spec FILE or --worlds-dir DIR",
-            param_hint="WORLD",
-        )
+        return served_tasks(world, server_url, headers)
     if mine != served[world]:
         raise click.UsageError(
             f"world {world!r} differs: the server at {server_url} serves version {served[world][:12]}, this "
             f"client has version {mine[:12]}; its tasks and grading would not match (update one side, or "
             "load the server's spec here with --world-spec / --worlds-dir)"
+        )
+    return None
+
+
+def served_tasks(world: str, server_url: str, headers: dict[str, str]) -> Any:
+    """The tasks of `world` as the server lists them: id, split, instruction, the user's persona,
+    tags and difficulty. The hidden parts (gold, rubric, what the user knows, scripted turns)
+    stay on the server: these tasks carry none, so only the server grades them and speaks for
+    their user. A listing that is not one is a usage error naming what is wrong."""
+    import httpx
+
+    from mcpsim.tasks import Task, TaskFile, TaskSet, UserSpec
+
+    url = f"{server_url.rstrip('/')}/worlds/{world}/tasks"
+    try:
+        response = httpx.get(url, headers=headers, timeout=WORLDS_TIMEOUT)
+        listed = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError) as exc:
+        raise click.UsageError(f"could not list the tasks of {world!r} at {url}: {exc}") from None
+    if not isinstance(listed, list) or not 0 < len(listed) <= MAX_SERVED_TASKS:
+        raise click.UsageError(
+            f"the server at {server_url} lists no tasks of {world!r} (GET {url}: HTTP {response.status_code}, "
+            f"{response.text[:200]})"
+        )
+    tasks = []
+    for item in listed:
+        fields = _public_fields(item)
+        if fields is None:
+            raise click.UsageError(
+                f"the server's task listing of {world!r} holds an entry that is not a task: {str(item)[:200]}"
+            )
+        persona = fields.pop("persona")
+        # unvalidated on purpose: no gold or rubric is here to validate (the server has them)
+        tasks.append(Task.model_construct(**fields, user=UserSpec(persona=persona), gold=[], rubric=[]))
+    return TaskSet.model_construct(world=world, files=[TaskFile.model_construct(world=world, canary="", tasks=tasks)])
+
+
+def _public_fields(item: Any) -> dict[str, Any] | None:
+    """A listed task's public fields, checked (its id names files, so it must be a task id), or None."""
+    if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not TASK_ID.match(item["id"]):
+        return None
+    split, difficulty = item.get("split"), item.get("difficulty", "medium")
+    tags = item.get("tags", [])
+    if split not in ("train", "dev", "test", "hard") or difficulty not in ("easy", "medium", "hard"):
+        return None
+    if not isinstance(item.get("instruction"), str) or not isinstance(tags, list):
+        return None
+    persona = item.get("persona", "")
+    return {
+        "id": item["id"],
+        "split": split,
+        "instruction": item["instruction"],
+        "persona": persona if isinstance(persona, str) else "",
+        "tags": [str(t) for t in tags],
+        "difficulty": difficulty,
+    }
+
+
+def check_served_run(agent: Any, user_spec: str, tier: str | None) -> None:
+    """A usage error for what a run of a world only the server has cannot do: an agent that
+    reads the task's gold (the oracle), a model user (it needs what the user knows), --tier
+    (measured by replaying the gold)."""
+    if agent.needs_task:
+        raise click.BadParameter(
+            f"{agent.name} reads each task's gold solution, which only the server has (this client has no copy "
+            "of the world): use another agent, or load the world's spec here with --world-spec / --worlds-dir",
+            param_hint="--agent",
+        )
+    if user_spec != "scripted":
+        raise click.BadParameter(
+            "a model user needs what each task's user knows, which only the server has: leave --user scripted",
+            param_hint="--user",
+        )
+    if tier is not None:
+        raise click.BadParameter(
+            "tiers are measured by replaying each task's gold solution, which only the server has", param_hint="--tier"
         )
 
 

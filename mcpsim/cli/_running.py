@@ -30,7 +30,7 @@ from mcpsim.cli._app import (
     spec_options,
 )
 from mcpsim.cli._measured import TIER_NAMES, select_measured
-from mcpsim.cli._remote import check_served_world
+from mcpsim.cli._remote import check_served_run, check_served_world
 from mcpsim.cli._run_summary import _print_summary, _report_run
 from mcpsim.runner import Executor, RunConfig, Transport
 
@@ -221,10 +221,11 @@ def run(
          the same --out reruns the server_error and grader_error episodes
     """
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
-    if server_url:  # the server's copy of the world against this client's
-        check_served_world(world, server_url, token)
-    _world(world)
-    selected = _select_tasks(_tasks(world), task_spec)
+    # the server's copy of the world against this client's; a listing of its tasks if only the server has it
+    served = check_served_world(world, server_url, token) if server_url else None
+    if served is not None:
+        check_served_run(_check_agent(agent_spec, base_url), user_spec, tier)
+    selected = _select_tasks(served if served is not None else _tasks(world), task_spec)
     selected = select_measured(world, selected, tier, calibration_path, max_pass_rate, min_pass_rate)
     if not selected:
         bounds = " within --tier and the pass-rate bounds" if tier or calibration_path else ""
@@ -235,6 +236,7 @@ def run(
         *(world, selected, agent_spec, out_dir, trials, concurrency, seed, resume, keep_first, transport, server_url),
         *(token, max_steps, timeout, user_spec, base_url, api_key_env, temperature, max_tokens, extra_body, token_ids),
         *(user_base_url, user_api_key_env, cache_dir, no_cache, faults_spec, executor, address),
+        served_tasks=served is not None,
     )
     result = anyio.run(_execute, plan)
     _report_run(result, plan, as_json, max_failures, server_url)
@@ -266,8 +268,8 @@ def _check_run_options(
         )
 
 
-def _check_agent(agent_spec: str, base_url: str) -> None:
-    """A usage error unless `--agent` names an agent this process can make."""
+def _check_agent(agent_spec: str, base_url: str) -> Any:
+    """A usage error unless `--agent` names an agent this process can make; the agent (closed)."""
     from mcpsim.runner import make_agent
 
     if os.getcwd() not in sys.path:  # `--agent package.module:Class` from the current directory, as uvicorn does
@@ -277,6 +279,7 @@ def _check_agent(agent_spec: str, base_url: str) -> None:
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--agent") from None
     anyio.run(agent.aclose)
+    return agent
 
 
 def _plan(
@@ -308,6 +311,7 @@ def _plan(
     faults_spec: str | None,
     executor: Executor,
     address: str | None,
+    served_tasks: bool = False,
 ) -> RunConfig:
     """The run `run`'s options ask for, of the `selected` tasks."""
     return RunConfig(
@@ -322,6 +326,7 @@ def _plan(
         keep_first=keep_first,
         transport="http" if server_url else transport,
         server_url=server_url,
+        served_tasks=served_tasks,
         token=token,
         max_steps=max_steps,
         timeout=timeout,

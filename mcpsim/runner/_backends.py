@@ -342,6 +342,14 @@ class _HttpEpisode:
     async def suspend(self) -> bytes:
         return await self.backend._json("GET", f"/episodes/{self.id}/snapshot")
 
+    async def user_reply(self, conversation: list[dict[str, Any]]) -> str | None:
+        """The server's scripted user's next message after `conversation` (OpenAI-style
+        message dicts), from the task this episode was created for; None when it is done."""
+        said = await self.backend._json("POST", f"/episodes/{self.id}/user", json={"messages": conversation})
+        if not isinstance(said, dict) or not isinstance(said.get("message"), str | None):
+            raise BackendError(f"POST /episodes/{self.id}/user: not a user turn: {str(said)[:300]}")
+        return said["message"]
+
 
 # -- stdio --------------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import structlog
 from mcpsim.engine import lone_surrogate
 from mcpsim.grading import Verdict
 from mcpsim.runner._agents import Agent, Turn
-from mcpsim.runner._backends import GradingFailed, LiveEpisode
+from mcpsim.runner._backends import BackendError, GradingFailed, LiveEpisode
 from mcpsim.runner._llm import ModelError
 from mcpsim.runner._settings import RolloutSettings
 from mcpsim.runner._users import User
@@ -232,6 +232,8 @@ async def _converse(
                 state.messages.append(Message(role="user", content=said))
         except ModelError as exc:
             termination, error = "model_error", str(exc)
+        except BackendError:  # the server failed (e.g. asked for the user's turn): the episode's server_error
+            raise
         except Exception as exc:  # a custom agent's bug ends its episode, not the run
             log.exception("agent error", task=task.id, trial=trial)
             termination, error = "agent_error", f"{type(exc).__name__}: {exc}"

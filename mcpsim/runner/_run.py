@@ -20,7 +20,7 @@ from mcpsim.runner._backends import Backend, BackendError, GradingFailed
 from mcpsim.runner._loop import Resume, rollout
 from mcpsim.runner._settings import RolloutSettings, RunConfig
 from mcpsim.runner._summary import Summary, latest, summarize
-from mcpsim.runner._users import User
+from mcpsim.runner._users import ServerUser, User
 from mcpsim.tasks import Task
 from mcpsim.trajectories import Journal, JournalError, Trajectory
 
@@ -75,6 +75,8 @@ async def run_episode(
     try:
         snapshot = job.resume.snapshot if job.resume else None
         async with backend.episode(world, task, snapshot, config.faults) as live:
+            if isinstance(user, ServerUser):  # its replies come from this episode's server
+                user.episode = live
             return await rollout(
                 agent, live, task, user, world=world, trial=trial, settings=job.settings, stop=stop, resume=job.resume
             )

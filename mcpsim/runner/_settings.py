@@ -11,7 +11,7 @@ from typing import Any, Literal
 from mcpsim.engine import FaultProfile, TemplateCache
 from mcpsim.runner._agents import Agent, OpenAIAgent, make_agent
 from mcpsim.runner._llm import ChatClient
-from mcpsim.runner._users import LlmUser, ScriptedUser, User
+from mcpsim.runner._users import LlmUser, ScriptedUser, ServerUser, User
 from mcpsim.tasks import Task
 
 
@@ -60,6 +60,9 @@ class RunConfig:
     user_api_key_env: str | None = None  # the variable holding its key (None: api_key_env)
     transport: Transport = "inprocess"
     server_url: str | None = None  # a running `mcpsim serve --http`
+    # `tasks` are the server's public listing (a world only the server has): no gold, rubric or
+    # hidden user; the scripted user is asked on the server (ServerUser)
+    served_tasks: bool = False
     token: str | None = None  # its control-plane token
     executor: Executor = "local"
     address: str | None = None  # the Ray cluster's (None: RAY_ADDRESS, else a local cluster)
@@ -72,6 +75,8 @@ class RunConfig:
     def __post_init__(self, settings: RolloutSettings | None) -> None:
         if settings is not None:
             self._take(settings)
+        if self.served_tasks and (self.server_url is None or self.executor != "local"):
+            raise ValueError("served_tasks: the tasks of a world only the server at server_url has (executor local)")
         if self.user != "scripted" and not self.user.startswith("openai:"):
             raise ValueError(f"the simulated user is scripted or openai:MODEL, not {self.user!r}")
 
@@ -110,7 +115,9 @@ class RunConfig:
     def make_user(self, task: Task) -> User:
         """A new simulated user of `user` for `task`."""
         if self.user == "scripted":
-            return ScriptedUser(task)
+            return ServerUser(task) if self.served_tasks else ScriptedUser(task)
+        if self.served_tasks:
+            raise ValueError("a model user needs what the task's user knows, which only the server has")
         client = ChatClient(
             model=self.user.split(":", 1)[1],
             base_url=self.user_base_url or self.base_url,

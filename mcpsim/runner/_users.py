@@ -4,7 +4,7 @@ instruction; after each final answer of the agent, a user may say more or end th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from mcpsim.runner._llm import ChatClient
 from mcpsim.tasks import Task, scripted_reply
@@ -36,6 +36,26 @@ class ScriptedUser:
 
     async def reply(self, messages: list[Message], usage: Usage) -> str | None:
         return scripted_reply(self.task, [m.model_dump(exclude_none=True) for m in messages])
+
+    async def aclose(self) -> None:
+        pass
+
+
+@dataclass
+class ServerUser:
+    """The scripted user of a task only the server has (`mcpsim run W --server URL` without W
+    here): the client holds the task's public listing, the server its hidden parts, so each
+    reply is the server's (`POST /episodes/{id}/user`, the same `scripted_reply`). The runner
+    binds `episode` (an HTTP backend's live episode) once the episode exists."""
+
+    task: Task
+    episode: Any = None
+
+    async def reply(self, messages: list[Message], usage: Usage) -> str | None:
+        if self.episode is None:
+            raise RuntimeError("ServerUser.reply before the runner bound the episode")
+        reply: str | None = await self.episode.user_reply([m.model_dump(exclude_none=True) for m in messages])
+        return reply
 
     async def aclose(self) -> None:
         pass

@@ -45,9 +45,11 @@ class TaskRoutes:
         self._grading_locks_lock = threading.Lock()
 
     async def list_tasks(self, request: Request) -> Response:
-        """A world's tasks as a harness builds its prompts from them: id, split, the user's
-        first message, and whether the rubric needs a dialogue (a confirmation, or more scripted
-        user turns) beyond that message. Never the gold solution or the rubric."""
+        """A world's tasks as a harness (or `mcpsim run --server` without the world) builds its
+        prompts from them: id, split, the user's first message and persona, the authored tags and
+        difficulty, and whether the rubric needs a dialogue (a confirmation, or more scripted user
+        turns) beyond that message. Never the gold solution, the rubric, the answer facts, other
+        solutions, what the user knows or wants, the scripted turns or the file's canary."""
         try:
             world = self.lookup(request.path_params["world"])
             tasks = await off_the_loop(lambda: self.manager.verifier(world.name).tasks.tasks)
@@ -59,6 +61,9 @@ class TaskRoutes:
                     "id": t.id,
                     "split": t.split,
                     "instruction": t.instruction,
+                    "persona": t.user.persona,
+                    "tags": list(t.tags),
+                    "difficulty": t.difficulty,
                     "dialogue": bool(t.user.turns)
                     or "dialogue" in t.user.knows  # details told only when asked (a generated task's)
                     or any(isinstance(c, Confirmed) for c in t.rubric),

@@ -1,6 +1,7 @@
 """`mcpsim run W --server URL` checks the server's copy of W against the client's before any
-episode starts (issue 35): a world the server does not serve, one the client has no copy of, and
-one whose versions differ are usage errors that say so."""
+episode starts (issue 35): a world the server does not serve and one whose versions differ are
+usage errors that say so; a world only the server has runs on the server's task listing, with
+the server's scripted user and grading."""
 
 from __future__ import annotations
 
@@ -13,9 +14,14 @@ from click.testing import CliRunner
 from mcpsim.catalogue import register_spec
 from mcpsim.catalogue._loading import worlds_registered_here_removed
 from mcpsim.cli import main
+from mcpsim.cli._remote import _public_fields
+from mcpsim.tasks import TaskSet, load_tasks
+from mcpsim.trajectories import Journal
+from mcpsim.world import UnknownWorld, load_world
 
 SPEC = Path(__file__).resolve().parents[2] / "examples" / "specs" / "bikes.yaml"
 TOKEN = "t" * 24
+SERVER_TURN = "While you are at it, what does a rental cost?"
 
 
 @pytest.fixture
@@ -38,10 +44,61 @@ def test_a_world_the_server_does_not_serve_is_named_with_those_it_does(bikes_ser
     assert code == 2 and "does not serve 'retail' (it serves: bikes)" in output, output
 
 
-def test_a_world_only_the_server_has_says_to_load_its_spec(bikes_server: str, tmp_path: Path) -> None:
-    code, output = _run("bikes", "--server", bikes_server, "--token", TOKEN, "--out", str(tmp_path))
-    assert code == 2, output
-    assert "serves 'bikes'" in output and "this client has no copy of it" in output and "--world-spec" in output
+@pytest.fixture
+def bikes_with_tasks(serve_http) -> Iterator[tuple[str, TaskSet, str]]:
+    """A server of the bikes spec world and its tasks, one of which gets a scripted second user
+    turn; this process then forgets the world (the client has no copy, not even of the tasks).
+    The server's URL, its tasks and the world's version."""
+    with worlds_registered_here_removed():
+        world = register_spec(SPEC)
+        tasks = load_tasks(world.name)
+    first = tasks.tasks[0]
+    talker = first.model_copy(update={"user": first.user.model_copy(update={"turns": [SERVER_TURN]})})
+    files = [f.model_copy(update={"tasks": [talker if t.id == first.id else t for t in f.tasks]}) for f in tasks.files]
+    served = TaskSet(world=tasks.world, files=files)
+    url = serve_http([world], token=TOKEN, tasks={"bikes": served}).url
+    with worlds_registered_here_removed():
+        yield url, served, world.version
+
+
+def test_a_world_only_the_server_has_runs_on_the_servers_tasks_user_and_grading(
+    bikes_with_tasks: tuple[str, TaskSet, str], tmp_path: Path
+) -> None:
+    url, served, version = bikes_with_tasks
+    with pytest.raises(UnknownWorld):
+        load_world("bikes")  # the client side cannot load it
+    code, output = _run("bikes", "--server", url, "--token", TOKEN, "--out", str(tmp_path))
+    assert code == 0, output
+    ran = {t.task_id: t for t in Journal(tmp_path).read()}
+    assert set(ran) == {t.id for t in served.tasks}
+    for task in served.tasks:
+        episode = ran[task.id]
+        assert episode.status == "completed" and episode.termination == "answered", episode.error
+        assert episode.verdict is not None and episode.verdict["task_id"] == task.id  # the server's grading
+        assert episode.world_version == version and episode.reward == 0.0  # the do-nothing agent fails
+        users = [m.content for m in episode.messages if m.role == "user"]
+        # the opening from the listing; the scripted turn, which only the server knows, from the server
+        assert users == [task.instruction, *([SERVER_TURN] if task.user.turns else [])]
+    assert sum(SERVER_TURN in (m.content or "") for t in ran.values() for m in t.messages) == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "hint", "fragment"),
+    [
+        (["--agent", "oracle"], "--agent", "oracle reads each task's gold solution, which only the server has"),
+        (["--agent", "noop", "--user", "openai:m"], "--user", "a model user needs what each task's user knows"),
+        (["--agent", "noop", "--tier", "easy"], "--tier", "replaying each task's gold solution"),
+    ],
+)
+def test_what_needs_the_hidden_parts_is_refused_for_a_world_only_the_server_has(
+    bikes_with_tasks: tuple[str, TaskSet, str], tmp_path: Path, extra: list[str], hint: str, fragment: str
+) -> None:
+    url = bikes_with_tasks[0]
+    out = tmp_path / "runs"
+    args = ["run", "bikes", "--server", url, "--token", TOKEN, "--out", str(out), *extra]
+    result = CliRunner().invoke(main, args, env={"MCPSIM_TOKEN": None})
+    assert result.exit_code == 2 and fragment in result.output and hint in result.output, result.output
+    assert not out.exists()
 
 
 def test_a_version_mismatch_is_refused_before_any_episode(bikes_server: str, tmp_path: Path) -> None:
@@ -62,3 +119,25 @@ def test_a_version_mismatch_is_refused_before_any_episode(bikes_server: str, tmp
 def test_a_refused_token_is_said_before_any_episode(bikes_server: str, tmp_path: Path) -> None:
     code, output = _run("bikes", "--server", bikes_server, "--token", "wrong-token-wrong", "--out", str(tmp_path))
     assert code == 2 and "refused the control-plane token" in output, output
+
+
+def test_a_world_only_the_server_has_needs_its_task_listing(bikes_server: str, tmp_path: Path) -> None:
+    code, output = _run("bikes", "--server", bikes_server, "--token", TOKEN, "--out", str(tmp_path / "runs"))
+    assert code == 2 and "lists no tasks of 'bikes'" in output and "HTTP 404" in output, output
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"id": "../../etc/x", "split": "dev", "instruction": "Rent me a bike please."},  # ids name files under --out
+        {"id": "ok", "split": "nightly", "instruction": "Rent me a bike please."},
+        {"id": "ok", "split": "dev", "instruction": None},
+        {"id": "ok", "split": "dev", "instruction": "Rent me a bike please.", "tags": "a"},
+        "not a task",
+    ],
+)
+def test_a_listed_task_that_is_not_one_is_refused(entry: object) -> None:
+    assert _public_fields(entry) is None
+    good = {"id": "ok", "split": "dev", "instruction": "Rent me a bike please.", "persona": "P", "tags": ["t"]}
+    assert _public_fields(good) == {**good, "difficulty": "medium"}
