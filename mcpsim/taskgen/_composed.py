@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpsim.specs import ActionSpec, id_arg
+from mcpsim.taskgen._paging import met
 from mcpsim.taskgen._plan import Ask, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import (
@@ -189,13 +190,15 @@ def _pick(probe: WorldProbe, kind: Owned, me: Me) -> Plan | None:
     if p is None:
         return None
     request = verb(probe, p.action, p.thing(probe))
+    gold, miss, faults = met(probe, p.gold(probe), another_record(probe, p.reads, p.action, p.order[1:]))
     return Plan(
         "pick",
-        p.gold(probe),
+        gold,
         person=me.person,
         asks=[Ask(request, "")],
         question=probe.rng.choice(PICK_TEMPLATES).format(greeting=GREETING_SLOT, name=me.name, request=request),
-        near_miss=("acts on another record", another_record(probe, p.reads, p.action, p.order[1:]), None),
+        faults=faults,
+        near_miss=("acts on another record", miss, None),
         tags=[p.action.name, "by_" + p.rank.field],
         identified=True,
         knows=me.knows,

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpsim.taskgen._composed import Picked, another_record, people, pick_one
+from mcpsim.taskgen._paging import met
 from mcpsim.taskgen._plan import Ask, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import act, runs, verb, words
@@ -61,17 +62,15 @@ def ask_plans(probe: WorldProbe) -> Iterator[Plan]:
     for p in picks(probe):
         label = p.kind.label(probe)
         request = verb(probe, p.action, f"one of my {words(p.state)} {plural(label)}")
+        gold, miss, faults = met(probe, p.gold(probe), another_record(probe, p.reads, p.action, p.order[1:]))
         yield Plan(
             "ask",
-            p.gold(probe),
+            gold,
             person=p.me.person,
             asks=[Ask(request, "")],
             question=probe.rng.choice(ASK_TEMPLATES).format(greeting=GREETING_SLOT, name=p.me.name, request=request),
-            near_miss=(
-                "acts on another record without asking",
-                another_record(probe, p.reads, p.action, p.order[1:]),
-                None,
-            ),
+            faults=faults,
+            near_miss=("acts on another record without asking", miss, None),
             tags=[p.action.name, "by_" + p.rank.field],
             identified=True,
             knows=_knows(p, reveal={label: f"The one {p.rank.phrase(probe, p.top)}."}),
@@ -83,18 +82,19 @@ def change_plans(probe: WorldProbe) -> Iterator[Plan]:
         if p.low is None:
             continue
         first, then = act(probe, p.action, p.order[0]["id"]), act(probe, p.action, p.low[0]["id"])
-        gold = [*p.reads, then]
-        if not runs(probe, gold):
+        if not runs(probe, [*p.reads, then]):
             continue
+        gold, miss, faults = met(probe, [*p.reads, then], [*p.reads, first])  # its listings paged
         request = verb(probe, p.action, p.thing(probe))
         said = CHANGED.format(other=p.rank.phrase(probe, not p.top))
-        followed = [*p.reads, Say(say=confirmation_question([first])), first]
+        followed = [*miss[:-1], Say(say=confirmation_question([first])), first]
         yield Plan(
             "change",
             gold,
             person=p.me.person,
             asks=[Ask(request, "")],
             question=_check_first(probe, p, request),
+            faults=faults,
             tags=[p.action.name, "by_" + p.rank.field],
             identified=True,
             knows=_knows(p, propose=[first.model_dump(include={"tool", "args"})]),
@@ -109,10 +109,12 @@ def decline_plans(probe: WorldProbe) -> Iterator[Plan]:
         first = act(probe, p.action, p.order[0]["id"])
         request = verb(probe, p.action, p.thing(probe))
         asked = Say(say=confirmation_question([first]))
+        gold, miss, faults = met(probe, list(p.reads), [*p.reads, first])  # its listings paged
         yield Plan(
             "decline",
-            list(p.reads),
+            gold,
             person=p.me.person,
+            faults=faults,
             facts=[IdFact(id=str(p.order[0]["id"]))],
             asks=[Ask(request, "")],
             question=_check_first(probe, p, request),
@@ -121,7 +123,7 @@ def decline_plans(probe: WorldProbe) -> Iterator[Plan]:
             knows=_knows(p, propose=[first.model_dump(include={"tool", "args"})]),
             confirmations=[{"match": str(p.order[0]["id"]), "reply": DECLINED}],
             checks=[_confirmed(p, "No change was made after the user said no.")],
-            misses=[Solution(name="writes after the user said no", steps=[*p.reads, asked, first])],
+            misses=[Solution(name="writes after the user said no", steps=[*miss[:-1], asked, first])],
         )
 
 

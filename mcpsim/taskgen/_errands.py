@@ -1,18 +1,20 @@
-"""Errand tasks (`ERRAND`): two or three composed jobs for one user in one conversation: "First,
+"""Errand tasks (`ERRAND`): two to four composed jobs for one user in one conversation: "First,
 pay my pending order for the book with the lowest price. Then cancel all my reserved stays.
 Finally, close all my open tickets." The first job names its target by a property: a pick
 (`_composed`: the top record by a ranking) or a review (`_reviews`: each record of a set read,
-some changed), or a sweep (`_sweeps`: every record of a set changed) after it. The user
-is found and verified once; jobs are added until the gold reaches `LONG_ENOUGH` calls or
-`MOST_JOBS` jobs. Its listings show `_paging.PAGE` records at a time and its first write times
-out (`_paging.met`): the agent pages, checks the record the write was for, and goes on. Leaving
-the last job undone is the near miss.
+some changed), or a sweep (`_sweeps`: every record of a set changed) after it. In half the errands
+led by a pick, the user leaves out which record ("pay one of my pending orders") and says it only
+when asked (`mcpsim.tasks._asking`): a second user turn. The user is found and verified once; jobs
+are added until the gold reaches `LONG_ENOUGH` calls or `MOST_JOBS` jobs. Its listings show
+`_paging.PAGE` records at a time and its first write times out (`_paging.met`): the agent pages,
+checks the record the write was for, and goes on. Leaving the last job undone is the near miss.
 
 The jobs after the first are sweeps, picks and reviews on other records of the user, the longest
 first. They must not get in each other's way: two jobs on one kind of record never share a state
 (neither acts on a record the other acts on, moves records into, or moves them from), and every
 read of a job returns the same after the jobs before it as at the start, so each job decides on
-what it would see if it were the only one."""
+what it would see if it were the only one. The writes of every job go under one request for the
+go-ahead that names each of them (`mcpsim.grading`'s `confirmed` check)."""
 
 from __future__ import annotations
 
@@ -23,18 +25,20 @@ from dataclasses import dataclass
 
 from mcpsim.specs import ActionSpec
 from mcpsim.taskgen._composed import pick_one
+from mcpsim.taskgen._dialogues import DIALOGUE
 from mcpsim.taskgen._paging import met
 from mcpsim.taskgen._plan import Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._reviews import review_one
 from mcpsim.taskgen._sweeps import Group, groups_of
-from mcpsim.taskgen._targets import Me, Owned, find_me, owned, owners, records, runs, transitions, verb
-from mcpsim.taskgen._wording import GREETING_SLOT
+from mcpsim.taskgen._targets import Me, Owned, find_me, owned, owners, records, runs, transitions, verb, words
+from mcpsim.taskgen._wording import GREETING_SLOT, plural
 from mcpsim.tasks import Action
 
-MOST_JOBS = 3
+MOST_JOBS = 4
 MOST_PEOPLE = 8  # users tried, those with the most records first
-LONG_ENOUGH = 12  # gold calls at which an errand takes no further job
+LONG_ENOUGH = 14  # gold calls at which an errand takes no further job
+ASKED_SHARE = 0.5  # errands led by a pick whose record the user names only when asked
 ERRAND_TEMPLATES = {
     2: (
         "{greeting}, this is {name}. I have two things for you. First, {jobs[0]}. Second, {jobs[1]}.",
@@ -47,6 +51,12 @@ ERRAND_TEMPLATES = {
         "{greeting}, {name} here. Please {jobs[0]}. After that, {jobs[1]}. And then {jobs[2]}, please.",
         "{greeting}. My name is {name}, and I need three things done. First, {jobs[0]}. Second, "
         "{jobs[1]}. Third, {jobs[2]}.",
+    ),
+    4: (
+        "{greeting}, this is {name}, with a list for you. First, {jobs[0]}. Then {jobs[1]}. After that, "
+        "{jobs[2]}. And last, {jobs[3]}.",
+        "{greeting}, {name} here. I need four things. First, {jobs[0]}. Second, {jobs[1]}. Third, "
+        "{jobs[2]}. Fourth, {jobs[3]}.",
     ),
 }
 
@@ -62,6 +72,7 @@ class Job:
     froms: frozenset[str]
     tos: frozenset[str]
     tag: str
+    asked: tuple[str, dict[str, str]] | None = None  # a pick's request that leaves out which record, and the reveal
 
     def clashes(self, other: Job) -> bool:
         if self.entity != other.entity:
@@ -87,7 +98,12 @@ def _ranked(probe: WorldProbe, kind: Owned, me: Me) -> Job | None:
             if p is not None:
                 steps = (*p.gold(probe)[len(me.actions) :],)
                 request = verb(probe, p.action, p.thing(probe))
-                return Job(steps, request, kind.entity, frozenset({p.state}), _tos(p.action), p.action.name)
+                label = kind.label(probe)
+                asked = (
+                    verb(probe, p.action, f"one of my {words(p.state)} {plural(label)}"),
+                    {label: f"The one {p.rank.phrase(probe, p.top)}."},
+                )
+                return Job(steps, request, kind.entity, frozenset({p.state}), _tos(p.action), p.action.name, asked)
     return None
 
 
@@ -100,13 +116,6 @@ def _sweep_job(probe: WorldProbe, group: Group, person: str) -> Job:
         _tos(group.action),
         group.action.name,
     )
-
-
-def _confirmable(probe: WorldProbe, actions: list[Action]) -> bool:
-    """Whether one request for the go-ahead can cover the writes of `actions` the policy wants
-    confirmed: they are all one tool (a request naming two actions is a request for neither:
-    `mcpsim.grading`'s `confirmed` check)."""
-    return len({a.tool for a in actions if a.tool in probe.confirm and probe.world.tools[a.tool].writes}) <= 1
 
 
 def _reads(probe: WorldProbe, before: list[Action], steps: tuple[Action, ...]) -> list[str] | None:
@@ -161,7 +170,7 @@ def _errand(probe: WorldProbe, kind: Owned, me: Me, kinds: list[Owned]) -> Plan 
     more = probe.shuffled(more)
     more.sort(key=lambda j: -len(j.steps))  # the longest jobs first (ties stay shuffled)
     for job in more:
-        if any(job.clashes(j) for j in jobs) or not _confirmable(probe, [*gold, *job.steps]):
+        if any(job.clashes(j) for j in jobs):
             continue
         # the job sees what it would see first thing: the jobs before it change nothing it reads
         if _reads(probe, gold, job.steps) != _reads(probe, list(me.actions), job.steps) or not runs(
@@ -177,16 +186,22 @@ def _errand(probe: WorldProbe, kind: Owned, me: Me, kinds: list[Owned]) -> Plan 
     template = probe.rng.choice(ERRAND_TEMPLATES[len(jobs)])
     miss = gold[: len(gold) - len(jobs[-1].steps)]
     gold, miss, faults = met(probe, gold, miss)
+    requests = [j.request for j in jobs]
+    knows = me.knows
+    if lead.asked is not None and probe.rng.random() < ASKED_SHARE:
+        # the user says which record only when asked (`mcpsim.tasks._asking`): a second user turn
+        requests[0], reveal = lead.asked
+        knows = {**me.knows, DIALOGUE: {"reveal": reveal}}
     return Plan(
         "errand",
         gold,
         person=me.person,
-        question=template.format(greeting=GREETING_SLOT, name=me.name, jobs=[j.request for j in jobs]),
+        question=template.format(greeting=GREETING_SLOT, name=me.name, jobs=requests),
         faults=faults,
         near_miss=("leaves the last job undone", miss, None),
         tags=[j.tag for j in jobs],
         identified=True,
-        knows=me.knows,
+        knows=knows,
     )
 
 

@@ -24,9 +24,10 @@ on from the results, so later calls chain on earlier ones:
   one the ranking picks;
 - `review` (`_reviews`): each record of a set read through its reference, and changed only where
   a condition on what was read holds;
-- `errand` (`_errands`): two or three jobs for one user in one conversation (a pick or a review,
+- `errand` (`_errands`): two to four jobs for one user in one conversation (a pick or a review,
   then sweeps, picks or reviews on other records), its listings paged and its first write timing
-  out (`_paging`): the agent pages, checks the record, and goes on.
+  out (`_paging`): the agent pages, checks the record, and goes on; in half of those led by a pick,
+  which record is a detail the user gives only when asked.
 
 Dialogue kinds (`_dialogues`), picks that need a second user turn (`mcpsim.tasks._asking`):
 
@@ -105,9 +106,10 @@ PLAN_KINDS: tuple[PlanKind, ...] = (
 )
 KINDS: tuple[Kind, ...] = tuple(kind.name for kind in PLAN_KINDS)
 # The order the kinds' plans take turns in, over and over: the composed kinds (a target named by a
-# property, several records, a total, a branch: chained calls) hold most turns, the dialogue kinds
-# (a detail told when asked, a change of mind, a declined change) a quarter (over a third of the
-# tasks: the other kinds run out of plans sooner), the one-call kinds a few.
+# property, several records, a total, a branch: chained calls) hold most turns, the longest (errands,
+# sweeps) next when a kind runs out; the dialogue kinds (a detail told when asked, a change of mind,
+# a declined change) a quarter (over a third of the tasks: the other kinds run out of plans sooner,
+# and half the errands led by a pick ask too), the one-call kinds a few.
 TURNS: tuple[Kind, ...] = (
     "errand",
     "ask",
@@ -115,17 +117,19 @@ TURNS: tuple[Kind, ...] = (
     "sweep",
     "errand",
     "change",
-    "triage",
+    "sweep",
     "errand",
     "decline",
     "review",
-    "pick",
+    "errand",
+    "sweep",
+    "triage",
     "ask",
-    "tally",
-    "branch",
     "errand",
     "change",
-    "sweep",
+    "pick",
+    "tally",
+    "branch",
     "decline",
     "refusal",
     "pick",

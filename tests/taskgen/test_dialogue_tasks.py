@@ -222,3 +222,51 @@ def test_the_served_task_list_marks_every_dialogue_kind(generator, dialogue, ser
     )
     listed = httpx.get(f"{server.url}/worlds/{generator.compiled.world.name}/tasks", timeout=60).json()
     assert {t["id"]: t["dialogue"] for t in listed} == {t.id: True for t in tasks}
+
+
+# -- an errand whose first job names its record only when asked ---------------------------------------
+
+
+def test_an_errand_can_leave_out_which_record_its_first_job_is_on_until_asked():
+    from mcpsim.tasks._asking import DIALOGUE
+
+    # a generator of its own: the module's has drawn from its seeded `Random` in other tests
+    generator = TaskGenerator(
+        compile_spec(expand(blueprints()["bookstore"], 1, name="bookstore_t")), seed=0, scale="small"
+    )
+    try:
+        _asked_errand(generator, DIALOGUE)
+    finally:
+        generator.close()
+
+
+def _asked_errand(generator: TaskGenerator, DIALOGUE: str) -> None:
+    for number, plan in enumerate(generator.kinds["errand"].plans(generator.probe), 1):
+        task = generator.task(plan, number)
+        if DIALOGUE in plan.knows and not generator.sound(task):  # sound: no problem found
+            break
+    else:
+        pytest.fail("no sound errand asks which record its first job is on")
+    [(topic, answer)] = reveals(task).items()
+    assert answer.lower().rstrip(".").removeprefix("the one ") not in task.instruction.lower()
+    assert "one of my " in task.instruction
+    steps = gold_steps(task, generator.compiled.world)
+    assert steps[0] == Say(say=detail_question(topic))
+    verdict, conversation = graded(generator, task, steps)
+    assert verdict.passed and conversation[2] == {"role": "user", "content": answer}
+    assert user_says(task, "I have found your records.") is None  # never told unasked
+    features = TaskFeatures.of(task, generator.compiled.world)
+    assert features.user_turns == 2 and features.gold_calls >= 8
+    # the transcriber (arguments copied from the instruction) cannot know which record
+    report = check_baselines(generator, task, ["transcriber", "one_step_greedy"])
+    assert not any(r.passed for r in report.values())
+
+
+def test_dialogue_tasks_meet_paged_listings_like_the_composed_ones(generator, dialogue):
+    paged = [t for t in dialogue.values() if t.faults is not None]
+    assert paged, "no dialogue task meets a paged listing"
+    for task in paged:
+        offsets = [a for a in task.gold if "offset" in a.args]
+        assert offsets, task.id  # the gold asks for the next page
+        verdict, _ = graded(generator, task, gold_steps(task, generator.compiled.world))
+        assert verdict.passed
