@@ -216,11 +216,17 @@ def asks_another_action(text: str, actions: frozenset[str]) -> bool:
     """Whether `text` asks for another action than `actions` (classes, `tool_actions`): it names
     some action, asserted or denied, and asserts none of them ("I'll change its address instead",
     "I won't cancel it", "I'll leave it as it is"). A request that names no action at all does not
-    ask for another one; an empty `actions` (a tool with no known verb) asks nothing of it."""
-    if not actions:
-        return False
+    ask for another one. For an empty `actions` (a tool with no known verb) only a request to keep
+    things as they are, asserting no action, asks for another: whatever the tool does changes
+    something."""
     asserted, denied = named_actions(text)
+    if not actions:
+        return _keeps(asserted, denied)
     return bool(asserted or denied) and not (asserted & actions)
+
+
+def _keeps(asserted: frozenset[str], denied: frozenset[str]) -> bool:
+    return STATUS_QUO in denied and not asserted
 
 
 def names_action(text: str, tool: str) -> bool | None:
@@ -229,8 +235,8 @@ def names_action(text: str, tool: str) -> bool | None:
     request that names the record but no action ("About order #W1: shall I go ahead?") does not
     name it."""
     actions = tool_actions(tool)
-    if not actions:
-        return None
+    if not actions:  # nothing to name, but a request to keep things as they are asks for no change
+        return False if _keeps(*named_actions(text)) else None
     return bool(named_actions(text)[0] & actions)
 
 

@@ -460,7 +460,7 @@ def attempts(world_name: str, world: World, task: Task, n: int) -> Iterator[Atte
         other: Callable[[list[Action]], str] = lambda actions: ask_other_action(actions[0], n)  # noqa: E731
         yield make(False, "request for another action", _with_requests(world, task, gold, other))
         needed = [a for a in writes if _needs_asking(world, task, a)]
-        first = tool_actions(needed[0].tool)
+        first = tool_actions(needed[0].tool) if needed else set()
         if len(needed) >= 2 and not all(w.tool != needed[0].tool and tool_actions(w.tool) & first for w in needed[1:]):
             steps: list[Step] = list(gold)
             steps.insert(gold.index(needed[0]), Say(say=ask_prose(needed[:1])))
@@ -504,19 +504,28 @@ class Worlds:
 
 
 def catalogue_worlds(count: int, seed: int = CATALOG_SEED, tasks: int = 10) -> Worlds:
-    """`count` catalogue worlds drawn with `seed`, each with `tasks` generated tasks."""
+    """`count` catalogue worlds drawn with `seed`, each with `tasks` generated tasks. A drawn world
+    that does not expand, compile or seed (acceptance would reject it) is skipped, named on
+    stderr, and the next one drawn in its place (at most `count` more)."""
     from mcpsim.catalogue._blueprints import catalogue_specs
     from mcpsim.specs import compile_spec
     from mcpsim.taskgen import generate_tasks
     from mcpsim.taskgen._generator import task_set
 
     found = Worlds()
-    for _, _, _, spec in catalogue_specs(count, seed=seed):
-        if isinstance(spec, Exception):
+    for index, blueprint, _, spec in catalogue_specs(2 * count, seed=seed):
+        if len(found.worlds) == count:
+            break
+        try:
+            if isinstance(spec, Exception):
+                raise spec
+            compiled = compile_spec(spec)
+            generated = task_set(compiled, generate_tasks(compiled, count=tasks, seed=0))
+        except Exception as exc:  # any world acceptance would reject is skipped, and named
+            print(f"skipped catalogue world {index} ({blueprint}): {exc}", file=sys.stderr)
             continue
-        compiled = compile_spec(spec)
         found.worlds[spec.name] = compiled.world
-        found.tasks[spec.name] = task_set(compiled, generate_tasks(compiled, count=tasks, seed=0))
+        found.tasks[spec.name] = generated
     return found
 
 

@@ -174,3 +174,18 @@ def test_the_scripted_user_says_yes_to_its_own_action_in_other_words():
     assert confirmation_reply(f"Shall I cancel orders {ids}?", task) == YES_REPLY
     assert confirmation_reply(f"Shall I return orders {ids}?", task) != YES_REPLY
     assert isinstance(cancels[0], Action)
+
+
+def test_keeping_things_as_they_are_is_another_action_for_a_tool_with_no_known_verb():
+    """`dock_bike` says no action the words know: a request to keep the records as they are still
+    asks for no change, so neither the scripted user's yes nor the `confirmed` check may count it
+    for the write (the `other_action_confirmed` baseline passed such generated tasks)."""
+    assert tool_actions("dock_bike") == frozenset()
+    keep = "Shall I keep bikes BK0001 and BK0002 as they are?"
+    assert asks_another_action(keep, frozenset())
+    assert names_action(keep, "dock_bike") is False
+    # a request that names the records and no action still asks nothing of such a tool
+    plain = "Shall I go ahead with bikes BK0001 and BK0002?"
+    assert not asks_another_action(plain, frozenset()) and names_action(plain, "dock_bike") is None
+    # keeping one thing while doing another the words know asserts an action: not a keep-only request
+    assert names_action("I'll keep the note unchanged and update BK0001's dock.", "dock_bike") is None

@@ -53,10 +53,15 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _MARKER_WORDS = frozenset({"wait", "correction", "update", "mean", "meant", "oops", "mistake", "bad", "misspoke"})
-# A sum is said as one: an operator, a total, or an explanation after a colon or in brackets.
+# A sum is said as one: a word of sums anywhere in its sentences (`total`, `minus`, `net`), or
+# an operator, or an explanation after a colon or in brackets, between its first value and its last
+# (`$10 + $30 = $40`, `$740: the $790 fare minus ...`, `$40 (the $10 fee and the $30 fare)`). A
+# colon or a dash before all of them only introduces a list (`Here's what I found: $2,189.31,
+# $1,005.00, $1,184.31`), even when one of its values happens to add up the others.
+_EXPLAINED = re.compile(r"[+=:(\u00d7]|\s[-\u2212]\s")
 _ARITHMETIC = re.compile(
-    r"[+=:(\u00d7]|\s[-\u2212]\s|\b(?:plus|minus|less|equals?|totals?|totalling|totaling|sum|adds?\s+up|"
-    r"comes?\s+to|made\s+up|of\s+which|breakdown|including|includes?|consists?|after)\b",
+    r"\b(?:plus|minus|less|equals?|totals?|totalling|totaling|sum|adds?\s+up|"
+    r"comes?\s+to|made\s+up|of\s+which|breakdown|including|includes?|consists?|after|net)\b",
     re.IGNORECASE,
 )
 _OR = re.compile(r"\bor\b|/|\?", re.IGNORECASE)
@@ -281,7 +286,7 @@ def _sums(claims: list[Claim], stance: Stance, text: str) -> None:
         low = min(claims[i].start for i in (whole, *parts))
         high = max(claims[i].end for i in (whole, *parts))
         said = stance.sentence_at(claims[whole].start).start, stance.sentence_at(claims[parts[-1]].start).end
-        if _OR.search(text, low, high) or not _ARITHMETIC.search(text, *said):
+        if _OR.search(text, low, high) or not (_ARITHMETIC.search(text, *said) or _EXPLAINED.search(text, low, high)):
             continue  # offered as alternatives, or a list with no sign of a sum
         claims[whole] = replace(claims[whole], group=group)
         for i in parts:

@@ -8,7 +8,9 @@ A fact is stated when a claim of its value (any way of writing it: `_alternative
    $39.98`, `isn't pending`, `is no longer pending`, `won't be refunded`, `no $25 fee`, `not order
    W6964978`, `$39.98 instead of $40`, `rather than $40`), taken back after it (`$40 is
    incorrect`, `$40 was wrong`, `$40 - that's not right`, `..., but that figure is wrong`,
-   `Scratch that.`) or replaced (`$40, sorry, I mean $45`; `Actually, it's $45.`). Negation stays
+   `Scratch that.`), replaced (`$40, sorry, I mean $45`; `Actually, it's $45.`) or said again and
+   denied there (`Your refund is $40. That $40 is wrong.`; not a denial of the same value of another
+   subject: `There is no $40 fee.`). Negation stays
    in its clause ("I did not charge a fee; your refund is $39.98" states $39.98; "you haven't
    received the $223.98 refund yet" states $223.98). A value only asked ("Is it $40?", "..., right?")
    or only hedged ("maybe", "might be", "I think it could be", "either ... or") is not stated.
@@ -48,6 +50,7 @@ from mcpsim.grading._answers._phrases import find_words
 from mcpsim.grading._answers._polarity import ASKED, ASSERTED, DENIED, HEDGED
 from mcpsim.grading._answers._reference import FactSubject, fact_subjects
 from mcpsim.grading._answers._rivals import RivalFinder
+from mcpsim.grading._answers._subjects import same_subject
 from mcpsim.tasks import Fact, state_fact
 
 ALLOWANCE = {"money": 4, "number": 3, "date": 2, "time": 2, "duration": 2, "percent": 2, "id": 4, "phone": 2, "name": 8}
@@ -188,16 +191,39 @@ def judge(fact: Fact, reading: Reading, index: int | None = None) -> FactResult:
     """Whether the answer states `fact` (number `index` of the task's facts): asserted, about its
     subject, with no rival, not stuffed."""
     seen: dict[str, str] = {}
+    stated: list[Occurrence] = []
+    denied: list[Claim] = []
     for alt in alternatives(fact):
         for occurrence in reading.occurrences(alt):
             status, detail = _status(occurrence, alt, reading, index)
             if status == "stated":
-                return FactResult(fact, "stated")
+                stated.append(occurrence)
+            elif occurrence.claim is not None and occurrence.polarity == DENIED and alt.kind not in _NAMING:
+                denied.append(occurrence.claim)
             seen.setdefault(status, detail)
+    for occurrence in stated:
+        if not any(_takes_back(claim, occurrence.claim) for claim in denied):
+            return FactResult(fact, "stated")
+    if stated:
+        return FactResult(fact, "negated", "taken back where it is said again")
     for status in ("conflicting", "swapped", "asked", "hedged", "part", "negated"):
         if status in seen:
             return FactResult(fact, status, seen[status])
     return FactResult(fact, "missing")
+
+
+# Kinds that name a record or a person: "Claim CL1 does not have enough cover" says something of
+# CL1, it does not deny that the record is CL1, so a negated clause about it takes nothing back.
+_NAMING = frozenset({"id", "name"})
+
+
+def _takes_back(denial: Claim, stated: Claim | None) -> bool:
+    """Whether a denial of the same value said again (`Your refund is $40. That $40 is wrong.`)
+    takes back the stated one: said of nothing (`that figure`) or of the same subject; a denial of
+    the same value of another subject (`I did not charge the $40 fee`) does not."""
+    if stated is None:
+        return False
+    return not denial.subject.words or same_subject(denial.subject, stated.subject)
 
 
 def _status(occurrence: Occurrence, alt: Alternative, reading: Reading, index: int | None) -> tuple[str, str]:

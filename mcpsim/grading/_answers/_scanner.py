@@ -109,7 +109,7 @@ _PHONE = _rx(
 _CENTS = _rx(r"(?<![\w.,$])(?P<cents>\d{1,2})\s*(?:cents?\b|¢)")
 _PERCENT = _rx(rf"{_AMOUNT}\s*(?:%|percent\b|per\s+cent\b)")
 _DURATION = _rx(
-    rf"{NUM_START}(?<![\w.,$:/])(?P<amount>{NUM})(?:\s*(?:-|to)\s*(?P<upto>{NUM}))?[\s-]*"
+    rf"{NUM_START}(?<![\w.,$:/])(?P<amount>{NUM})(?:(?:[^\S\n]*-|\s*to)\s*(?P<upto>{NUM}))?[\s-]*"
     rf"(?:(?:business|calendar|working)[\s-]+)?(?P<unit>{_UNIT})(?![\w])"
 )
 _DURATION_COMPACT = _rx(
@@ -177,9 +177,19 @@ class Scanner:
             self.found.append((kind, value, start, end))
 
     def each(self, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
-        for match in pattern.finditer(self.text):
+        """The pattern's matches on free text. A match over a claimed span is dropped and the
+        search goes on from just after its start, so a value inside it is still found (in `USD
+        90.00 - 24 hours`, `90.00 - 24 hours` is no range of durations, but `24 hours` is one)."""
+        position = 0
+        while position <= len(self.text):
+            match = pattern.search(self.text, position)
+            if match is None:
+                return
             if match.end() > match.start() and self.free(match.start(), match.end()):
                 yield match
+                position = match.end()
+            else:
+                position = match.start() + 1
 
     def scan(self) -> list[tuple[str, Hashable, int, int]]:
         for match in self.each(_EMAIL):
