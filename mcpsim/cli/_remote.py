@@ -76,12 +76,15 @@ def served_tasks(world: str, server_url: str, headers: dict[str, str]) -> Any:
             f"{response.text[:200]})"
         )
     tasks = []
+    ids: set[str] = set()
     for item in listed:
         fields = _public_fields(item)
-        if fields is None:
+        if fields is None or fields["id"] in ids:  # an id names files under --out: each once
             raise click.UsageError(
-                f"the server's task listing of {world!r} holds an entry that is not a task: {str(item)[:200]}"
+                f"the server's task listing of {world!r} holds an entry that is not a task, or a task id twice: "
+                f"{str(item)[:200]}"
             )
+        ids.add(fields["id"])
         persona = fields.pop("persona")
         # unvalidated on purpose: no gold or rubric is here to validate (the server has them)
         tasks.append(Task.model_construct(**fields, user=UserSpec(persona=persona), gold=[], rubric=[]))
@@ -90,7 +93,7 @@ def served_tasks(world: str, server_url: str, headers: dict[str, str]) -> Any:
 
 def _public_fields(item: Any) -> dict[str, Any] | None:
     """A listed task's public fields, checked (its id names files, so it must be a task id), or None."""
-    if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not TASK_ID.match(item["id"]):
+    if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not TASK_ID.fullmatch(item["id"]):
         return None
     split, difficulty = item.get("split"), item.get("difficulty", "medium")
     tags = item.get("tags", [])
@@ -109,10 +112,15 @@ def _public_fields(item: Any) -> dict[str, Any] | None:
     }
 
 
-def check_served_run(agent: Any, user_spec: str, tier: str | None) -> None:
+def check_served_run(agent: Any, user_spec: str, tier: str | None, executor: str = "local") -> None:
     """A usage error for what a run of a world only the server has cannot do: an agent that
     reads the task's gold (the oracle), a model user (it needs what the user knows), --tier
-    (measured by replaying the gold)."""
+    (measured by replaying the gold), Ray's executor (its workers load the world's tasks)."""
+    if executor != "local":
+        raise click.BadParameter(
+            "a world only the server has runs on the local executor: its tasks come from the server's listing",
+            param_hint="--executor",
+        )
     if agent.needs_task:
         raise click.BadParameter(
             f"{agent.name} reads each task's gold solution, which only the server has (this client has no copy "

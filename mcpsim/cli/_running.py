@@ -224,7 +224,7 @@ def run(
     # the server's copy of the world against this client's; a listing of its tasks if only the server has it
     served = check_served_world(world, server_url, token) if server_url else None
     if served is not None:
-        check_served_run(_check_agent(agent_spec, base_url), user_spec, tier)
+        check_served_run(_check_agent(agent_spec, base_url), user_spec, tier, executor)
     selected = _select_tasks(served if served is not None else _tasks(world), task_spec)
     selected = select_measured(world, selected, tier, calibration_path, max_pass_rate, min_pass_rate)
     if not selected:

@@ -219,24 +219,34 @@ def asks_another_action(text: str, actions: frozenset[str]) -> bool:
     ask for another one. For an empty `actions` (a tool with no known verb) only a request to keep
     things as they are, asserting no action, asks for another: whatever the tool does changes
     something."""
-    asserted, denied = named_actions(text)
     if not actions:
-        return _keeps(asserted, denied)
+        return _keeps(text)
+    asserted, denied = named_actions(text)
     return bool(asserted or denied) and not (asserted & actions)
 
 
-def _keeps(asserted: frozenset[str], denied: frozenset[str]) -> bool:
-    return STATUS_QUO in denied and not asserted
+# "leave the others alone", "no changes to your other orders": a keep about other records
+_OTHERS = re.compile(r"\b(?:others?|rest|else|remaining)\b", re.IGNORECASE)
+
+
+def _keeps(text: str) -> bool:
+    """Whether `text` asks only to keep things as they are: a keep phrase, no action asserted, and
+    the keep not about other records ("No changes to your other orders")."""
+    asserted, denied = named_actions(text)
+    if STATUS_QUO not in denied or asserted:
+        return False
+    return any(not _OTHERS.search(text[m.start() : m.end() + 40]) for m in _KEEP.finditer(text))
 
 
 def names_action(text: str, tool: str) -> bool | None:
     """Whether `text` asserts `tool`'s action ("cancel" for `cancel_order`, in any of its words);
-    None when the tool's name says no known action, so there is nothing a request must name. A
+    None when the tool's name says no known action, so there is nothing a request must name
+    (False, though, for a request only to keep things as they are). A
     request that names the record but no action ("About order #W1: shall I go ahead?") does not
     name it."""
     actions = tool_actions(tool)
     if not actions:  # nothing to name, but a request to keep things as they are asks for no change
-        return False if _keeps(*named_actions(text)) else None
+        return False if _keeps(text) else None
     return bool(named_actions(text)[0] & actions)
 
 

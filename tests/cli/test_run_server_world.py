@@ -88,6 +88,7 @@ def test_a_world_only_the_server_has_runs_on_the_servers_tasks_user_and_grading(
         (["--agent", "oracle"], "--agent", "oracle reads each task's gold solution, which only the server has"),
         (["--agent", "noop", "--user", "openai:m"], "--user", "a model user needs what each task's user knows"),
         (["--agent", "noop", "--tier", "easy"], "--tier", "replaying each task's gold solution"),
+        (["--agent", "noop", "--executor", "ray"], "--executor", "runs on the local executor"),
     ],
 )
 def test_what_needs_the_hidden_parts_is_refused_for_a_world_only_the_server_has(
@@ -134,6 +135,7 @@ def test_a_world_only_the_server_has_needs_its_task_listing(bikes_server: str, t
         {"id": "ok", "split": "nightly", "instruction": "Rent me a bike please."},
         {"id": "ok", "split": "dev", "instruction": None},
         {"id": "ok", "split": "dev", "instruction": "Rent me a bike please.", "tags": "a"},
+        {"id": "ok\n", "split": "dev", "instruction": "Rent me a bike please."},  # the whole id, not a prefix
         "not a task",
     ],
 )

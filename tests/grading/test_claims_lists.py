@@ -186,6 +186,7 @@ def test_a_value_denied_where_it_is_said_again_is_taken_back(answer):
         "Your refund is $40, and no $40 restocking fee applies.",
         "Your refund is $40, not $45.",
         "The refund is not $45; it is $40.",
+        "You were worried it wouldn't be $40, but your refund is $40.",  # the denial comes first
     ],
 )
 def test_a_denial_of_the_same_value_of_another_subject_or_of_another_value_takes_nothing_back(answer):

@@ -184,8 +184,13 @@ def test_keeping_things_as_they_are_is_another_action_for_a_tool_with_no_known_v
     keep = "Shall I keep bikes BK0001 and BK0002 as they are?"
     assert asks_another_action(keep, frozenset())
     assert names_action(keep, "dock_bike") is False
-    # a request that names the records and no action still asks nothing of such a tool
-    plain = "Shall I go ahead with bikes BK0001 and BK0002?"
-    assert not asks_another_action(plain, frozenset()) and names_action(plain, "dock_bike") is None
+    # a request that names the records and no action still asks nothing of such a tool, nor does
+    # one that keeps only the other records as they are
+    for plain in (
+        "Shall I go ahead with bikes BK0001 and BK0002?",
+        "Shall I go ahead with BK0001? No changes to your other bikes.",
+        "I'll do BK0001 and leave the rest as they are. OK?",
+    ):
+        assert not asks_another_action(plain, frozenset()) and names_action(plain, "dock_bike") is None, plain
     # keeping one thing while doing another the words know asserts an action: not a keep-only request
     assert names_action("I'll keep the note unchanged and update BK0001's dock.", "dock_bike") is None

@@ -218,11 +218,11 @@ _NAMING = frozenset({"id", "name"})
 
 
 def _takes_back(denial: Claim, stated: Claim | None) -> bool:
-    """Whether a denial of the same value said again (`Your refund is $40. That $40 is wrong.`)
-    takes back the stated one: said of nothing (`that figure`) or of the same subject; a denial of
+    """Whether a denial of the same value said again after it (`Your refund is $40. That $40 is
+    wrong.`) takes back the stated one: said of nothing (`that figure`) or of the same subject; a denial of
     the same value of another subject (`I did not charge the $40 fee`) does not."""
-    if stated is None:
-        return False
+    if stated is None or denial.start < stated.end:  # a denial before the statement ("You feared it
+        return False  # wouldn't be $40, but it is $40") is what the statement answers
     return not denial.subject.words or same_subject(denial.subject, stated.subject)
 
 
