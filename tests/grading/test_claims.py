@@ -64,6 +64,9 @@ def polarity(text: str) -> list[tuple[object, str]]:
         "It's not $40.",
         "You get $45 instead of $40.",
         "You get $45 rather than $40.",
+        "The $40 refund is wrong.",
+        "Your $40 late fee isn't correct - it was waived.",
+        "The $40 refund was no longer valid; I refunded the order in full.",
     ],
 )
 def test_a_value_denied_or_taken_back_before_or_after_it_is_denied(text):
@@ -78,6 +81,9 @@ def test_a_value_denied_or_taken_back_before_or_after_it_is_denied(text):
         "I did not charge a fee; your refund is $40.",
         "Your refund is $40. That's correct.",
         "2 items were wrong, so I refunded $40.",
+        "The $40 charge was a mistake, so I refunded $40.",
+        "Your $40 refund is correct.",
+        "I refunded $40 and nothing else was wrong.",
     ],
 )
 def test_a_denial_of_something_else_leaves_the_value_asserted(text):
@@ -655,3 +661,12 @@ def test_work_stays_bounded_on_long_or_adversarial_answers():
         ok, why = grade_answer(facts, [], answer, reference="The refund is $39.98.")
         assert not ok and reason in why
         assert time.process_time() - started < 3.0
+
+
+def test_a_verdict_on_an_ids_record_or_a_counts_items_leaves_the_value_asserted():
+    """`the $40 refund is wrong` denies the amount; `the #W1 order is wrong` says the order was
+    placed in error and `the 3 bags are wrong` that the bags are, so both values stay stated."""
+    assert polarity("The 3 bags are wrong, so I removed them.") == [(3.0, "asserted")]
+    claims = read_claims("The #W0006911 order is wrong, so I cancelled it.").claims
+    assert [(c.kind, c.polarity) for c in claims if c.kind == "id"] == [("id", "asserted")]
+    assert polarity("Your 10:00 appointment time is wrong; it is 11:00.") == [(600, "denied"), (660, "asserted")]

@@ -124,7 +124,14 @@ class Claims:
             Claim(
                 m,
                 self.reader.subject(m),
-                self.stance.polarity(m.start, m.end, m.kind != "name", m.negated, count=m.kind == "number"),
+                self.stance.polarity(
+                    m.start,
+                    m.end,
+                    m.kind != "name",
+                    m.negated,
+                    m.kind == "number",
+                    m.kind not in ("name", "id", "number"),
+                ),
             )
             for m in parsed.mentions
         ]

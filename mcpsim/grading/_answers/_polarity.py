@@ -2,7 +2,8 @@
 
 - **Denied.** A negation directly before it (`Parsed.negated`: `not $40`, `instead of $40`,
   `rather than $40`); a correction right after a typed value, in its clause (`$40 is incorrect`,
-  `$40 was wrong`, `the $40 figure isn't right`, `$40, which is not correct`, `$40 (wrong)`); or a
+  `$40 was wrong`, `the $40 figure isn't right`, `the $40 refund is wrong`, `$40, which is not
+  correct`, `$40 (wrong)`); or a
   clause that takes back what came before it in its sentence, or the sentence before when it opens
   one (`..., but that is wrong`, `That's not right.`, `Scratch that.`, `Disregard the above.`).
   The replacement of one value by another (`$40, sorry, I mean $45`, `$40. Actually, it's $45.`)
@@ -90,6 +91,14 @@ _NEGATIVE = (
     r"(?:wouldn't|won't)\s+be\s+|"
     r"(?:doesn't|does\s+not|didn't|did\s+not)\s+(?:seem|look|appear|turn\s+out|prove)(?:\s+to\s+be)?\s+)"
 )
+# A word that may name a value's subject (`refund`, `late fee`), not a joint, pronoun or preposition.
+_NOUN = (
+    r"(?!(?:and|or|but|so|yet|which|that|this|these|those|it|its|because|while|if|then|as|is|was|are|were|"
+    r"be|been|has|have|had|will|would|can|could|to|for|back|from|in|into|on|at|of|by|with|you|your|i|we|"
+    r"they|he|she|not|no|nothing|everything|all|each|per|plus|minus|total)\b)[a-z][\w'-]*"
+)
+_FALSE = r"(?:wrong|incorrect|inaccurate|untrue|false|no\s+longer\s+(?:right|correct|accurate|valid))\b"
+_TRUE = r"(?:right|correct|accurate|true)\b"
 _DENIAL = rf"(?:{_POSITIVE}{_ADVERB}(?:{_WRONG}|no\s+longer\s+{_RIGHT})|{_NEGATIVE}{_ADVERB}{_RIGHT})"
 # Right after a typed value, in its clause: `$40 is incorrect`, `the $40 figure isn't right`,
 # `$40, which was wrong`, `$40 - that's a mistake`, `$40 (wrong)`.
@@ -99,6 +108,14 @@ _AFTER_DENIAL = re.compile(
     r"(?:\s+(?:figure|amount|number|value|total|price|sum|quote|estimate|date|time|one))?\s*|\s+)"
     rf"{_DENIAL}"
     rf"|^(?:\s+[a-z][\w'-]*){{0,2}}?\s*\(\s*(?:{_WRONG}|not\s+{_RIGHT})\s*\)",
+    re.IGNORECASE,
+)
+# After an amount, date, time or duration (not an id: `the #W1 order is wrong` says the order was),
+# the value's own noun, then a verdict on it that ends the clause: `the $40 refund is wrong.`,
+# `$40 late fee isn't correct`; a noun of what happened (`the $40 charge was a mistake by the
+# merchant`) says the charge was wrong, not its amount, and stays asserted.
+_NOUN_DENIAL = re.compile(
+    rf"^(?:\s+{_NOUN}){{1,2}}\s+(?:{_POSITIVE}{_ADVERB}{_FALSE}|{_NEGATIVE}{_ADVERB}{_TRUE})(?=\s*(?:[.;:!,)]|\s-|$))",
     re.IGNORECASE,
 )
 # A count taken back with its noun: `5 orders is wrong`, `the 3 bags figure isn't right` (a singular
@@ -239,23 +256,37 @@ class Stance:
             after = after[: cut.start()]
         return bool(_HEDGE.search(before) or _HEDGE.search(after))
 
-    def denied_after(self, end: int, count: bool = False) -> bool:
+    def denied_after(self, end: int, count: bool = False, quantity: bool = False) -> bool:
         """A correction right after a typed value: `$40 is incorrect`, `$40 (wrong)`; after a
-        count, with its noun: `5 orders is wrong`."""
+        count, with its noun and a singular verb: `5 orders is wrong` (`2 items were wrong` says the
+        items were); after a `quantity` (an amount, a date, a time...), with its noun: `the $40
+        refund is wrong`."""
         sentence = self.sentence_at(max(0, end - 1))
         after = self.text[end : min(sentence.end, end + REACH)]
-        return bool(_AFTER_DENIAL.match(after) or (count and _COUNT_DENIAL.match(after)))
+        return bool(
+            _AFTER_DENIAL.match(after)
+            or (count and _COUNT_DENIAL.match(after))
+            or (quantity and _NOUN_DENIAL.match(after))
+        )
 
     def asked(self, start: int) -> bool:
         sentence = self.sentence_at(start)
         return sentence.asked_from is not None and start >= sentence.asked_from
 
-    def polarity(self, start: int, end: int, typed: bool, negated: bool | None = None, count: bool = False) -> str:
+    def polarity(
+        self,
+        start: int,
+        end: int,
+        typed: bool,
+        negated: bool | None = None,
+        count: bool = False,
+        quantity: bool = False,
+    ) -> str:
         """How [start, end) is said; `typed` values also take a correction right after them
-        (a `count`, a plain number, with its noun)."""
+        (a `count`, a plain number, or another `quantity`, with its noun)."""
         if negated if negated is not None else self.parsed.negated(start):
             return DENIED
-        if typed and self.denied_after(end, count):
+        if typed and self.denied_after(end, count, quantity):
             return DENIED
         if any(low <= start < high for low, high in self.taken_back):
             return DENIED
