@@ -6,6 +6,8 @@ state, ranked by a field; the agent finds the user by name and lists the records
 
 - `ask`: "cancel one of my pending orders": which one (the one with the highest total) is a
   detail the user gives only when asked; the gold asks first, and acting on another record fails.
+  The user's other jobs follow when they have some, as in an errand ("then close all my open
+  tickets").
 - `change`: "cancel my pending order with the highest total; check with me first": asked to
   confirm that one, the user changes its mind ("make it the one with the lowest total
   instead"); the gold asks again and acts on the other record; following the first detail fails.
@@ -19,14 +21,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpsim.taskgen._composed import Picked, another_record, people, pick_one
+from mcpsim.taskgen._errands import ERRAND_TEMPLATES, errand_kinds, follow_ups, pick_job
 from mcpsim.taskgen._paging import met
 from mcpsim.taskgen._plan import Ask, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
-from mcpsim.taskgen._targets import act, runs, verb, words
-from mcpsim.taskgen._wording import GREETING_SLOT, plural
+from mcpsim.taskgen._targets import act, records, runs, verb
+from mcpsim.taskgen._wording import GREETING_SLOT
 from mcpsim.tasks import Confirmed, IdFact, Say, Solution, confirmation_question
+from mcpsim.tasks._asking import DIALOGUE
 
-DIALOGUE = "dialogue"  # the `user.knows` entry the scripted user reads (mcpsim.tasks._asking.DIALOGUE)
 ASK_TEMPLATES = (
     "{greeting}, this is {name}. Could you {request}?",
     "{greeting}, {name} here. Please {request}.",
@@ -45,10 +48,16 @@ def _confirmed(p: Picked, requirement: str) -> Confirmed:
     return Confirmed(type="confirmed", requirement=requirement, tools=[p.action.name], noop_passes=True)
 
 
-def picks(probe: WorldProbe) -> Iterator[Picked]:
+def picks(probe: WorldProbe, busiest_first: bool = False) -> Iterator[Picked]:
     """One ranked pick per user and owned kind of record, whose change runs on the first; the
-    users in a shuffled order (the pick kind takes them in order), so the kinds meet other people."""
-    for kind, me in probe.shuffled(list(people(probe))):
+    users in a shuffled order (the pick kind takes them in order), so the kinds meet other people;
+    `busiest_first`: those holding the most records first (the most jobs to follow up with)."""
+    pairs = probe.shuffled(list(people(probe)))
+    if busiest_first:
+        kinds = errand_kinds(probe)
+        held = {me.person: sum(len(records(probe, k, me.person)) for k in kinds) for _, me in pairs}
+        pairs.sort(key=lambda pair: -held[pair[1].person])  # ties stay shuffled
+    for kind, me in pairs:
         found = pick_one(probe, kind, me)
         if found is not None:
             yield found
@@ -59,21 +68,34 @@ def _knows(picked: Picked, **script: Any) -> dict[str, Any]:
 
 
 def ask_plans(probe: WorldProbe) -> Iterator[Plan]:
-    for p in picks(probe):
-        label = p.kind.label(probe)
-        request = verb(probe, p.action, f"one of my {words(p.state)} {plural(label)}")
-        gold, miss, faults = met(probe, p.gold(probe), another_record(probe, p.reads, p.action, p.order[1:]))
+    """The asked pick first, then the user's other jobs (`_errands.follow_ups`) when they have
+    some: "cancel one of my pending orders; then close all my open tickets"."""
+    kinds = errand_kinds(probe)
+    for p in picks(probe, busiest_first=True):
+        lead = pick_job(probe, p)
+        assert lead.asked is not None
+        request, reveal = lead.asked
+        jobs, gold = follow_ups(probe, p.me, lead, p.kind, kinds)
+        rest = gold[len(p.me.actions) + len(lead.steps) :]
+        miss = [*another_record(probe, p.reads, p.action, p.order[1:]), *rest]
+        gold, miss, faults = met(probe, gold, miss)
+        if len(jobs) == 1:
+            question = probe.rng.choice(ASK_TEMPLATES).format(greeting=GREETING_SLOT, name=p.me.name, request=request)
+        else:
+            requests = [request, *(j.request for j in jobs[1:])]
+            template = probe.rng.choice(ERRAND_TEMPLATES[len(jobs)])
+            question = template.format(greeting=GREETING_SLOT, name=p.me.name, jobs=requests)
         yield Plan(
             "ask",
             gold,
             person=p.me.person,
             asks=[Ask(request, "")],
-            question=probe.rng.choice(ASK_TEMPLATES).format(greeting=GREETING_SLOT, name=p.me.name, request=request),
+            question=question,
             faults=faults,
             near_miss=("acts on another record without asking", miss, None),
-            tags=[p.action.name, "by_" + p.rank.field],
+            tags=[p.action.name, "by_" + p.rank.field, *(j.tag for j in jobs[1:])],
             identified=True,
-            knows=_knows(p, reveal={label: f"The one {p.rank.phrase(probe, p.top)}."}),
+            knows=_knows(p, reveal=reveal),
         )
 
 

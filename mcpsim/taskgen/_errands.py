@@ -24,8 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mcpsim.specs import ActionSpec
-from mcpsim.taskgen._composed import pick_one
-from mcpsim.taskgen._dialogues import DIALOGUE
+from mcpsim.taskgen._composed import Picked, pick_one
 from mcpsim.taskgen._paging import met
 from mcpsim.taskgen._plan import Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
@@ -34,6 +33,7 @@ from mcpsim.taskgen._sweeps import Group, groups_of
 from mcpsim.taskgen._targets import Me, Owned, find_me, owned, owners, records, runs, transitions, verb, words
 from mcpsim.taskgen._wording import GREETING_SLOT, plural
 from mcpsim.tasks import Action
+from mcpsim.tasks._asking import DIALOGUE
 
 MOST_JOBS = 4
 MOST_PEOPLE = 8  # users tried, those with the most records first
@@ -96,15 +96,20 @@ def _ranked(probe: WorldProbe, kind: Owned, me: Me) -> Job | None:
         else:
             p = pick_one(probe, kind, me)
             if p is not None:
-                steps = (*p.gold(probe)[len(me.actions) :],)
-                request = verb(probe, p.action, p.thing(probe))
-                label = kind.label(probe)
-                asked = (
-                    verb(probe, p.action, f"one of my {words(p.state)} {plural(label)}"),
-                    {label: f"The one {p.rank.phrase(probe, p.top)}."},
-                )
-                return Job(steps, request, kind.entity, frozenset({p.state}), _tos(p.action), p.action.name, asked)
+                return pick_job(probe, p)
     return None
+
+
+def pick_job(probe: WorldProbe, p: Picked) -> Job:
+    """A pick as a job: its request names the record by its rank; asked, it leaves that out."""
+    label = p.kind.label(probe)
+    asked = (
+        verb(probe, p.action, f"one of my {words(p.state)} {plural(label)}"),
+        {label: f"The one {p.rank.phrase(probe, p.top)}."},
+    )
+    steps = (*p.gold(probe)[len(p.me.actions) :],)
+    request = verb(probe, p.action, p.thing(probe))
+    return Job(steps, request, p.kind.entity, frozenset({p.state}), _tos(p.action), p.action.name, asked)
 
 
 def _sweep_job(probe: WorldProbe, group: Group, person: str) -> Job:
@@ -144,7 +149,7 @@ def call_value(value: object) -> object:
 def errand_plans(probe: WorldProbe) -> Iterator[Plan]:
     """One errand per user, the users with the most records first (the most jobs to give them),
     each led by a job on one kind of their records (the kinds in a seeded order)."""
-    kinds = [k for k in owned(probe) if k.state is not None and transitions(probe, k.entity)]
+    kinds = errand_kinds(probe)
     held: Counter[str] = Counter()
     for kind in kinds:
         held.update({p: len(records(probe, kind, p)) for p in owners(probe, kind)})
@@ -159,10 +164,15 @@ def errand_plans(probe: WorldProbe) -> Iterator[Plan]:
                 break
 
 
-def _errand(probe: WorldProbe, kind: Owned, me: Me, kinds: list[Owned]) -> Plan | None:
-    lead = _ranked(probe, kind, me)
-    if lead is None:
-        return None
+def errand_kinds(probe: WorldProbe) -> list[Owned]:
+    """The kinds of owned records an errand's jobs act on: those with a state and a change of it."""
+    return [k for k in owned(probe) if k.state is not None and transitions(probe, k.entity)]
+
+
+def follow_ups(probe: WorldProbe, me: Me, lead: Job, kind: Owned, kinds: list[Owned]) -> tuple[list[Job], list[Action]]:
+    """`lead` (on `kind`) and the jobs added after it (sweeps, and picks and reviews on `me`'s
+    other kinds of records, the longest first, none in another's way) until the gold reaches
+    `LONG_ENOUGH` calls or `MOST_JOBS` jobs; with the gold: `me` found, then each job's steps."""
     jobs = [lead]
     gold = [*me.actions, *lead.steps]
     more = [_sweep_job(probe, g, me.person) for g in groups_of(probe, me, kinds)]
@@ -181,6 +191,14 @@ def _errand(probe: WorldProbe, kind: Owned, me: Me, kinds: list[Owned]) -> Plan 
         gold += job.steps
         if len(gold) >= LONG_ENOUGH or len(jobs) == MOST_JOBS:
             break
+    return jobs, gold
+
+
+def _errand(probe: WorldProbe, kind: Owned, me: Me, kinds: list[Owned]) -> Plan | None:
+    lead = _ranked(probe, kind, me)
+    if lead is None:
+        return None
+    jobs, gold = follow_ups(probe, me, lead, kind, kinds)
     if len(jobs) < 2:
         return None
     template = probe.rng.choice(ERRAND_TEMPLATES[len(jobs)])

@@ -270,3 +270,36 @@ def test_dialogue_tasks_meet_paged_listings_like_the_composed_ones(generator, di
         assert offsets, task.id  # the gold asks for the next page
         verdict, _ = graded(generator, task, gold_steps(task, generator.compiled.world))
         assert verdict.passed
+
+
+@pytest.fixture(scope="module")
+def journals() -> Iterator[TaskGenerator]:
+    """A world whose users hold several kinds of records (papers, royalties): jobs to follow up with."""
+    compiled = compile_spec(expand(blueprints()["academic_journals"], 1, name="journals_t"))
+    gen = TaskGenerator(compiled, seed=0, scale="small")
+    yield gen
+    gen.close()
+
+
+def test_ask_goes_on_with_the_users_other_jobs_and_each_is_graded(journals):
+    """An asked pick followed by the user's other jobs (`_errands.follow_ups`): the instruction
+    leaves out which record but states the other jobs; the gold asks, then does them all; leaving
+    a follow-up job undone fails, and so does acting on another record without asking."""
+    generator = journals
+    for number, plan in enumerate(generator.kinds["ask"].plans(generator.probe), 1):
+        if len(plan.tags) > 2:  # the pick's tool and rank, then a follow-up job's tool
+            task = generator.task(plan, number)
+            if not generator.sound(task):
+                break
+        assert number < 12, "no sound ask task with a follow-up job in its first plans"
+    assert task.instruction.count(".") >= 2 and "one of my" in task.instruction
+    steps = gold_steps(task, generator.compiled.world)
+    verdict, conversation = graded(generator, task, steps)
+    assert verdict.passed and conversation[1]["content"] == steps[0].say  # asked which one first
+    writes = [i for i, s in enumerate(steps) if isinstance(s, Action) and generator.compiled.world.tools[s.tool].writes]
+    assert len({steps[i].tool for i in writes}) >= 2 or len(writes) >= 2
+    undone, _ = graded(generator, task, steps[: writes[-1]])  # the last write left out
+    assert not undone.passed
+    [miss] = [m for m in task.near_misses if "without asking" in m.name]
+    assert not graded(generator, task, miss.steps)[0].passed
+    assert TaskFeatures.of(task, generator.compiled.world).user_turns == 2
