@@ -27,8 +27,7 @@ from mcpsim.taskgen._plan import Ask, Plan, PlanKind
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import act, records, runs, verb
 from mcpsim.taskgen._wording import GREETING_SLOT
-from mcpsim.tasks import Confirmed, IdFact, Say, Solution, confirmation_question
-from mcpsim.tasks._asking import DIALOGUE
+from mcpsim.tasks import DIALOGUE, Confirmed, IdFact, Say, Solution, confirmation_question
 
 ASK_TEMPLATES = (
     "{greeting}, this is {name}. Could you {request}?",

@@ -32,8 +32,7 @@ from mcpsim.taskgen._reviews import review_one
 from mcpsim.taskgen._sweeps import Group, groups_of
 from mcpsim.taskgen._targets import Me, Owned, find_me, owned, owners, records, runs, transitions, verb, words
 from mcpsim.taskgen._wording import GREETING_SLOT, plural
-from mcpsim.tasks import Action
-from mcpsim.tasks._asking import DIALOGUE
+from mcpsim.tasks import DIALOGUE, Action
 
 MOST_JOBS = 4
 MOST_PEOPLE = 8  # users tried, those with the most records first

@@ -8,6 +8,7 @@ scripted user's answers (`_dialogue`); and `datalock`, the template hashes a wor
 written against (`python -m mcpsim.tasks.datalock WORLD`)."""
 
 from mcpsim.tasks._action_words import action_mentions, names_action, tool_actions
+from mcpsim.tasks._asking import DIALOGUE
 from mcpsim.tasks._dialogue import (
     CONFIRM_QUESTION,
     MONTHS,
@@ -87,6 +88,7 @@ __all__ = [
     "AnyFact",
     "CANARY_PREFIX",
     "CONFIRM_QUESTION",
+    "DIALOGUE",
     "CallOrder",
     "Check",
     "ColumnSum",
