@@ -6,6 +6,7 @@ always grades with its own."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -13,6 +14,7 @@ import click
 
 WORLDS_TIMEOUT = 60.0  # seconds for GET /worlds; a busy server may be building a template
 MAX_SERVED_TASKS = 100_000  # tasks taken from one listing
+MAX_LISTING_BYTES = 64 * 1024 * 1024  # a task listing's body read at most; a longer one is refused unread
 TASK_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,80}$")  # `Task.id`'s pattern: ids name files under --out
 
 
@@ -66,14 +68,14 @@ def served_tasks(world: str, server_url: str, headers: dict[str, str]) -> Any:
 
     url = f"{server_url.rstrip('/')}/worlds/{world}/tasks"
     try:
-        response = httpx.get(url, headers=headers, timeout=WORLDS_TIMEOUT)
-        listed = response.json() if response.status_code == 200 else None
+        status, body = _bounded_get(url, headers)
+        listed = json.loads(body) if status == 200 else None
     except (httpx.HTTPError, ValueError) as exc:
         raise click.UsageError(f"could not list the tasks of {world!r} at {url}: {exc}") from None
     if not isinstance(listed, list) or not 0 < len(listed) <= MAX_SERVED_TASKS:
         raise click.UsageError(
-            f"the server at {server_url} lists no tasks of {world!r} (GET {url}: HTTP {response.status_code}, "
-            f"{response.text[:200]})"
+            f"the server at {server_url} lists no tasks of {world!r} (GET {url}: HTTP {status}, "
+            f"{body[:200].decode(errors='replace')})"
         )
     tasks = []
     ids: set[str] = set()
@@ -89,6 +91,20 @@ def served_tasks(world: str, server_url: str, headers: dict[str, str]) -> Any:
         # unvalidated on purpose: no gold or rubric is here to validate (the server has them)
         tasks.append(Task.model_construct(**fields, user=UserSpec(persona=persona), gold=[], rubric=[]))
     return TaskSet.model_construct(world=world, files=[TaskFile.model_construct(world=world, canary="", tasks=tasks)])
+
+
+def _bounded_get(url: str, headers: dict[str, str]) -> tuple[int, bytes]:
+    """GET `url`: the status and the body, read as it streams in and refused (a ValueError) once
+    it passes `MAX_LISTING_BYTES`, so a server cannot make the client hold an endless answer."""
+    import httpx
+
+    with httpx.stream("GET", url, headers=headers, timeout=WORLDS_TIMEOUT) as response:
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > MAX_LISTING_BYTES:
+                raise ValueError(f"the listing is longer than {MAX_LISTING_BYTES} bytes")
+        return response.status_code, bytes(body)
 
 
 def _public_fields(item: Any) -> dict[str, Any] | None:

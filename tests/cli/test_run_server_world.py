@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -143,3 +144,43 @@ def test_a_listed_task_that_is_not_one_is_refused(entry: object) -> None:
     assert _public_fields(entry) is None
     good = {"id": "ok", "split": "dev", "instruction": "Rent me a bike please.", "persona": "P", "tags": ["t"]}
     assert _public_fields(good) == {**good, "difficulty": "medium"}
+
+
+def test_an_endless_task_listing_is_refused_after_a_bounded_read() -> None:
+    """A server that answers GET /worlds/W/tasks with a body that never ends (a real HTTP server
+    on loopback): the client stops reading past `MAX_LISTING_BYTES` and says why, holding no
+    more than that."""
+    import http.server
+    import threading
+
+    from mcpsim.cli import _remote
+
+    sent = []
+
+    class Endless(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            chunk = b'[{"id": "a", "split": "dev", "instruction": "x"},' + b" " * 65_000
+            try:
+                self.wfile.write(b"[")
+                for _ in range(10_000):  # 650 MB if nobody stops reading
+                    self.wfile.write(chunk)
+                    sent.append(len(chunk))
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        with pytest.raises(click.UsageError, match=f"longer than {_remote.MAX_LISTING_BYTES} bytes"):
+            _remote.served_tasks("bikes", url, {})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert sum(sent) < 2 * _remote.MAX_LISTING_BYTES + 10_000_000  # it stopped, far short of the whole body
