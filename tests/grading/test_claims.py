@@ -670,3 +670,13 @@ def test_a_verdict_on_an_ids_record_or_a_counts_items_leaves_the_value_asserted(
     claims = read_claims("The #W0006911 order is wrong, so I cancelled it.").claims
     assert [(c.kind, c.polarity) for c in claims if c.kind == "id"] == [("id", "asserted")]
     assert polarity("Your 10:00 appointment time is wrong; it is 11:00.") == [(600, "denied"), (660, "asserted")]
+
+
+def test_a_negated_action_done_to_a_pronoun_leaves_what_it_was_for_stated():
+    """`I could not do that for PR7454` relays a refusal about PR7454 (a refusal task's answer);
+    `it is not PR7454` and `not for $40` still deny."""
+    claims = read_claims("I could not do that for PR7454: the doctor is not accepting new appointments.").claims
+    assert [(c.kind, c.polarity) for c in claims if c.kind == "id"] == [("id", "asserted")]
+    assert polarity("I did not do this for $40.") == [(40.0, "asserted")]
+    assert [c.polarity for c in read_claims("It is not PR7454.").claims if c.kind == "id"] == ["denied"]
+    assert polarity("Not for $40.") == [(40.0, "denied")]

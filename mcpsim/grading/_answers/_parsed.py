@@ -209,9 +209,10 @@ class Parsed:
 
     def negated(self, start: int) -> bool:
         """Whether the words just before `start` negate what starts there (rule 1). The look-back
-        passes over fillers, other values and `or` (`not $12 or $40` negates both)."""
+        passes over fillers, other values and `or` (`not $12 or $40` negates both), and stops at
+        an action done to a pronoun (`could not do that for PR7454` says what failed for PR7454)."""
         index = bisect.bisect_right(self.word_ends, start) - 1
-        position = start
+        position, later = start, ""
         for word in reversed(self.words[max(0, index - 9) : index + 1]):
             if not set(self.text[word.end : position]) <= LOOKBACK_GAP:
                 return False
@@ -221,7 +222,9 @@ class Parsed:
                 return True
             if word.text not in _FILLERS and not self.valued[word.start]:
                 return False
-            position = word.start
+            if word.text in ("do", "does", "did") and later in ("that", "this"):
+                return False  # `could not do that for PR7454`: the action is negated, not what it was for
+            position, later = word.start, word.text
         return False
 
     def _after_rather(self, word: Word) -> bool:
