@@ -13,8 +13,9 @@ A blueprint is a world spec with knobs:
   with every action that mentions it;
 - domain actions are ordinary spec actions; `optional: true` keeps one in some worlds only, and a
   missing description is written from the kind;
-- `scale`: the row counts of the `small` scale; a world multiplies them by a drawn factor, and
-  `default` is `DEFAULT_FACTOR` times `small`.
+- `scale`: the row counts of the `small` scale; a world multiplies them by a drawn factor, keeps
+  `USERS_KEPT` of its users (so each holds more records), and `default` is `DEFAULT_FACTOR`
+  times `small`.
 Every draw comes from `Random(derive_seed(seed, blueprint))`, so a (blueprint, seed) pair always
 expands to the same spec.
 """
@@ -41,6 +42,12 @@ CATALOG_DIR = Path(__file__).parent / "blueprints"
 MIN_TOOLS = 20
 DEFAULT_FACTOR = 25
 SCALE_FACTORS = (1.0, 1.25, 1.5)
+# The users' entity (`WorldSpec.identity_entity`) keeps this share of the blueprint's rows, at
+# least MIN_USERS: each user then holds about twice the records, so a task's sweeps, picks and
+# follow-up jobs cover several of them (longer, chained tasks) while other users remain for
+# refusals and variety.
+USERS_KEPT = 0.65
+MIN_USERS = 6
 KEEP_OPTIONAL = 0.6  # the chance that an optional tool or entity is in a world
 STANDARD_TOOLS = ("get", "list", "search", "create", "update", "delete")
 _PARAM = re.compile(r"\$\{([a-z][a-z0-9_]*)\}")
@@ -312,6 +319,12 @@ def expand(bp: Blueprint, seed: int, *, name: str | None = None) -> WorldSpec:
     for entity, spec in data["entities"].items():
         spec.setdefault("table", plural(entity))
     try:
+        world = parse_spec(data, source=f"blueprint {bp.name} (seed {seed})")
+        user, rows = world.identity_entity(), dict(data["scales"]["small"])  # names as renamed
+        if user is None or user not in rows:
+            return world
+        rows[user] = max(MIN_USERS, round(rows[user] * USERS_KEPT))  # each user holds more records
+        data["scales"] = {"small": rows, "default": {e: n * DEFAULT_FACTOR for e, n in rows.items()}}
         return parse_spec(data, source=f"blueprint {bp.name} (seed {seed})")
     except SpecError as exc:
         raise BlueprintError(str(exc)) from None

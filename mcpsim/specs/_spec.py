@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -341,6 +342,20 @@ class WorldSpec(_Model):
 
     def label_of(self, entity: str) -> str:
         return self.entities[entity].label or entity.replace("_", " ").capitalize()
+
+    def identity_entity(self) -> str | None:
+        """The entity the user is: the one an ownership invariant's field refers to (a loan's
+        member), else the entity with a name that the most reference fields point at; None if
+        none."""
+        for inv in self.invariants:
+            if inv.kind == "ownership" and inv.field:
+                f = self.entities[inv.entity].fields.get(inv.field)
+                if f is not None and f.type == "ref" and f.entity:
+                    return f.entity
+        pointing = Counter(f.entity for e in self.entities.values() for f in e.fields.values() if f.type == "ref")
+        referred = {name: pointing[name] for name, e in self.entities.items() if "name" in e.fields}
+        best = max(referred.items(), key=lambda kv: (kv[1], kv[0]), default=None)
+        return best[0] if best and best[1] else None
 
 
 # The static checks every parsed spec passes (`mcpsim.specs._lint.static_errors`: every name

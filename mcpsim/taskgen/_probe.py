@@ -129,19 +129,8 @@ class WorldProbe:
 
 
 def identity_entity(compiled: CompiledWorld) -> str | None:
-    """The entity the user is: the one an ownership invariant's field refers to (a loan's
-    member), else the entity most others refer to that has a name; None if none."""
-    spec = compiled.spec
-    for inv in spec.invariants:
-        if inv.kind == "ownership" and inv.field:
-            f = spec.entities[inv.entity].fields.get(inv.field)
-            if f is not None and f.type == "ref" and f.entity:
-                return f.entity
-    referred = {
-        name: len(compiled.models[name].referenced_by) for name, e in spec.entities.items() if "name" in e.fields
-    }
-    best = max(referred.items(), key=lambda kv: (kv[1], kv[0]), default=None)
-    return best[0] if best and best[1] else None
+    """The entity the user is (`WorldSpec.identity_entity`)."""
+    return compiled.spec.identity_entity()
 
 
 def volatile_columns(compiled: CompiledWorld) -> list[str]:
