@@ -386,7 +386,7 @@ def _confirmed_once(
         if others:
             why += f", apart from the other {target.tool} call{'s' if len(others) > 1 else ''} it asked for"
         return False, why, -1
-    if names_action(request, target.tool) is False:
+    if names_action(request, target.tool, [t for t, spec in ctx.episode.world.tools.items() if spec.writes]) is False:
         why = (
             f"the agent asked {question[:80]!r}, which does not ask to {target.tool.replace('_', ' ')}: "
             "its request names another action, or denies this one"

