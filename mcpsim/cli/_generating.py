@@ -268,7 +268,10 @@ def _twin_file(path: str, mode: str, seed: int) -> None:
     from mcpsim.twins import check_twin, compile_twin, load_twin
 
     configure("WARNING")  # stdout is the MCP channel, or the report
-    spec = load_twin(path)
+    try:
+        spec = load_twin(path)
+    except ValueError as exc:  # past its bound, or not a twin spec
+        raise click.ClickException(str(exc)) from None
     if mode == "serve":
         from mcpsim.engine import Episode, TemplateCache
         from mcpsim.serve import serve_stdio

@@ -78,7 +78,10 @@ def fidelity_command(twin: str, recordings: tuple[str, ...], seed: int) -> None:
     from mcpsim.twins.recordings import fidelity, load_recording
 
     configure("WARNING")  # stdout is the report
-    spec = load_twin(twin)
+    try:
+        spec = load_twin(twin)
+    except ValueError as exc:  # past its bound, or not a twin spec
+        raise click.ClickException(str(exc)) from None
     reports = {}
     for path in recordings:
         try:

@@ -8,6 +8,7 @@ three servers of docs/twins.md) are a few kilobytes with lines under 20 KB, 8 le
 from __future__ import annotations
 
 MAX_RECORDING_BYTES = 64 * 1024 * 1024  # one recording file
+MAX_TWIN_BYTES = 16 * 1024 * 1024  # one twin spec file (`gen --from-mcp` writes them; a few hundred KB each)
 MAX_RECORDING_LINE = 8 * 1024 * 1024  # one line: one exchange (a request and its response)
 MAX_RECORDING_LINES = 200_000  # lines of one file
 MAX_RECORDING_DEPTH = 64  # levels of nesting of one line's JSON

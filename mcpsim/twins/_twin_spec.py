@@ -15,7 +15,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mcpsim.twins._limits import MAX_TWIN_BYTES
 
 OperationKind = Literal[
     "create", "upsert", "read", "list", "update", "append", "remove_items", "delete", "rename", "call"
@@ -116,14 +118,34 @@ class TwinSpec(_Model):
         raise KeyError(name)
 
 
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes, read no further than `MAX_TWIN_BYTES` (a ValueError past it)."""
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_TWIN_BYTES + 1)
+    if len(raw) > MAX_TWIN_BYTES:
+        raise ValueError(f"{path}: a twin spec is at most {MAX_TWIN_BYTES:,} bytes (MAX_TWIN_BYTES); this is longer")
+    return raw
+
+
 def load_twin(path: str | Path) -> TwinSpec:
-    return TwinSpec.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    """A twin spec from its file, read within `MAX_TWIN_BYTES`. A file past it, or one that is not
+    a twin spec, is a ValueError naming the file and the first problem."""
+    path = Path(path)
+    try:
+        return TwinSpec.model_validate_json(_read_bounded(path))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the file"
+        raise ValueError(f"{path}: not a twin spec ({exc.error_count()} problems; {where}: {first['msg']})") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror or exc}") from None
 
 
 def is_twin_file(path: str | Path) -> bool:
-    """Whether a spec file holds a twin (`"kind": "twin"`) rather than a world spec."""
+    """Whether a spec file holds a twin (`"kind": "twin"`) rather than a world spec (a file past
+    `MAX_TWIN_BYTES` is not read further: the world spec's own bound then refuses it)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(_read_bounded(Path(path)))
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and data.get("kind") == "twin"

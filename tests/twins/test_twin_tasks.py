@@ -247,7 +247,7 @@ def test_a_broken_twin_spec_is_a_usage_error(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"kind": "twin", "name": "Not A Name"}))
     done = CliRunner().invoke(main, ["tasks", "broken", "--world-spec", str(broken)])
-    assert done.exit_code == 2 and "not a valid twin spec" in done.output
+    assert done.exit_code == 2 and "not a twin spec" in done.output
     helped = CliRunner().invoke(main, ["gen", "--help"])
     assert "tasks written beside the twin (OUT's name with .tasks.yaml)" in " ".join(helped.output.split())
 
