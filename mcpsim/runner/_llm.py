@@ -160,12 +160,30 @@ def _int_list(value: Any) -> list[int] | None:
     return None
 
 
+POLICY_VERSION_CHARS = 200  # the longest policy version kept (a checkpoint name, a step number)
+
+
+def _policy_version(data: dict[str, Any], choice: dict[str, Any]) -> int | str | None:
+    """The `policy_version` the endpoint reported (top level, else on the choice), if any."""
+    value = data.get("policy_version")
+    value = choice.get("policy_version") if value is None else value
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, str) and len(value) <= POLICY_VERSION_CHARS:
+        return value
+    raise ModelError(
+        f"the model endpoint answered a policy_version that is not an integer or a string of at most "
+        f"{POLICY_VERSION_CHARS} characters: {json.dumps(value)[:80]}"
+    )
+
+
 def token_turn(data: dict[str, Any], choice: dict[str, Any], index: int) -> TokenTurn | None:
     """The sampled tokens of a chat completion, if the endpoint returned them: completion ids from
     the choice's `token_ids` or from `logprobs.content` ("token_id:N"), their log-probabilities,
-    and the prompt's ids (`prompt_token_ids`, top level or on the choice). A malformed field
-    (ids that are not integers, logprobs of another length) is a ModelError: training on
-    misaligned tokens is worse than not training."""
+    the prompt's ids (`prompt_token_ids`, top level or on the choice) and the `policy_version`
+    that sampled them (top level or on the choice). A malformed field (ids that are not
+    integers, logprobs of another length, a version that is neither an integer nor a short
+    string) is a ModelError: training on misaligned tokens is worse than not training."""
     entries = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), dict) else None
     entries = entries if isinstance(entries, list) else None
     ids = _int_list(choice.get("token_ids"))
@@ -195,4 +213,5 @@ def token_turn(data: dict[str, Any], choice: dict[str, Any], index: int) -> Toke
         token_ids=ids,
         logprobs=logprobs,
         finish_reason=reason if isinstance(reason, str) else None,
+        policy_version=_policy_version(data, choice),
     )

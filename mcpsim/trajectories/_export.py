@@ -11,8 +11,11 @@ directly) and writes one of five formats, atomically (a temporary file beside `d
 - `parquet`: one row per episode with flat columns, for analysis; needs pyarrow.
 - `tokens`: for RL without re-tokenising: per episode, each assistant turn's exact prompt token
   ids, sampled token ids and their log-probabilities, as the model endpoint returned them
-  (`mcpsim run --token-ids`), with the rewards. An episode with an assistant message that has no
-  token record (the endpoint returned none) is skipped as unusable.
+  (`mcpsim run --token-ids`), with the rewards, the policy version per turn when the endpoint
+  reported it, and the turns merged into one sequence with a loss mask when each prompt extends
+  the previous prompt and completion (`_tokens.merge_turns`; else `template_breaks` says where).
+  An episode with an assistant message that has no token record (the endpoint returned none) is
+  skipped as unusable.
 
 Which episodes: only `completed` ones are data. Cancelled and errored episodes are skipped and
 counted, and so are episodes below `min_reward` (an ungraded episode never reaches a
@@ -60,7 +63,8 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from mcpsim.trajectories._journal import first_error, iter_trajectories
-from mcpsim.trajectories._records import Message, ToolCall, ToolDef, Trajectory
+from mcpsim.trajectories._records import Message, TokenTurn, ToolCall, ToolDef, Trajectory
+from mcpsim.trajectories._tokens import merge_turns
 
 __all__ = ["FORMATS", "ExportError", "ExportReport", "Format", "export"]
 
@@ -411,23 +415,31 @@ def _tokens_record(t: Trajectory) -> dict[str, Any]:
         raise _Unusable(f"assistant messages {missing} have no token ids")
     if stray := sorted(set(turns) - set(assistant)):
         raise _Unusable(f"token records {stray} point at no assistant message")
+    ordered = [turns[i] for i in assistant]
+    if uneven := [u.message_index for u in ordered if u.logprobs is not None and len(u.logprobs) != len(u.token_ids)]:
+        raise _Unusable(f"token records {uneven} have not one log-probability per completion token")
     return {
         "episode_id": t.episode_id,
         **_identity(t),
         "reward": t.reward,
         "partial_reward": t.partial_reward,
         "termination": t.termination,
-        "turns": [
-            {
-                "message_index": i,
-                "prompt_token_ids": turns[i].prompt_token_ids,
-                "completion_token_ids": turns[i].token_ids,
-                "completion_logprobs": turns[i].logprobs,
-                "finish_reason": turns[i].finish_reason,
-            }
-            for i in assistant
-        ],
+        "turns": [_token_turn(u) for u in ordered],
+        **merge_turns(ordered),
     }
+
+
+def _token_turn(turn: TokenTurn) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "message_index": turn.message_index,
+        "prompt_token_ids": turn.prompt_token_ids,
+        "completion_token_ids": turn.token_ids,
+        "completion_logprobs": turn.logprobs,
+        "finish_reason": turn.finish_reason,
+    }
+    if turn.policy_version is not None:
+        out["policy_version"] = turn.policy_version
+    return out
 
 
 _RECORDS: dict[str, Callable[[Trajectory], dict[str, Any]]] = {

@@ -95,6 +95,9 @@ class TokenTurn(BaseModel):
     token_ids: list[int]  # the sampled completion
     logprobs: list[float] | None = None  # one per completion token, under the sampling distribution
     finish_reason: str | None = None
+    # the policy (weights) version that sampled this turn, when the endpoint reports it (an RL
+    # server updating weights mid-run); left out of records that have none
+    policy_version: int | str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Usage(BaseModel):

@@ -35,6 +35,8 @@ class FakeModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
     keys: list[str | None] = field(default_factory=list)  # each request's bearer token (None: none sent)
     tokens: str | None = None  # None, "token_ids" or "logprob_ids" (see the module's doc)
+    # the `policy_version` each answer reports at the top level, given the request's number (1, 2...)
+    policy_version: Callable[[int], Any] | None = None
 
     def reply(self, body: dict[str, Any]) -> JSONResponse:
         self.requests.append(body)
@@ -66,6 +68,8 @@ class FakeModel:
             "choices": [choice],
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
         }
+        if self.policy_version is not None:
+            answer["policy_version"] = self.policy_version(len(self.requests))
         if self.tokens is not None and body.get("logprobs"):
             completion = fake_tokenize(json.dumps(message, sort_keys=True))
             logprobs = [-(i % 7) / 10 for i in range(len(completion))]

@@ -67,6 +67,9 @@ def test_token_ids_are_recorded_per_assistant_turn_with_the_exact_prompt(tmp_pat
     assert record["turns"][0]["prompt_token_ids"] == turns[0].prompt_token_ids
     assert record["turns"][2]["completion_token_ids"] == turns[2].token_ids
     assert record["turns"][2]["completion_logprobs"] == turns[2].logprobs
+    # the endpoint reported no policy version: none recorded, none exported
+    assert '"policy_version"' not in (tmp_path / "run" / "trajectories.jsonl").read_text()
+    assert all("policy_version" not in t for t in record["turns"])
 
 
 def test_ids_written_as_logprob_tokens_are_read_back(tmp_path) -> None:
