@@ -43,9 +43,10 @@ MIN_TOOLS = 20
 DEFAULT_FACTOR = 25
 SCALE_FACTORS = (1.0, 1.25, 1.5)
 # The users' entity (`WorldSpec.identity_entity`) keeps this share of the blueprint's rows, at
-# least MIN_USERS: each user then holds about twice the records, so a task's sweeps, picks and
-# follow-up jobs cover several of them (longer, chained tasks) while other users remain for
-# refusals and variety.
+# least MIN_USERS: each user then holds more records, so a task's sweeps, picks and follow-up
+# jobs cover several of them (longer, chained tasks) while other users remain for refusals and
+# variety. Where that leaves every user at a cap (a tool that never succeeds, a rule never
+# reached), the catalogue run validates the world again with all its users (`_run.build_world`).
 USERS_KEPT = 0.65
 MIN_USERS = 6
 KEEP_OPTIONAL = 0.6  # the chance that an optional tool or entity is in a world
@@ -255,8 +256,9 @@ def _mentions(data: Any, word: str) -> bool:
     return re.search(rf"(?<![a-z_]){re.escape(word)}(?![a-z_])", json.dumps(data)) is not None
 
 
-def expand(bp: Blueprint, seed: int, *, name: str | None = None) -> WorldSpec:
-    """The world spec a blueprint gives for a seed (the same spec for the same pair)."""
+def expand(bp: Blueprint, seed: int, *, name: str | None = None, users_kept: float = USERS_KEPT) -> WorldSpec:
+    """The world spec a blueprint gives for a seed (the same spec for the same pair); its users'
+    entity keeps `users_kept` of its rows (at least `MIN_USERS`)."""
     rng = random.Random(derive_seed("catalog", bp.name, seed))
     params = {k: rng.choice(v) for k, v in sorted(bp.params.items())}
     params |= {f"{k}_dollars": f"{v / 100:.2f}" for k, v in list(params.items()) if type(v) is int}
@@ -323,7 +325,7 @@ def expand(bp: Blueprint, seed: int, *, name: str | None = None) -> WorldSpec:
         user, rows = world.identity_entity(), dict(data["scales"]["small"])  # names as renamed
         if user is None or user not in rows:
             return world
-        rows[user] = max(MIN_USERS, round(rows[user] * USERS_KEPT))  # each user holds more records
+        rows[user] = max(MIN_USERS, round(rows[user] * users_kept))  # each user holds more records
         data["scales"] = {"small": rows, "default": {e: n * DEFAULT_FACTOR for e, n in rows.items()}}
         return parse_spec(data, source=f"blueprint {bp.name} (seed {seed})")
     except SpecError as exc:

@@ -36,10 +36,10 @@ from typing import Any
 import yaml
 
 from mcpsim import logs
-from mcpsim.acceptance import CRITERIA, DeterminismChecker, validate
-from mcpsim.catalogue._blueprints import BlueprintError, blueprints, catalogue_specs
+from mcpsim.acceptance import CRITERIA, DeterminismChecker, ValidationReport, validate
+from mcpsim.catalogue._blueprints import BlueprintError, blueprints, catalogue_specs, expand
 from mcpsim.catalogue._diversity import backfill, diversity, record
-from mcpsim.specs import WorldSpec, compile_spec, parse_spec
+from mcpsim.specs import CompiledWorld, WorldSpec, compile_spec, parse_spec
 from mcpsim.taskgen import task_set
 from mcpsim.world import World
 
@@ -47,6 +47,9 @@ DISTINCT = "distinct_tools"
 REPORT_CRITERIA = (*CRITERIA, DISTINCT, "expansion")
 VALIDATION_SEED = 0  # the seed the loader generates tasks at (`mcpsim.catalogue._loading`)
 VALIDATION_SCALE = "small"
+# What a world fails when its users all sit at a cap (each holds many records): validated again
+# with all the blueprint's users (`USERS_KEPT` in `_blueprints`).
+CROWDED = frozenset({"tool_succeeds", "precondition_violated"})
 
 
 def tool_signature(world: World) -> str:
@@ -95,14 +98,13 @@ def build_world(
     result.tools = len(compiled.world.tools)
     try:
         checker = _worker_checker() if processes else None
-        report = validate(
-            compiled,
-            seed=VALIDATION_SEED,
-            scale=VALIDATION_SCALE,
-            processes=False,
-            task_count=task_count,
-            checker=checker,
-        )
+        report = _validated(compiled, task_count, checker)
+        if not report.ok and set(report.failed_criteria()) <= CROWDED and blueprint in blueprints():
+            # users holding many records can all sit at a cap: the same world with all its users
+            spec = expand(blueprints()[blueprint], variant, name=spec.name, users_kept=1.0)
+            compiled = compile_spec(spec)
+            result.signature, result.tools = tool_signature(compiled.world), len(compiled.world.tools)
+            report = _validated(compiled, task_count, checker)
     except Exception as exc:  # a factory bug: counted against the world, never the end of the run
         result.rejected_by = ["no_simulator_bug"]
         result.reasons = [f"validation raised {type(exc).__name__}: {exc}"]
@@ -124,6 +126,12 @@ def build_world(
         result,
         yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=False, allow_unicode=True),
         yaml.safe_dump(tasks, sort_keys=False, allow_unicode=True),
+    )
+
+
+def _validated(compiled: CompiledWorld, task_count: int, checker: DeterminismChecker | None) -> ValidationReport:
+    return validate(
+        compiled, seed=VALIDATION_SEED, scale=VALIDATION_SCALE, processes=False, task_count=task_count, checker=checker
     )
 
 
