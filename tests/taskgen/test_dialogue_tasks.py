@@ -23,10 +23,14 @@ from mcpsim.tasks._features import TaskFeatures
 DIALOGUE_KINDS = ("ask", "change", "decline")
 
 
+def generator_of(blueprint: str, variant: int, name: str) -> TaskGenerator:
+    """A task generator on a catalogue world, at seed 0 and the small scale."""
+    return TaskGenerator(compile_spec(expand(blueprints()[blueprint], variant, name=name)), seed=0, scale="small")
+
+
 @pytest.fixture(scope="module")
 def generator() -> Iterator[TaskGenerator]:
-    compiled = compile_spec(expand(blueprints()["bookstore"], 1, name="bookstore_t"))
-    gen = TaskGenerator(compiled, seed=0, scale="small")
+    gen = generator_of("bookstore", 1, "bookstore_t")
     yield gen
     gen.close()
 
@@ -233,9 +237,7 @@ def test_an_errand_can_leave_out_which_record_its_first_job_is_on_until_asked():
     # generators of their own (the module's has drawn from its seeded `Random` in other tests), on
     # a few variants of the world: whether an errand asks is drawn, half the time
     for variant in range(1, 6):
-        generator = TaskGenerator(
-            compile_spec(expand(blueprints()["bookstore"], variant, name="bookstore_t")), seed=0, scale="small"
-        )
+        generator = generator_of("bookstore", variant, "bookstore_t")
         try:
             task = _asked_errand(generator, DIALOGUE)
             if task is not None:
@@ -283,8 +285,7 @@ def test_dialogue_tasks_meet_paged_listings_like_the_composed_ones(generator, di
 @pytest.fixture(scope="module")
 def journals() -> Iterator[TaskGenerator]:
     """A world whose users hold several kinds of records (papers, royalties): jobs to follow up with."""
-    compiled = compile_spec(expand(blueprints()["academic_journals"], 1, name="journals_t"))
-    gen = TaskGenerator(compiled, seed=0, scale="small")
+    gen = generator_of("academic_journals", 1, "journals_t")
     yield gen
     gen.close()
 
