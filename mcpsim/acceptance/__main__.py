@@ -1,7 +1,8 @@
 """`python -m mcpsim.acceptance serve|hash|hashes|validate|schema`: a spec file's world served over
 stdio, its template hash and the digest of its first candidate tasks (`hash`; `hashes` answers one
 JSON request a line, for `validate.DeterminismChecker`), its validation report, or the spec's JSON
-Schema (`-`: stdin)."""
+Schema (`-`: stdin). `validate` of a file runs in the sandbox (`validate_file`, which `mcpsim gen
+SPEC` uses too), within the MCPSIM_COMPILE_* limits."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import json
 import sys
 
 from mcpsim import logs
+from mcpsim._sandbox import CompileRefused
+from mcpsim.acceptance._sandboxed import validate_file
 from mcpsim.acceptance._validate import process_hashes, validate
 from mcpsim.engine import Episode, TemplateCache
 from mcpsim.serve import serve_stdio
@@ -43,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "hashes":
         return _answer_hashes()
+    if args.command == "validate" and args.spec != "-":
+        return _validate_file(args.spec, args.seed, args.scale, args.tasks)
     try:
         compiled = compile_spec(read_spec(args.spec))
     except SpecError as exc:
@@ -58,6 +63,19 @@ def main(argv: list[str] | None = None) -> int:
     report = validate(compiled, seed=args.seed, scale=args.scale, task_count=args.tasks)
     print(json.dumps(report.to_json(), indent=2))
     return 0 if report.ok else 1
+
+
+def _validate_file(path: str, seed: int, scale: str, tasks: int | None) -> int:
+    try:
+        said = validate_file(path, seed=seed, scale=scale, task_count=tasks)
+    except (CompileRefused, ValueError) as exc:  # past a limit, or a limit that is not one
+        print(f"error: {path}: {exc}", file=sys.stderr)
+        return 2
+    if "error" in said:
+        print(f"error: {said['error']}", file=sys.stderr)
+        return 2
+    print(json.dumps(said["report"], indent=2))
+    return 0 if said["report"]["accepted"] else 1
 
 
 def _answer_hashes() -> int:

@@ -21,7 +21,8 @@ from typing import Any
 
 import anyio
 
-from mcpsim.acceptance._validate import ValidationReport, validate
+from mcpsim._sandbox import CompileLimits, CompileRefused, picklable, run
+from mcpsim.acceptance._validate import validate
 from mcpsim.runner import ChatClient
 from mcpsim.specs import CompiledWorld, SpecError, WorldSpec, compile_spec, json_schema, parse_spec
 from mcpsim.trajectories import Message, Usage
@@ -116,7 +117,7 @@ class Round:
 class Described:
     spec: WorldSpec
     compiled: CompiledWorld
-    report: ValidationReport
+    report: dict[str, Any]  # the validation report, as `ValidationReport.to_json` gives it
     rounds: list[Round]
 
 
@@ -161,13 +162,50 @@ def check_reply(text: str, *, seed: int, scale: str, task_count: int | None = No
     if not report.ok:
         errors = [f"{check}: {message}" for check, found in report.failures.items() for message in found]
         return Attempt("validation", errors[:MAX_ERRORS])
-    return Attempt(None, [], Described(spec, compiled, report, []))
+    return Attempt(None, [], Described(spec, compiled, report.to_json(), []))
+
+
+@dataclass(frozen=True)
+class ReplyCheck:
+    """`check_reply` as the sandbox's child runs it: what to repair, or the accepted world's
+    validation report (JSON; the world itself stays in the child)."""
+
+    seed: int
+    scale: str
+    task_count: int | None
+
+    def __call__(self, reply: str) -> dict[str, Any]:
+        attempt = check_reply(reply, seed=self.seed, scale=self.scale, task_count=self.task_count)
+        return {
+            "problem": attempt.problem,
+            "errors": attempt.errors,
+            "report": attempt.result.report if attempt.result is not None else None,
+        }
+
+
+async def check_reply_sandboxed(
+    text: str, limits: CompileLimits, *, seed: int, scale: str, task_count: int | None = None
+) -> Attempt:
+    """`check_reply` run in the sandbox within `limits`; an accepted spec is then compiled here
+    (the child has shown it compiles within the limits). Going past a limit is a problem to
+    repair, like any other."""
+    try:
+        said = await run(picklable(ReplyCheck(seed, scale, task_count)), text, limits)
+    except CompileRefused as exc:
+        return Attempt("limits", [str(exc)])
+    if not isinstance(said, dict) or said.get("report") is None:
+        problem = said.get("problem") if isinstance(said, dict) else None
+        errors = said.get("errors") if isinstance(said, dict) else None
+        return Attempt(str(problem or "validation"), [str(e) for e in errors or []][:MAX_ERRORS])
+    spec = parse_spec(json_object(text), source="the answer")
+    return Attempt(None, [], Described(spec, compile_spec(spec), said["report"], []))
 
 
 PROBLEMS = {
     "not_json": "Its answer was not a JSON object.",
     "spec": "It does not follow the world spec's schema and rules:",
     "validation": "It compiles, but validation rejected the world (check: what failed):",
+    "limits": "Checking it went past a limit (a smaller, simpler world would pass):",
 }
 
 
@@ -184,10 +222,13 @@ async def describe_world(
     seed: int = 0,
     scale: str = "small",
     task_count: int | None = None,
+    sandbox: CompileLimits | None = None,
 ) -> Described:
     """Ask `client`'s model for a world spec of `description`, repair it up to `rounds` times with
     the validator's errors, and return the first accepted world (else DescribeError). Validation
-    generates `task_count` tasks (default: the spec's own count) as `mcpsim gen` does."""
+    generates `task_count` tasks (default: the spec's own count) as `mcpsim gen` does. With
+    `sandbox` (the CLI always gives one), each answer is validated in a child process within
+    those limits (`mcpsim._sandbox`), since a model's spec is untrusted data."""
     if not description.strip():
         raise ValueError("the description is empty")
     cache = ReplyCache(cache_dir)
@@ -199,8 +240,11 @@ async def describe_world(
     history: list[Round] = []
     for number in range(1, rounds + 2):  # the first answer, then up to `rounds` repairs
         reply, key, cached = await cache.ask(client, messages, form)
-        check = functools.partial(check_reply, reply, seed=seed, scale=scale, task_count=task_count)
-        attempt = await anyio.to_thread.run_sync(check)  # blocking work, with an event loop of its own
+        if sandbox is not None:
+            attempt = await check_reply_sandboxed(reply, sandbox, seed=seed, scale=scale, task_count=task_count)
+        else:
+            check = functools.partial(check_reply, reply, seed=seed, scale=scale, task_count=task_count)
+            attempt = await anyio.to_thread.run_sync(check)  # blocking work, with an event loop of its own
         history.append(Round(number, key, cached, attempt.problem is None, attempt.problem, attempt.errors))
         if attempt.result is not None:
             attempt.result.rounds = history

@@ -24,6 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mcpsim._sandbox import CompileLimits, CompileRefused, run_now
+from mcpsim.engine import Episode, TemplateCache
 from mcpsim.specs import CompiledWorld, SpecError, compile_spec, load_spec
 from mcpsim.taskgen import generate_tasks, task_set
 from mcpsim.tasks import TaskFile, TaskFileError, TaskSet, load_task_file, register_tasks, task_registrations
@@ -92,22 +94,48 @@ def _task_file(path: Path, world: str) -> TaskFile:
     return written
 
 
-def register_spec(path: str | Path) -> World:
-    """Compile a spec file (a world spec, or a twin spec as `mcpsim gen --from-mcp` writes it) and
-    register its world and (lazily loaded or generated) tasks in this process."""
+def _compiled(path: str | Path) -> tuple[World, Callable[[], TaskSet]]:
+    """A spec file's world, compiled, and its tasks as a deferred call."""
     task_file = task_file_of(path)
-    tasks: Callable[[], TaskSet]
     if is_twin_file(path):
         try:
             twin = load_twin(path)
         except ValueError as exc:  # past its bound, or not a twin spec (the message names the file)
             raise SpecError(str(exc)) from None
-        world = compile_twin(twin)
-        tasks = partial(twin_tasks, twin, task_file)
-    else:
-        compiled = compile_spec(load_spec(path))
-        world = compiled.world
-        tasks = partial(spec_tasks, compiled, task_file)
+        return compile_twin(twin), partial(twin_tasks, twin, task_file)
+    compiled = compile_spec(load_spec(path))
+    return compiled.world, partial(spec_tasks, compiled, task_file)
+
+
+class SpecFileCheck:
+    """What the sandbox runs for a spec file before this process compiles it: read and compile it
+    as `register_spec` does, then seed its world at seed 0 at its first scale (every Faker and row
+    generator the spec configures runs there; other scales run the same ones more or fewer
+    times). Returns {"world": its name}, or {"error": the spec's problem} (a SpecError's message,
+    which the caller raises as it would have itself)."""
+
+    def __call__(self, path: str) -> dict[str, str]:
+        try:
+            world, _ = _compiled(path)
+        except SpecError as exc:
+            return {"error": str(exc)}
+        Episode.create(world, TASK_SEED, next(iter(world.scales)), templates=TemplateCache(None)).close()
+        return {"world": world.name}
+
+
+def register_spec(path: str | Path, *, sandbox: CompileLimits | None = None) -> World:
+    """Compile a spec file (a world spec, or a twin spec as `mcpsim gen --from-mcp` writes it) and
+    register its world and (lazily loaded or generated) tasks in this process. With `sandbox`, the
+    file is first compiled and seeded in a child process within those limits (`SpecFileCheck`;
+    the CLI's `--world-spec` and `--worlds-dir` do so), and a failure there is a SpecError."""
+    if sandbox is not None:
+        try:
+            said = run_now(SpecFileCheck(), str(path), sandbox)
+        except CompileRefused as exc:
+            raise SpecError(f"{path}: refused in its sandbox: {exc}") from None
+        if isinstance(said, dict) and "error" in said:
+            raise SpecError(str(said["error"]))
+    world, tasks = _compiled(path)
     try:
         register_world(world)
     except ValueError as exc:
@@ -152,8 +180,9 @@ def _off_the_loop(build: Callable[[], T]) -> T:
         return pool.submit(build).result()
 
 
-def register_folder(folder: str | Path) -> list[World]:
-    return [register_spec(p) for p in spec_files(folder)]
+def register_folder(folder: str | Path, *, sandbox: CompileLimits | None = None) -> list[World]:
+    """`register_spec` for every spec file directly in `folder`, in name order."""
+    return [register_spec(p, sandbox=sandbox) for p in spec_files(folder)]
 
 
 def loaded_worlds() -> list[str]:

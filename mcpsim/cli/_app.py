@@ -113,17 +113,41 @@ runtime_options = [*cache_options, *log_options, progress_option]
 
 def _load_specs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
     """Compile the spec files (or every spec in the folders) into this process's registry of
-    worlds, before the command reads its WORLD argument."""
+    worlds, before the command reads its WORLD argument: each in a sandbox process first, within
+    the MCPSIM_COMPILE_* limits (docs/security.md), since a spec file is untrusted data."""
     if not value:
         return
+    from mcpsim._sandbox import CompileLimits
     from mcpsim.catalogue import register_folder, register_spec
     from mcpsim.specs import SpecError
 
+    hint = f"'{param.opts[0]}'"
+    try:
+        limits = CompileLimits.from_env()
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=hint) from None
     for source in value:
         try:
-            register_folder(source) if param.name == "worlds_dirs" else register_spec(source)
+            if param.name == "worlds_dirs":
+                register_folder(source, sandbox=limits)
+            else:
+                register_spec(source, sandbox=limits)
         except SpecError as exc:
-            raise click.BadParameter(str(exc), param_hint=f"'{param.opts[0]}'") from None
+            raise click.BadParameter(str(exc), param_hint=hint) from None
+
+
+def sandbox_check(spec: str) -> None:
+    """Compile and seed a spec file (a world or twin spec) in the sandbox first, within the
+    MCPSIM_COMPILE_* limits (docs/security.md), as `--world-spec` does, for a command that then
+    compiles it itself; a refusal is the command's error."""
+    from mcpsim._sandbox import CompileLimits
+    from mcpsim.catalogue import register_spec
+    from mcpsim.specs import SpecError
+
+    try:
+        register_spec(spec, sandbox=CompileLimits.from_env())
+    except (SpecError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _spec_option(flag: str, name: str, metavar: str, path: click.Path, help_text: str) -> Any:
@@ -138,14 +162,15 @@ spec_options = [
         "world_specs",
         "FILE",
         click.Path(exists=True, dir_okay=False),
-        "Also load the world a spec file (YAML or JSON, docs/world-spec.md) describes, with its tasks. Repeatable.",
+        "Also load the world a spec file (YAML or JSON, docs/world-spec.md) describes, with its tasks, once it has "
+        "compiled in a sandbox process (limits: MCPSIM_COMPILE_*, docs/security.md). Repeatable.",
     ),
     _spec_option(
         "--worlds-dir",
         "worlds_dirs",
         "DIR",
         click.Path(exists=True, file_okay=False),
-        "Also load every spec file (*.yaml, *.yml, *.json) directly in DIR. Repeatable.",
+        "Also load every spec file (*.yaml, *.yml, *.json) directly in DIR, each as --world-spec does. Repeatable.",
     ),
 ]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from mcpsim.cli._app import DEFAULT_CACHE, main
+from mcpsim.cli._app import DEFAULT_CACHE, main, sandbox_check
 
 DEFAULT_REPLIES = DEFAULT_CACHE.parent / "replies"  # --describe: the model's replies, by request hash
 TASKS = 10  # --tasks, but with --from-mcp
@@ -141,23 +141,28 @@ def gen(
     from mcpsim.twins import is_twin_file
 
     if is_twin_file(spec):
+        sandbox_check(spec)
         _twin_file(spec, mode, seed)
         return
     if mode == "serve":
+        sandbox_check(spec)
         sys.exit(factory(["serve", spec, "--seed", str(seed), "--scale", scale]))
-    from mcpsim.acceptance import validate
+    from mcpsim._sandbox import CompileRefused
+    from mcpsim.acceptance.__main__ import validate_file
     from mcpsim.logs import configure
-    from mcpsim.specs import SpecError, compile_spec, load_spec
 
     configure("WARNING")  # stdout is the report
-    try:
-        compiled = compile_spec(load_spec(spec))
-    except SpecError as exc:
-        raise click.ClickException(str(exc)) from None
-    report = validate(compiled, seed=seed, scale=scale, task_count=task_count)
-    click.echo(json.dumps(report.to_json(), indent=2))
-    if not report.ok:
-        click.echo(f"rejected by: {', '.join(report.failed_criteria())}", err=True)
+    try:  # in the sandbox: the spec is untrusted data (docs/security.md)
+        said = validate_file(spec, seed=seed, scale=scale, task_count=task_count)
+    except (CompileRefused, ValueError) as exc:
+        raise click.ClickException(f"{spec}: {exc}") from None
+    if "error" in said:
+        raise click.ClickException(said["error"])
+    report = said["report"]
+    click.echo(json.dumps(report, indent=2))
+    if not report["accepted"]:
+        failed = [criterion for criterion, count in report["failures_per_criterion"].items() if count]
+        click.echo(f"rejected by: {', '.join(failed)}", err=True)
         sys.exit(1)
 
 
@@ -300,19 +305,31 @@ def _describe(
     import anyio
     import yaml
 
+    from mcpsim._sandbox import CompileLimits
     from mcpsim.acceptance import DescribeError, describe_world
     from mcpsim.logs import configure
     from mcpsim.runner import ModelError
 
     if not out:
         raise click.UsageError("--describe needs --out FILE for the spec")
+    try:
+        limits = CompileLimits.from_env()  # each answer is validated in the sandbox
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     client = _chat(model, base_url)
     configure("WARNING")  # stdout is the report
 
     async def ask() -> Any:
         try:
             return await describe_world(
-                text, client, cache_dir=cache, rounds=rounds, seed=seed, scale=scale, task_count=task_count
+                text,
+                client,
+                cache_dir=cache,
+                rounds=rounds,
+                seed=seed,
+                scale=scale,
+                task_count=task_count,
+                sandbox=limits,
             )
         finally:
             await client.aclose()
@@ -328,7 +345,7 @@ def _describe(
     data = found.spec.model_dump(mode="json", exclude_defaults=True)
     Path(out).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     report = {"spec": out, "accepted": True, "rounds": [r.to_json() for r in found.rounds]}
-    click.echo(json.dumps(report | {"validation": found.report.to_json()}, indent=2, default=str))
+    click.echo(json.dumps(report | {"validation": found.report}, indent=2, default=str))
 
 
 def _catalog(out: str, count: int, seed: int, workers: int | None, task_count: int) -> None:

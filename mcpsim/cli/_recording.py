@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from mcpsim.cli._app import main
+from mcpsim.cli._app import main, sandbox_check
 from mcpsim.cli._options import port_option
 
 
@@ -82,6 +82,7 @@ def fidelity_command(twin: str, recordings: tuple[str, ...], seed: int) -> None:
         spec = load_twin(twin)
     except ValueError as exc:  # past its bound, or not a twin spec
         raise click.ClickException(str(exc)) from None
+    sandbox_check(twin)  # an untrusted file: compiled and seeded within limits before it is here
     reports = {}
     for path in recordings:
         try:

@@ -15,7 +15,7 @@ Tools offers (a subset of a world's tools plus distractors) are `mcpsim.serve._o
 
 A world loads outside the host's lock: while one loads, the others and `/health` answer. With a
 `sandbox` (`mcpsim serve-worlds` always has one) each world is loaded first in a child process
-with CPU-time, memory and wall-clock limits (`mcpsim.serve._sandbox`), and in the server only once
+with CPU-time, memory and wall-clock limits (`mcpsim._sandbox`), and in the server only once
 the child did so within them; a world that failed answers its requests with the reason (422 for
 the sandbox's refusal) for RETRY_FAILED_SECONDS, then is tried again. The children are forked
 by `multiprocessing`'s fork server, which imports the `__main__` script: a script that builds a
@@ -52,7 +52,7 @@ from mcpsim.serve._buffered import _captured, _read_body, _replay, _respond
 from mcpsim.serve._connections import protocol_for
 from mcpsim.serve._host import EpisodeManager
 from mcpsim.serve._offers import Describer, ToolOffers
-from mcpsim.serve._sandbox import CompileLimits, CompileRefused, check, picklable, warm_up
+from mcpsim._sandbox import CompileLimits, CompileRefused, check, picklable, warm_up
 from mcpsim.serve._settings import ClientLimits
 from mcpsim.tasks import TaskSet
 from mcpsim.world import World

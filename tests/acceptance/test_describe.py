@@ -13,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from mcpsim._sandbox import CompileLimits
 from mcpsim.acceptance._describe import DescribeError, describe_world, prompt, repair_message
 from mcpsim.cli import main
 from mcpsim.engine._episode import Episode
@@ -82,7 +83,7 @@ def repaired(tmp_path_factory: pytest.TempPathFactory) -> tuple[FakeModel, objec
         with fake_openai(model) as url:
             chat = client(url)
             try:
-                return await describe_world(DESCRIPTION, chat, cache_dir=cache, rounds=2)
+                return await describe_world(DESCRIPTION, chat, cache_dir=cache, rounds=2, sandbox=CompileLimits())
             finally:
                 await chat.aclose()
 
@@ -115,7 +116,7 @@ def test_a_broken_spec_is_repaired_with_the_errors(repaired):
         (1, False, "spec", False),
         (2, True, None, False),
     ]
-    assert found.report.ok and found.spec == WorldSpec.model_validate(GOOD)  # fenced JSON is read too
+    assert found.report["accepted"] and found.spec == WorldSpec.model_validate(GOOD)  # fenced JSON is read too
     assert found.compiled.world.tools.keys() == {"get_pet", "list_pets", "add_pet"}
 
 
@@ -173,6 +174,33 @@ async def test_the_rounds_are_bounded(tmp_path):
         await chat.aclose()
     assert len(model.requests) == 2
     assert "Its answer was not a JSON object." in model.requests[1]["messages"][-1]["content"]
+
+
+async def test_an_answer_past_the_sandbox_limits_is_sent_back_for_repair(tmp_path):
+    """Each answer is validated in the sandbox (issue 29, item 2): one that goes past a limit is a
+    problem like any other, told to the model, and never accepted."""
+    model = FakeModel(then=lambda body: {"content": json.dumps(GOOD)})
+    with fake_openai(model) as url:
+        chat = client(url)
+        with pytest.raises(DescribeError, match="the last one: limits: loading it took longer than") as refused:
+            await describe_world(DESCRIPTION, chat, rounds=1, sandbox=CompileLimits(wall_seconds=0.001))
+        await chat.aclose()
+    assert [(r.accepted, r.problem) for r in refused.value.rounds] == [(False, "limits"), (False, "limits")]
+    assert "Checking it went past a limit" in model.requests[1]["messages"][-1]["content"]
+
+
+def test_the_cli_validates_each_answer_in_the_sandbox(tmp_path):
+    model = FakeModel(then=lambda body: {"content": json.dumps(GOOD)})
+    args = ["gen", "--describe", DESCRIPTION, "--out", str(tmp_path / "x.yaml"), "--rounds", "0", "--tasks", "0"]
+    with fake_openai(model) as url:
+        done = CliRunner().invoke(
+            main,
+            [*args, "--model", "openai:fake", "--base-url", url, "--reply-cache", str(tmp_path / "c")],
+            env={"MCPSIM_COMPILE_TIMEOUT": "0.001"},
+        )
+    assert done.exit_code == 1, done.output
+    assert json.loads(done.stdout)["rounds"][0]["problem"] == "limits"
+    assert not (tmp_path / "x.yaml").exists()
 
 
 def test_the_cli_refuses_what_it_cannot_use(tmp_path):
