@@ -148,6 +148,8 @@ def _path_errors(spec: WorldSpec, where: str, path: Path, rows: dict[str, str], 
     if path.alias not in rows:
         return [f"{where}: no row {path.alias!r} in scope (in scope: {sorted(rows) or 'none'})"]
     entity = rows[path.alias]
+    if entity not in spec.entities:  # a reference to an unknown entity: an error of its own
+        return []
     if path.field != "id" and path.field not in spec.entities[entity].fields:
         return [f"{where}: {entity} has no field {path.field!r}"]
     return []
@@ -178,12 +180,19 @@ def _action_errors(spec: WorldSpec, action: ActionSpec) -> list[str]:
     if action.partial_failure is not None:
         if action.kind not in ("create", "transition") or entity.state_machine is None:
             errors.append(f"{where}: partial failures are for creates and transitions of an entity with states")
-        elif action.partial_failure.state not in (entity.fields[entity.state_machine.field].values or []):
+        elif action.partial_failure.state not in (_states(entity) or []):
             errors.append(f"{where}: partial failure state {action.partial_failure.state!r} is not a state")
     if action.read_only and (action.preconditions or action.effects or action.irreversible):
         errors.append(f"{where}: a read has no preconditions, effects or irreversibility")
     errors += _rule_errors(spec, action, where)
     return errors
+
+
+def _states(entity: EntitySpec) -> list[str] | None:
+    """The values of the entity's state field (None without one; an unknown state field is an
+    error of its own)."""
+    state = entity.fields.get(entity.state_machine.field) if entity.state_machine is not None else None
+    return state.values if state is not None else None
 
 
 def _is_state(entity: EntitySpec, field: str) -> bool:
@@ -218,7 +227,7 @@ def _rule_errors(spec: WorldSpec, action: ActionSpec, where: str) -> list[str]:
         for raw in (e.add, e.subtract, e.set):
             if raw is not None:
                 errors += _operand_errors(spec, w, raw, after, args)
-        if e.row in after and (e.add is not None or e.subtract is not None):
+        if e.row in after and after[e.row] in spec.entities and (e.add is not None or e.subtract is not None):
             f = spec.entities[after[e.row]].fields.get(e.field)
             if f is not None and f.type not in NUMERIC:
                 errors.append(f"{w}: add/subtract on a non-numeric field {e.field!r}")
