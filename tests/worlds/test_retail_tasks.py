@@ -18,23 +18,14 @@ from mcpsim.audit._transcriber import TRIVIAL_LIMIT
 from mcpsim.cli import main
 from mcpsim.grading import Verifier
 from mcpsim.serve._mcp import build_server, policy_uri
-from mcpsim.tasks import load_tasks
 from mcpsim.tasks._scenario import gold_steps, oracle_answer, run_actions, run_solution, task_episode
-from mcpsim.world._registry import load_world
 from tests.conftest import CLEAN_ENV
 from tests.support.commands import verify_args
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def world():
-    return load_world("retail")
-
-
-@pytest.fixture(scope="module")
-def task_set():
-    return load_tasks("retail")
+WORLD = "retail"  # for the `world` and `task_set` fixtures
 
 
 @pytest.fixture(scope="module")

@@ -14,15 +14,15 @@ from mcpsim.grading import GradingContext
 
 from . import world
 
-# argument -> (table, column naming the owner)
+# argument -> the table of the row it names (every such row's customer_id is its owner)
 OWNED = {
-    "account_id": ("accounts", "customer_id"),
-    "from_account_id": ("accounts", "customer_id"),
-    "to_account_id": ("accounts", "customer_id"),
-    "card_id": ("cards", "customer_id"),
-    "payee_id": ("payees", "customer_id"),
-    "transfer_id": ("transfers", "customer_id"),
-    "dispute_id": ("disputes", "customer_id"),
+    "account_id": "accounts",
+    "from_account_id": "accounts",
+    "to_account_id": "accounts",
+    "card_id": "cards",
+    "payee_id": "payees",
+    "transfer_id": "transfers",
+    "dispute_id": "disputes",
 }
 
 
@@ -33,9 +33,8 @@ def _owner(ctx: GradingContext, argument: str, value: str) -> str | None:
             (value.strip(),),
         )
         return rows[0]["customer_id"] if rows else None
-    table, column = OWNED[argument]
-    rows = ctx.episode.select(table, {"id": value.strip()})
-    return rows[0][column] if rows else None
+    rows = ctx.episode.select(OWNED[argument], {"id": value.strip()})
+    return rows[0]["customer_id"] if rows else None
 
 
 def _found(ctx: GradingContext, args: dict[str, Any]) -> set[str]:

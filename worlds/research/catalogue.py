@@ -12,7 +12,7 @@ from mcpsim.world import ToolContext, add_calculator, billing, sql
 
 from . import world
 from .tables import Document
-from .tools import PRICES, DocId, Query, SearchPage, pages_of, ranked_search
+from .tools import PRICES, DocId, header, pages_of, search_tool
 
 Day = Annotated[str, Field(description="A date, YYYY-MM-DD.", pattern=r"^\d{4}-\d{2}-\d{2}$")]
 
@@ -60,16 +60,12 @@ class Opened(BaseModel):
     documents: list[Entry]
 
 
-@world.tool(read_only=True, idempotent=True)
-def search_newest(
-    ctx: ToolContext,
-    query: Query,
-    page: Annotated[int, Field(description="The page of results, from 1.", ge=1, le=20)] = 1,
-    limit: Annotated[int, Field(description="Results per page.", ge=1, le=10)] = 5,
-) -> SearchPage:
-    """Search the corpus like `search`, but list the matching documents newest first (relevance
-    breaks ties). Billed per result page."""
-    return ranked_search(ctx, "search_newest", query, page, limit, newest_first=True)
+search_tool(
+    "search_newest",
+    newest_first=True,
+    description="""Search the corpus like `search`, but list the matching documents newest first (relevance
+    breaks ties). Billed per result page.""",
+)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -87,7 +83,7 @@ def browse(
     where, params = "kind = ? AND published >= ? AND published <= ?", (kind, published_after, published_before)
     total = int(sql.scalar(ctx, f"SELECT COUNT(*) FROM documents WHERE {where}", params))
     rows = sql.select(ctx, Document, where, params, order="published DESC, id", limit=limit, offset=(page - 1) * limit)
-    entries = [Entry(doc_id=r.id, kind=r.kind, title=r.title, source=r.source, published=r.published) for r in rows]
+    entries = [Entry(**header(r)) for r in rows]
     return Listing(page=page, total=total, documents=entries, more=page * limit < total, cost=cost)
 
 
@@ -110,11 +106,7 @@ def get_document_info(ctx: ToolContext, doc_id: DocId) -> DocumentInfo:
     opened = PRICES.paid_for(ctx, doc.id)
     price = PRICES.price("open")
     return DocumentInfo(
-        doc_id=doc.id,
-        kind=doc.kind,
-        title=doc.title,
-        source=doc.source,
-        published=doc.published,
+        **header(doc),
         pages=len(pages_of(doc.body)),
         opened=opened,
         price_to_open=price.call + (0 if opened else price.document),

@@ -8,6 +8,7 @@ its own transaction (`mcpsim.world.billing`), so a call refused for the budget c
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from typing import Annotated
 
 from pydantic import BaseModel, Field
@@ -116,6 +117,11 @@ class Budget(BaseModel):
     prices: list[PriceLine]
 
 
+def header(doc: Document) -> dict[str, str]:
+    """What names a document in every answer about it: its id, kind, title, source and date."""
+    return {"doc_id": doc.id, "kind": doc.kind, "title": doc.title, "source": doc.source, "published": doc.published}
+
+
 def match_expression(query: str) -> str:
     """The agent's words as an FTS5 expression any word of which matches (ranked by bm25): its
     letters and digits only, quoted, so no query syntax of the agent's reaches FTS5."""
@@ -138,17 +144,29 @@ def pages_of(body: str) -> list[str]:
     return pages
 
 
-@world.tool(read_only=True, idempotent=True)
-def search(
-    ctx: ToolContext,
-    query: Query,
-    page: Annotated[int, Field(description="The page of results, from 1.", ge=1, le=20)] = 1,
-    limit: Annotated[int, Field(description="Results per page.", ge=1, le=10)] = 5,
-) -> SearchPage:
-    """Search the document corpus: results ranked by relevance, each with its id, title, source,
+def search_tool(name: str, *, newest_first: bool, description: str) -> None:
+    """Register a search tool `name`: a page of the documents matching a query, ranked by
+    relevance or newest first (`ranked_search`)."""
+
+    def search(
+        ctx: ToolContext,
+        query: Query,
+        page: Annotated[int, Field(description="The page of results, from 1.", ge=1, le=20)] = 1,
+        limit: Annotated[int, Field(description="Results per page.", ge=1, le=10)] = 5,
+    ) -> SearchPage:
+        return ranked_search(ctx, name, query, page, limit, newest_first=newest_first)
+
+    search.__name__, search.__doc__ = name, description
+    world.tool(read_only=True, idempotent=True, name=name)(search)
+
+
+search_tool(
+    "search",
+    newest_first=False,
+    description="""Search the document corpus: results ranked by relevance, each with its id, title, source,
     publication date and a snippet. Billed per result page. Snippets are not sources: open a
-    document to read it."""
-    return ranked_search(ctx, "search", query, page, limit, newest_first=False)
+    document to read it.""",
+)
 
 
 def ranked_search(ctx: ToolContext, tool: str, query: str, page: int, limit: int, *, newest_first: bool) -> SearchPage:
@@ -182,17 +200,7 @@ def open(
     if page > len(pages):
         raise WorldError(f"Document {doc.id} has {len(pages)} page(s); there is no page {page}")
     cost = PRICES.charge(ctx, "open", documents=[doc.id])
-    return DocumentPage(
-        doc_id=doc.id,
-        kind=doc.kind,
-        title=doc.title,
-        source=doc.source,
-        published=doc.published,
-        page=page,
-        pages=len(pages),
-        text=pages[page - 1],
-        cost=cost,
-    )
+    return DocumentPage(**header(doc), page=page, pages=len(pages), text=pages[page - 1], cost=cost)
 
 
 @world.tool(read_only=True, idempotent=True)
@@ -265,14 +273,7 @@ def get_budget(ctx: ToolContext) -> Budget:
     every tool. Free."""
     account = PRICES.account(ctx)
     lines = [PriceLine(tool=t, price=p.describe(account.currency)) for t, p in sorted(PRICES.prices.items())]
-    return Budget(
-        budget=account.budget,
-        spent=account.spent,
-        left=account.left,
-        calls=account.calls,
-        currency=account.currency,
-        prices=lines,
-    )
+    return Budget(**asdict(account), left=account.left, prices=lines)
 
 
 from . import catalogue, notebook  # noqa: E402, F401  (registering the rest of the tools, in this order)

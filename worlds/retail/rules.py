@@ -112,13 +112,22 @@ def item_of_order(ctx: ToolContext, order: Any, item_id: str) -> Any:
     return item
 
 
-def other_variant(
-    ctx: ToolContext, item: Any, variant_id: str, *, same_product: str, unchanged: str, discontinued: str
-) -> Any:
-    """The variant an order line switches to: another available variant of the line's product.
-    The wording of the refusals is the caller's: `same_product` follows "Variant X is not a
-    variant of P; ", `unchanged` follows "Item I already is variant X", `discontinued` follows
-    "Variant X is discontinued and cannot be ". Rows are plain rows."""
+# How the refusals of `other_variant` end, per switch: after "Variant X is not a variant of P; ",
+# after "Item I already is variant X", and after "Variant X is discontinued and cannot be ".
+SWITCH_WORDING = {
+    "exchange": (
+        "an exchange keeps the product and only changes the variant",
+        "; an exchange must change the variant",
+        "exchanged into",
+    ),
+    "change": ("an item can only change to another variant of the same product", "", "ordered"),
+}
+
+
+def other_variant(ctx: ToolContext, item: Any, variant_id: str, switch: str) -> Any:
+    """The variant an order line switches to (by `switch`, an exchange or a change of a pending
+    order): another available variant of the line's product. Rows are plain rows."""
+    same_product, unchanged, discontinued = SWITCH_WORDING[switch]
     variant = sql.get(ctx, Variant, variant_id.strip())
     if variant.product_id != item.product_id:
         raise WorldError(

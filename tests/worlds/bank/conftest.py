@@ -48,12 +48,8 @@ class Bank(WorldDriver):
         return self.value("SELECT balance_cents FROM accounts WHERE id = ?", account_id)
 
     def available(self, account_id: str) -> int:
-        return round(
-            self.ok("get_account", customer_id=self.owner(account_id), account_id=account_id).available_balance * 100
-        )
-
-    def owner(self, account_id: str) -> str:
-        return self.value("SELECT customer_id FROM accounts WHERE id = ?", account_id)
+        owner = self.value("SELECT customer_id FROM accounts WHERE id = ?", account_id)
+        return round(self.ok("get_account", customer_id=owner, account_id=account_id).available_balance * 100)
 
     def today_out(self, account_id: str) -> int:
         return self.value(

@@ -40,19 +40,12 @@ def corpus_hash(seed: int, hash_seed: str) -> list[str]:
     return out.stdout.strip().splitlines()[-1].split()  # after any log line
 
 
-@pytest.fixture(scope="module")
-def world():
-    return load_world("research")
+WORLD = "research"  # for the `world` and `task_set` fixtures
 
 
 @pytest.fixture(scope="module")
-def tasks():
-    return load_tasks("research")
-
-
-@pytest.fixture(scope="module")
-def verifier(world, tasks):
-    return Verifier(world, tasks, templates=TemplateCache())
+def verifier(world, task_set):
+    return Verifier(world, task_set, templates=TemplateCache())
 
 
 def test_the_same_seed_builds_the_same_corpus_in_two_processes():
@@ -73,8 +66,8 @@ def test_the_corpus_and_its_index_are_built_once_into_the_template(world):
         episode.close()
 
 
-def test_the_verdict_reports_the_spend(world, tasks, verifier):
-    task = tasks.get("revenue-fy2024-1")
+def test_the_verdict_reports_the_spend(world, task_set, verifier):
+    task = task_set.get("revenue-fy2024-1")
     episode = task_episode(world, task, templates=verifier.templates)
     run_actions(episode, task.gold)
     verdict = verifier.grade(episode, task, oracle_answer(task))
@@ -98,8 +91,8 @@ def test_a_world_without_prices_has_no_spend_in_its_verdict():
     assert verdict.passed and verdict.spend == {} and "spend" not in verdict.model_dump()
 
 
-def test_the_cost_check_grades_calls_and_spend(world, tasks, verifier):
-    task = tasks.get("revenue-change-1")
+def test_the_cost_check_grades_calls_and_spend(world, task_set, verifier):
+    task = task_set.get("revenue-change-1")
     assert any(isinstance(c, Cost) and c.max_calls == 40 for c in task.rubric)
     episode = task_episode(world, task, templates=verifier.templates)
     run_actions(episode, task.gold)
@@ -121,10 +114,10 @@ def test_the_cost_check_grades_calls_and_spend(world, tasks, verifier):
     )
 
 
-def test_citations_are_required(world, tasks, verifier):
+def test_citations_are_required(world, task_set, verifier):
     """The right figure, with every search of the gold solution but no document opened, fails
     the citation check and only it."""
-    task = tasks.get("acquirer-revenue-1")
+    task = task_set.get("acquirer-revenue-1")
     episode = task_episode(world, task, templates=verifier.templates)
     run_actions(episode, [a for a in task.gold if a.tool != "open"])
     verdict = verifier.grade(episode, task, oracle_answer(task))
@@ -132,10 +125,10 @@ def test_citations_are_required(world, tasks, verifier):
     assert len(failed) == 1 and "never opened" in failed[0].reason
 
 
-def test_an_agent_answering_from_the_first_search_result_fails_every_task(world, tasks, verifier):
+def test_an_agent_answering_from_the_first_search_result_fails_every_task(world, task_set, verifier):
     """It searches with the question, reads the first result's snippet and answers with it."""
     passed = []
-    for task in tasks.tasks:
+    for task in task_set.tasks:
         episode = task_episode(world, task, templates=verifier.templates)
         result = episode.call("search", {"query": task.instruction[:200]})
         hit = result.value.results[0]
@@ -159,14 +152,14 @@ def test_the_task_files_are_what_the_generator_writes(tmp_path, world):
     assert set(counts) == {"easy.yaml", "medium.yaml", "hard.yaml", "long.yaml"}
 
 
-def test_seventy_eight_tasks_over_three_tiers(tasks):
-    by_tier = {d: sum(1 for t in tasks.tasks if t.difficulty == d) for d in ("easy", "medium", "hard")}
+def test_seventy_eight_tasks_over_three_tiers(task_set):
+    by_tier = {d: sum(1 for t in task_set.tasks if t.difficulty == d) for d in ("easy", "medium", "hard")}
     assert by_tier == {"easy": 24, "medium": 18, "hard": 36}
-    assert all(t.alternatives and t.near_misses for t in tasks.tasks)
+    assert all(t.alternatives and t.near_misses for t in task_set.tasks)
 
 
-def test_the_long_tasks_take_ten_to_forty_calls_with_slack_under_their_call_limit(tasks):
-    long = [t for t in tasks.tasks if "long" in t.tags]
+def test_the_long_tasks_take_ten_to_forty_calls_with_slack_under_their_call_limit(task_set):
+    long = [t for t in task_set.tasks if "long" in t.tags]
     assert len(long) == 18 and all(t.difficulty == "hard" for t in long)
     assert {t.id.rsplit("-", 1)[0] for t in long} == {"sector-leader", "ceo-alumni-revenue", "note-sector-band"}
     for task in long:
@@ -175,10 +168,10 @@ def test_the_long_tasks_take_ten_to_forty_calls_with_slack_under_their_call_limi
         assert all(len(s.steps) <= limits[0] for s in task.alternatives if s.steps is not None), task.id
 
 
-def test_a_long_answer_computed_from_a_preliminary_figure_fails(world, tasks, verifier):
+def test_a_long_answer_computed_from_a_preliminary_figure_fails(world, task_set, verifier):
     """After every gold step, the leader's margin computed with the preliminary figure fails the
     answer's facts (and only them); the audited margin passes."""
-    task = tasks.get("sector-leader-1")
+    task = task_set.get("sector-leader-1")
     miss = next(s for s in task.near_misses if "preliminary" in s.name)
     episode = task_episode(world, task, templates=verifier.templates)
     run_actions(episode, task.gold)

@@ -72,18 +72,11 @@ def _profile(w: Writer, org: Organisation) -> None:
 
 
 def _filings(w: Writer, org: Organisation) -> None:
-    org.docs["filing23"] = w.add(
-        "filing",
-        f"{org.name} annual report, fiscal 2023",
-        "Securities Filings",
-        date(2024, 3, w.rng.randint(1, 28)),
-        [
-            w.filler(w.rng.randint(4, 12)),
-            f"{org.name} reported revenue of {_m(org.revenue23)} for fiscal 2023. "
-            f"At year end the company had {org.headcount23:,} employees.",
-            w.filler(2),
-        ],
+    figures23 = (
+        f"{org.name} reported revenue of {_m(org.revenue23)} for fiscal 2023. "
+        f"At year end the company had {org.headcount23:,} employees."
     )
+    org.docs["filing23"] = _annual_report(w, org, 2023, 3, (4, 12), [figures23])
     if org.revenue24_preliminary is not None:
         org.docs["preliminary24"] = w.add(
             "news",
@@ -99,19 +92,22 @@ def _filings(w: Writer, org: Organisation) -> None:
     revised = (
         " This revises the preliminary figure published in February." if org.revenue24_preliminary is not None else ""
     )
-    org.docs["report24"] = w.add(
-        "filing",
-        f"{org.name} annual report, fiscal 2024",
-        "Securities Filings",
-        date(2025, 4, w.rng.randint(1, 28)),
-        [
-            w.filler(w.rng.randint(5, 14)),
-            f"Audited revenue for fiscal 2024 was {_m(org.revenue24)}.{revised} "
-            f"The company had {org.headcount24:,} employees at the end of fiscal 2024.",
-            f"For comparison, fiscal 2023 revenue was {_m(org.revenue23)}, with {org.headcount23:,} employees.",
-            w.filler(2),
-        ],
-    )
+    figures24 = [
+        f"Audited revenue for fiscal 2024 was {_m(org.revenue24)}.{revised} "
+        f"The company had {org.headcount24:,} employees at the end of fiscal 2024.",
+        f"For comparison, fiscal 2023 revenue was {_m(org.revenue23)}, with {org.headcount23:,} employees.",
+    ]
+    org.docs["report24"] = _annual_report(w, org, 2024, 4, (5, 14), figures24)
+
+
+def _annual_report(
+    w: Writer, org: Organisation, fiscal: int, month: int, lead: tuple[int, int], figures: list[str]
+) -> str:
+    """The annual report of fiscal year `fiscal`, filed in `month` of the next year: `figures`
+    after a run of filler paragraphs (between the two numbers of `lead`), then a little more."""
+    published = date(fiscal + 1, month, w.rng.randint(1, 28))
+    body = [w.filler(w.rng.randint(*lead)), *figures, w.filler(2)]
+    return w.add("filing", f"{org.name} annual report, fiscal {fiscal}", "Securities Filings", published, body)
 
 
 def _products(w: Writer, org: Organisation) -> None:

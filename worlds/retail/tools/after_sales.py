@@ -186,14 +186,7 @@ def exchange_delivered_order_items(
     for line in items:
         item = item_of_order(ctx, order, line.item_id)
         require_returnable_item(ctx, item, "exchanged")
-        variant = other_variant(
-            ctx,
-            item,
-            line.new_variant_id,
-            same_product="an exchange keeps the product and only changes the variant",
-            unchanged="; an exchange must change the variant",
-            discontinued="exchanged into",
-        )
+        variant = other_variant(ctx, item, line.new_variant_id, "exchange")
         stock.setdefault(variant.id, variant.stock)
         quantity = _units_taken_back(item, line.quantity, "exchange")
         reserve_stock(demand, variant, quantity)

@@ -119,14 +119,7 @@ def modify_pending_order_items(
     stock: dict[str, int] = {}  # the variants read so far: their stock as this call leaves it
     for change in changes:
         item = item_of_order(ctx, order, change.item_id)
-        variant = other_variant(
-            ctx,
-            item,
-            change.new_variant_id,
-            same_product="an item can only change to another variant of the same product",
-            unchanged="",
-            discontinued="ordered",
-        )
+        variant = other_variant(ctx, item, change.new_variant_id, "change")
         stock.setdefault(variant.id, variant.stock)
         reserve_stock(demand, variant, item.quantity)
         plan.append((item, variant))
