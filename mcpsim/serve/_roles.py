@@ -112,13 +112,16 @@ def resolve_endpoint(manager: EpisodeManager, episode_id: str | None) -> Episode
 
 
 def role_agents(manager: EpisodeManager, episode: Episode, mcp_url: str) -> dict[str, Any]:
-    """For an episode of a task with roles, `{"agents": {role: {"mcp_url", "instructions",
-    "tools"}}}` with a new endpoint per role (`mcp_url` is the episode's own, from which the
+    """For an episode of a task with roles (created, forked or restored), `{"agents": {role:
+    {"mcp_url", "instructions", "tools"}}}` with a new endpoint per role (`mcp_url` is the episode's own, from which the
     roles' are made); {} for any other episode. A role naming a tool the world does not have is a
     broken task (HttpError 500, the episode deleted)."""
     if episode.task_id is None:
         return {}
-    task = manager.verifier(episode.world.name).tasks.get(episode.task_id)
+    try:
+        task = manager.verifier(episode.world.name).tasks.get(episode.task_id)
+    except LookupError:  # a restored snapshot of a task this server does not have: no roles to serve
+        return {}
     if not task.roles:
         return {}
     unknown = sorted({t for role in task.roles.values() for t in role.tools} - set(episode.world.tools))

@@ -131,3 +131,36 @@ async def test_a_role_endpoint_of_a_deleted_episode_answers_404(live):
             headers={"Accept": "application/json, text/event-stream"},
         )
     assert gone.status_code == 404
+
+
+@pytest.mark.parametrize("how", ["fork", "restore"])
+async def test_a_forked_or_restored_team_episode_gets_role_endpoints_of_its_own(live, retail, how):
+    """After the approver's part, the episode is forked (or snapshotted and restored): the copy
+    answers with new endpoints per role, which act on the copy only, keep the calls' roles, and
+    finish the task there; the source's endpoints still act on the source."""
+    task = retail.tasks.get(TASK)
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        ep = await _create(http)
+        await _play(ep["agents"]["approver"]["mcp_url"], task.roles["approver"].gold)
+        if how == "fork":
+            made = await http.post(f"/episodes/{ep['id']}/fork")
+        else:
+            snapshot = (await http.get(f"/episodes/{ep['id']}/snapshot")).content
+            made = await http.post(
+                "/episodes/restore", content=snapshot, headers={"Content-Type": "application/vnd.sqlite3"}
+            )
+        assert made.status_code == 201, made.text
+        copy = made.json()
+        assert set(copy["agents"]) == {"approver", "agent"}
+        source_urls = {a["mcp_url"] for a in ep["agents"].values()}
+        assert not source_urls & {a["mcp_url"] for a in copy["agents"].values()}
+        with anyio.fail_after(60):  # the copy's approver is held to its tools too
+            async with Client(copy["agents"]["approver"]["mcp_url"]) as client:
+                assert {t.name for t in (await client.list_tools()).tools} == set(task.roles["approver"].tools)
+        await _play(copy["agents"]["agent"]["mcp_url"], task.roles["agent"].gold)
+        on_copy = (await http.post(f"/episodes/{copy['id']}/verify", json={"answer": "Done."})).json()
+        on_source = (await http.post(f"/episodes/{ep['id']}/verify", json={"answer": "Done."})).json()
+        changes = (await http.get(f"/episodes/{copy['id']}/changes")).json()["changes"]
+    assert on_copy["passed"] is True, on_copy["checks"]
+    assert on_source["passed"] is False  # the agent's part was played on the copy only
+    assert {(c["table"], c["role"]) for c in changes} >= {("tickets", "approver"), ("payments", "agent")}
