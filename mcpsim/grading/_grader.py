@@ -27,7 +27,7 @@ from mcpsim.grading._diff import diff_entries
 from mcpsim.grading._effects import episode_changes
 from mcpsim.grading._progress import BLAND_ANSWERS, calls_check, component_names, partial_reward
 from mcpsim.grading._report import report_check
-from mcpsim.grading._roles import role_checks
+from mcpsim.grading._roles import attributed, role_checks
 from mcpsim.grading._verdict import CheckResult, Verdict, VerdictSummary
 from mcpsim.tasks import Task, TaskSet, run_actions, task_episode
 from mcpsim.world import World, billing
@@ -44,7 +44,7 @@ SQLITE_STEP_BUDGET = 2_000_000_000  # SQLite VM instructions per grading (a reta
 CPU_BUDGET_S = 60.0  # CPU seconds of the grading thread
 STALL_TIMEOUT_S = 600.0  # wall-clock seconds before grading counts as stalled (an infrastructure error)
 # a result repeats its check's type, text, weight (its id comes from `_check_ids`)
-_FROM_CHECK = set(CheckResult.model_fields) - {"id", "passed", "reason"}
+_FROM_CHECK = set(CheckResult.model_fields) - {"id", "passed", "reason", "roles"}
 _PROGRESS_EVERY = 10_000  # SQLite instructions between two progress-handler calls
 
 
@@ -224,8 +224,11 @@ class Verifier:
                 budget.check()
                 results.append(CheckResult(**check.model_dump(include=_FROM_CHECK), passed=passed, reason=reason))
             derived = [calls_check(task, ctx.transcript), report_check(episode, ctx.transcript, answer)]
-            roles = role_checks(task, ctx.transcript, episode.meta().roles) if task.roles else []
-            return with_ids([*results, *(d for d in derived if d is not None), *roles], task.rubric)
+            if task.roles:  # a team task: each check's roles, then one check per role
+                by_seq = episode.meta().roles
+                results = attributed(task, ctx, by_seq, results, [d for d in derived if d is not None])
+                return with_ids([*results, *role_checks(task, ctx.transcript, by_seq)], task.rubric)
+            return with_ids([*results, *(d for d in derived if d is not None)], task.rubric)
 
         def progress() -> int:  # runs in the grading thread, inside SQLite
             return 1 if cancelled.is_set() or budget.step() else 0

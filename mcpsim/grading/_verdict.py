@@ -20,6 +20,9 @@ class CheckResult(BaseModel):
     noop_passes: bool
     passed: bool
     reason: str
+    # a team task's: the roles whose calls the check depends on (`_roles.check_roles`); None (and
+    # left out of the JSON) for a one-agent task
+    roles: list[str] | None = Field(None, exclude_if=lambda given: given is None)
 
 
 class DiffEntry(BaseModel):

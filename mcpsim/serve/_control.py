@@ -386,7 +386,7 @@ class ControlPlane:
         except EpisodeLimitReached as exc:
             episode.close()
             raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
-        return self._created(request, episode)
+        return _created(self, request, episode)
 
     async def fork_episode(self, request: Request) -> Response:
         source = self.episode_of(request)
@@ -396,10 +396,11 @@ class ControlPlane:
         except EpisodeLimitReached as exc:
             fork.close("refused (the server is full)")
             raise HttpError(503, str(exc), {"Retry-After": "5"}) from None
-        return self._created(request, episode)
+        return _created(self, request, episode)
 
-    def _created(self, request: Request, episode: Episode) -> Response:
-        """A forked or restored episode as created: of a team task, with endpoints of its own per
-        role (the source's stay the source's)."""
-        agents = role_agents(self.manager, episode, self.mcp_url(request, episode))
-        return JSONResponse(self.describe(request, episode) | agents, status_code=201)
+
+def _created(plane: ControlPlane, request: Request, episode: Episode) -> Response:
+    """A forked or restored episode as created: of a team task, with endpoints of its own per
+    role (the source's stay the source's)."""
+    agents = role_agents(plane.manager, episode, plane.mcp_url(request, episode))
+    return JSONResponse(plane.describe(request, episode) | agents, status_code=201)

@@ -153,3 +153,38 @@ def test_in_each_team_task_a_role_doing_anothers_job_fails_its_role_check(
         assert any(a.tool not in task.roles[overstepping].tools for a in task.gold)
         assert {r for r, passed in by_role.items() if not passed} == {overstepping}, by_role
         assert not verdict.passed
+
+
+def test_each_check_names_the_roles_its_calls_came_from(retail: Verifier):
+    """Per-check attribution: a check of a table's rows names the roles that changed its rows, a
+    check of calls the roles that made them, the answer check none; a one-agent task's checks
+    carry no roles at all (their JSON is as before)."""
+    task = retail.tasks.get(TASK)
+    episode = task_episode(retail.world, task, templates=retail.templates)
+    for role in ("approver", "agent"):
+        for action in task.roles[role].gold:
+            assert not episode.call(action.tool, action.args, role=role).is_error
+    verdict = retail.grade(episode, task, "Done.")
+    assert verdict.passed, verdict.report()
+    roles = {(c.type, c.requirement): c.roles for c in verdict.checks}
+    by_type: dict[str, set] = {}
+    for (kind, _), named in roles.items():
+        assert named is not None and set(named) <= {"approver", "agent"}
+        by_type.setdefault(kind, set()).add(tuple(named))
+    # the approval before the refund: both roles; the customer's authentication before it: the agent
+    assert by_type["call_order"] == {("approver", "agent"), ("agent",)}
+    assert by_type["gold_state"] == by_type["allowed_changes"] == {("approver", "agent")}
+    rubric = {c.requirement: c for c in task.rubric}
+    for check in verdict.checks:
+        spec = rubric.get(check.requirement)
+        if spec is not None and getattr(spec, "table", None) == "tickets":
+            assert check.roles == ["approver"], check
+        if spec is not None and getattr(spec, "table", None) == "payments":
+            assert check.roles == ["agent"], check
+        if check.type in ("answer_facts", "report"):
+            assert check.roles == []
+    assert [c.roles for c in verdict.checks if c.type == "role_tools"] == [["approver"], ["agent"]]
+    alone = retail.tasks.get("cancel-pending-order")
+    single = retail.grade(task_episode(retail.world, alone, templates=retail.templates), alone, "Done.")
+    assert all(c.roles is None for c in single.checks)
+    assert all("roles" not in c for c in single.model_dump(mode="json")["checks"])
