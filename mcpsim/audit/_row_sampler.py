@@ -74,10 +74,8 @@ class RowSampler:
             if key in schema:
                 options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
                 return self._value(self.rng.choice(options), name, anchor, defs)
-        if "enum" in schema:
-            return self.rng.choice(schema["enum"])
-        if "const" in schema:
-            return schema["const"]
+        if "enum" in schema or "const" in schema:  # a value the schema fixes: one of its list, or the one
+            return self.rng.choice(schema["enum"]) if "enum" in schema else schema["const"]
         kind = schema.get("type")
         if kind == "object":
             required = set(schema.get("required", []))

@@ -232,12 +232,7 @@ def run(
         raise click.BadParameter(f"no task matches {task_spec!r}{bounds}", param_hint="--tasks")
     _check_run_options(server_url, transport, user_base_url, user_api_key_env, user_spec, address, executor, keep_first)
     _check_agent(agent_spec, base_url)
-    plan = _plan(
-        *(world, selected, agent_spec, out_dir, trials, concurrency, seed, resume, keep_first, transport, server_url),
-        *(token, max_steps, timeout, user_spec, base_url, api_key_env, temperature, max_tokens, extra_body, token_ids),
-        *(user_base_url, user_api_key_env, cache_dir, no_cache, faults_spec, executor, address),
-        served_tasks=served is not None,
-    )
+    plan = _plan(selected, click.get_current_context().params, served_tasks=served is not None)
     result = anyio.run(_execute, plan)
     _report_run(result, plan, as_json, max_failures, server_url)
 
@@ -282,69 +277,30 @@ def _check_agent(agent_spec: str, base_url: str) -> Any:
     return agent
 
 
-def _plan(
-    world: str,
-    selected: list[Any],
-    agent_spec: str,
-    out_dir: str,
-    trials: int,
-    concurrency: int,
-    seed: int,
-    resume: bool,
-    keep_first: int | None,
-    transport: Transport,
-    server_url: str | None,
-    token: str | None,
-    max_steps: int,
-    timeout: float,
-    user_spec: str,
-    base_url: str,
-    api_key_env: str,
-    temperature: float | None,
-    max_tokens: int | None,
-    extra_body: str | None,
-    token_ids: bool,
-    user_base_url: str | None,
-    user_api_key_env: str | None,
-    cache_dir: str | None,
-    no_cache: bool,
-    faults_spec: str | None,
-    executor: Executor,
-    address: str | None,
-    served_tasks: bool = False,
-) -> RunConfig:
-    """The run `run`'s options ask for, of the `selected` tasks."""
+# `RunConfig`'s fields that `run` passes on from its option of the same name
+_AS_GIVEN = (
+    *("world", "trials", "concurrency", "seed", "resume", "keep_first", "server_url", "token", "max_steps"),
+    *("timeout", "base_url", "api_key_env", "temperature", "max_tokens", "token_ids", "user_base_url"),
+    *("user_api_key_env", "executor", "address"),
+)
+
+
+def _plan(selected: list[Any], options: dict[str, Any], served_tasks: bool = False) -> RunConfig:
+    """The run `run`'s options (its parameters by name) ask for, of the `selected` tasks."""
+    cache_dir, no_cache = options["cache_dir"], options["no_cache"]
     return RunConfig(
-        world=world,
+        **{name: options[name] for name in _AS_GIVEN},
         tasks=selected,
-        agent=agent_spec,
-        out=Path(out_dir),
-        trials=trials,
-        concurrency=concurrency,
-        seed=seed,
-        resume=resume,
-        keep_first=keep_first,
-        transport="http" if server_url else transport,
-        server_url=server_url,
+        agent=options["agent_spec"],
+        out=Path(options["out_dir"]),
+        transport="http" if options["server_url"] else options["transport"],
         served_tasks=served_tasks,
-        token=token,
-        max_steps=max_steps,
-        timeout=timeout,
-        user=user_spec,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        extra_body=_json_object(extra_body, "--extra-body"),
-        token_ids=token_ids,
-        user_base_url=user_base_url,
-        user_api_key_env=user_api_key_env,
+        user=options["user_spec"],
+        extra_body=_json_object(options["extra_body"], "--extra-body"),
         templates=_templates(cache_dir, no_cache),
         cache_dir=None if no_cache else cache_dir,
-        faults=_profile(faults_spec),
-        executor=executor,
-        address=address,
-        worker_setup=_spec_worlds_for_workers() if executor == "ray" else None,
+        faults=_profile(options["faults_spec"]),
+        worker_setup=_spec_worlds_for_workers() if options["executor"] == "ray" else None,
     )
 
 

@@ -13,6 +13,13 @@ from mcpsim.cli._options import port_option
 from mcpsim.cli._serving import DEFAULTS, _setting, _size_option
 
 
+def _compile_option(name: str, default: object, text: str, **kwargs: Any) -> Any:
+    """`--compile-NAME`: a bound on loading one world in its sandbox process, also set by the
+    environment variable MCPSIM_COMPILE_NAME (which its help names)."""
+    flag, var = f"--compile-{name}", "MCPSIM_COMPILE_" + name.upper().replace("-", "_")
+    return click.option(flag, default=default, show_default=True, envvar=var, help=f"{text} [env {var}].", **kwargs)
+
+
 @main.command("serve-worlds")
 @click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False))
 @_setting("--host", default=DEFAULTS.host, show_default=True, help="HTTP bind address.")
@@ -43,29 +50,15 @@ from mcpsim.cli._serving import DEFAULTS, _setting, _size_option
         ]
     ]
 )
-@click.option(
-    "--compile-cpu-seconds",
-    default=60,
-    show_default=True,
-    type=click.IntRange(min=1),
-    envvar="MCPSIM_COMPILE_CPU_SECONDS",
-    help="CPU seconds loading one world may take in its sandbox process [env MCPSIM_COMPILE_CPU_SECONDS].",
+@_compile_option(
+    "cpu-seconds", 60, "CPU seconds loading one world may take in its sandbox process", type=click.IntRange(min=1)
 )
-@click.option(
-    "--compile-memory",
-    default="2GiB",
-    show_default=True,
-    metavar="SIZE",
-    envvar="MCPSIM_COMPILE_MEMORY",
-    help="Memory (address space) of a world's sandbox process [env MCPSIM_COMPILE_MEMORY].",
-)
-@click.option(
-    "--compile-timeout",
-    default=120.0,
-    show_default=True,
+@_compile_option("memory", "2GiB", "Memory (address space) of a world's sandbox process", metavar="SIZE")
+@_compile_option(
+    "timeout",
+    120.0,
+    "Seconds loading one world may take in its sandbox process before it is killed",
     type=click.FloatRange(min=0.1),
-    envvar="MCPSIM_COMPILE_TIMEOUT",
-    help="Seconds loading one world may take in its sandbox process before it is killed [env MCPSIM_COMPILE_TIMEOUT].",
 )
 @_apply(cache_options + log_options)
 def serve_worlds(

@@ -119,10 +119,6 @@ class Episode:
         """Its database's size (parked: the pages it keeps), kept current by every operation."""
         return self._db.size_bytes
 
-    @size_bytes.setter
-    def size_bytes(self, value: int) -> None:
-        self._db.size_bytes = value
-
     def limit_storage(self, max_bytes: int | None) -> None:
         """Cap its database at `max_bytes` (None: none): a write past it is rolled back, with the reason."""
         self._db.limit_storage(max_bytes)
@@ -178,7 +174,7 @@ class Episode:
         if isinstance(snapshot, Template):
             return cls.clone(world, snapshot, id=id)
         episode = cls(world, store.connect(snapshot), id=id, base=base)
-        episode.size_bytes = len(snapshot)
+        episode._db.size_bytes = len(snapshot)
         return episode
 
     # -- tool calls (`_transaction`, `_fault_injection`) ------------------------------------

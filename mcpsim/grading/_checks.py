@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
+from mcpsim import tasks
 from mcpsim.engine import CallRecord, Episode, NetChanges, row_matches, where_sql
 from mcpsim.grading import _answers as answers
 from mcpsim.grading._described import names_the_change, owner_ids
@@ -23,28 +24,7 @@ from mcpsim.grading._diff import (
 )
 from mcpsim.grading._effects import compare_irreversible
 from mcpsim.grading._written import written_problems
-from mcpsim.tasks import (
-    AllowedChanges,
-    AnswerFacts,
-    CallOrder,
-    Check,
-    ColumnSum,
-    Confirmed,
-    Custom,
-    FieldEquals,
-    FreeTextRule,
-    GoldState,
-    RowAbsent,
-    RowCount,
-    RowExists,
-    Task,
-    ToolCalled,
-    ToolNotCalled,
-    is_affirmative,
-    is_confirmation_request,
-    is_refusal,
-    names_action,
-)
+from mcpsim.tasks import Check, FreeTextRule, Task, is_affirmative, is_confirmation_request, is_refusal, names_action
 from mcpsim.world import billing
 
 Outcome = tuple[bool, str]
@@ -80,12 +60,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def row_exists(ctx: GradingContext, check: RowExists) -> Outcome:
+def row_exists(ctx: GradingContext, check: tasks.RowExists) -> Outcome:
     n = len(ctx.rows(check.table, check.where))
     return n > 0, f"{_plural(n, 'row')} of {check.table} match {check.where}"
 
 
-def row_absent(ctx: GradingContext, check: RowAbsent) -> Outcome:
+def row_absent(ctx: GradingContext, check: tasks.RowAbsent) -> Outcome:
     n = len(ctx.rows(check.table, check.where))
     return n == 0, f"{_plural(n, 'row')} of {check.table} match {check.where}"
 
@@ -96,7 +76,7 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def field_equals(ctx: GradingContext, check: FieldEquals) -> Outcome:
+def field_equals(ctx: GradingContext, check: tasks.FieldEquals) -> Outcome:
     rows = ctx.rows(check.table, check.where)
     if len(rows) != 1:
         return False, f"expected exactly one row of {check.table} matching {check.where}, found {len(rows)}"
@@ -108,12 +88,12 @@ def field_equals(ctx: GradingContext, check: FieldEquals) -> Outcome:
     return not wrong, "; ".join(wrong) or f"{', '.join(f'{c}={v!r}' for c, v in check.values.items())}"
 
 
-def row_count(ctx: GradingContext, check: RowCount) -> Outcome:
+def row_count(ctx: GradingContext, check: tasks.RowCount) -> Outcome:
     n = len(ctx.rows(check.table, check.where))
     return n == check.equals, f"{_plural(n, 'row')} of {check.table} match {check.where}, expected {check.equals}"
 
 
-def column_sum(ctx: GradingContext, check: ColumnSum) -> Outcome:
+def column_sum(ctx: GradingContext, check: tasks.ColumnSum) -> Outcome:
     table = ctx.episode.table(check.table)
     if check.column not in table.columns:
         raise ValueError(f"table {check.table} has no column {check.column!r}")
@@ -127,7 +107,7 @@ def column_sum(ctx: GradingContext, check: ColumnSum) -> Outcome:
     ) <= check.tolerance + 1e-9, f"sum of {check.table}.{check.column} is {total:g}, expected {check.equals:g}"
 
 
-def gold_state(ctx: GradingContext, check: GoldState) -> Outcome:
+def gold_state(ctx: GradingContext, check: tasks.GoldState) -> Outcome:
     """The final rows and the irreversible writes equal the gold solution's (volatile and
     free-text columns left out), no value the agent wrote hides in a volatile column, and its free
     text satisfies its rules (`grading.written`)."""
@@ -143,7 +123,7 @@ def gold_state(ctx: GradingContext, check: GoldState) -> Outcome:
     return False, "; ".join(problems[:8]) + more
 
 
-def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
+def allowed_changes(ctx: GradingContext, check: tasks.AllowedChanges) -> Outcome:
     if check.allow is None:
         gold = ctx.gold_changes()
         # An existing row may change if the gold solution changed it. A new row is allowed if the
@@ -187,7 +167,7 @@ def allowed_changes(ctx: GradingContext, check: AllowedChanges) -> Outcome:
     return False, "collateral changes: " + "; ".join(shown)
 
 
-def answer_facts(ctx: GradingContext, check: AnswerFacts) -> Outcome:
+def answer_facts(ctx: GradingContext, check: tasks.AnswerFacts) -> Outcome:
     """The answer read as claims; the check's requirement and what the user wants are the task's
     own words on what each fact is about (a refund, a departure), which binds the claims."""
     reference = [check.requirement, ctx.task.user.wants]
@@ -206,7 +186,7 @@ def _took_effect(call: CallRecord) -> bool:
     return call.call_seq is not None
 
 
-def tool_called(ctx: GradingContext, check: ToolCalled) -> Outcome:
+def tool_called(ctx: GradingContext, check: tasks.ToolCalled) -> Outcome:
     n = sum(1 for c in ctx.transcript if _took_effect(c) and c.tool == check.tool and _subset(check.args, c.arguments))
     args = f" with {check.args}" if check.args else ""
     return n >= check.min_times, f"{check.tool}{args} succeeded {_plural(n, 'time')}"
@@ -216,7 +196,7 @@ def _matches(tool: str, patterns: list[str]) -> bool:
     return any(fnmatchcase(tool, p) for p in patterns)
 
 
-def tool_not_called(ctx: GradingContext, check: ToolNotCalled) -> Outcome:
+def tool_not_called(ctx: GradingContext, check: tasks.ToolNotCalled) -> Outcome:
     attempts = [c for c in ctx.transcript if _matches(c.tool, check.tools)]
     hits = attempts if check.include_refused else [c for c in attempts if _took_effect(c)]
     if hits:
@@ -237,7 +217,7 @@ def _in_then(call: CallRecord, then: list[str] | str) -> bool:
     return _matches(call.tool, list(then))
 
 
-def call_order(ctx: GradingContext, check: CallOrder) -> Outcome:
+def call_order(ctx: GradingContext, check: tasks.CallOrder) -> Outcome:
     """A `first` call counts once it took effect with a result including `first_result` (a
     verification that answered `verified: false` succeeded as a call, but verified nothing). A
     `first` call never counts as a `then` call: trying to verify is not acting before verifying."""
@@ -316,7 +296,7 @@ def _text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
+def confirmed(ctx: GradingContext, check: tasks.Confirmed) -> Outcome:
     """Every call that took effect of the tools under confirmation was asked for and agreed to:
     the user's last message before it said yes to a request for the go-ahead that (with
     `describe`) asserts the call's action and names its record. One request may ask for several
@@ -344,7 +324,7 @@ def confirmed(ctx: GradingContext, check: Confirmed) -> Outcome:
 
 
 def _confirmed_once(
-    ctx: GradingContext, check: Confirmed, target: CallRecord, asked: dict[int, list[CallRecord]]
+    ctx: GradingContext, check: tasks.Confirmed, target: CallRecord, asked: dict[int, list[CallRecord]]
 ) -> tuple[bool, str, int]:
     """Whether `target` was asked for and agreed to; the index of the user's yes that covered it.
     `asked` holds the writes earlier yeses covered, which a later write under the same yes must
@@ -424,7 +404,7 @@ def _sent_arguments(message: dict[str, Any], target: CallRecord) -> Any:
     return target.arguments
 
 
-def custom(ctx: GradingContext, check: Custom) -> Outcome:
+def custom(ctx: GradingContext, check: tasks.Custom) -> Outcome:
     fn = ctx.episode.world.checks.get(check.name)
     if fn is None:
         raise ValueError(f"world {ctx.episode.world.name} has no custom check {check.name!r}")

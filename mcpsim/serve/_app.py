@@ -196,6 +196,13 @@ async def _http_error(request: Any, exc: Exception) -> Response:
     return _error(exc.status_code, f"{exc.detail}: {request.method} {request.url.path}", dict(exc.headers or {}))
 
 
+# `build_app`'s options that `create_app` passes on from the `ServeConfig` field of the same name
+_AS_CONFIGURED = (
+    *("token", "no_auth", "host", "public_url", "verdict_detail"),
+    *("allowed_hosts", "allowed_origins", "faults_dirs", "client_limits"),
+)
+
+
 def create_app(config: ServeConfig) -> Starlette:
     """Load the worlds, build the default episode, and assemble the app (`app.state.worlds`: the
     names of the worlds it serves)."""
@@ -222,18 +229,10 @@ def create_app(config: ServeConfig) -> Starlette:
     app = build_app(
         worlds,
         manager,
-        token=config.token,
-        no_auth=config.no_auth,
-        host=config.host,
-        public_url=config.public_url,
-        verdict_detail=config.verdict_detail,
-        allowed_hosts=config.allowed_hosts,
-        allowed_origins=config.allowed_origins,
+        **{name: getattr(config, name) for name in _AS_CONFIGURED},
         reap_interval=interval,
         faults=profile,
-        faults_dirs=config.faults_dirs,
         snapshot_key=snapshot_key(config.snapshot_key) if config.snapshot_key else None,
-        client_limits=config.client_limits,
         recorder=recorder,
     )
     if recorder is not None:

@@ -33,10 +33,7 @@ TALLY_TEMPLATES = (
     "{greeting}, this is {name}. How many {things} do I have, and what is their {field} in total? {then}",
     "{greeting}, {name} here. Could you add up the {field} of my {things} and tell me how many there are? {then}",
 )
-THEN_TEMPLATES = (
-    "Then please {request}.",
-    "After that, {request}.",
-)
+THEN_TEMPLATES = ("Then please {request}.", "After that, {request}.")
 
 
 def tally_plans(probe: WorldProbe) -> Iterator[Plan]:
@@ -85,7 +82,6 @@ def _tally(probe: WorldProbe, kind: Owned, me: Me, field: str) -> Plan | None:
                 near_miss=("acts on another record", another_record(probe, reads, action, order[1:]), None),
                 wrong_answer=f"You have {len(group)} of them, ${(total + int(order[0][field])) / 100:,.2f} in total.",
                 tags=[action.name, "total_" + field],
-                identified=True,
                 knows=me.knows,
             )
     return None

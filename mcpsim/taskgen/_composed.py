@@ -200,7 +200,6 @@ def _pick(probe: WorldProbe, kind: Owned, me: Me) -> Plan | None:
         faults=faults,
         near_miss=("acts on another record", miss, None),
         tags=[p.action.name, "by_" + p.rank.field],
-        identified=True,
         knows=me.knows,
     )
 
@@ -282,7 +281,6 @@ def _branch(probe: WorldProbe, kind: Owned, me: Me) -> Plan | None:
                 None,
             ),
             tags=[done.name, "if_" + asked],
-            identified=True,
             knows=me.knows,
         )
     return None

@@ -217,7 +217,6 @@ def _errand(probe: WorldProbe, kind: Owned, me: Me, kinds: list[Owned]) -> Plan 
         faults=faults,
         near_miss=("leaves the last job undone", miss, None),
         tags=[j.tag for j in jobs],
-        identified=True,
         knows=knows,
     )
 

@@ -61,14 +61,18 @@ class Plan:
     wrong_answer: str | None = None
     tags: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)  # process checks of the kind's own (the read that shows a value)
-    # composed plans: the actions already find and verify the user (no identity lookup put
-    # first), and what the simulated user knows (else the ids the gold's arguments hold)
-    identified: bool = False
+    # composed plans: what the simulated user knows (else the ids the gold's arguments hold); their
+    # actions already find and verify the user (`identified`)
     knows: dict[str, Any] | None = None
     # dialogue plans (`_dialogues`): the user's scripted answers to requests for the go-ahead
     # (`UserSpec.confirmations`), and near misses with their own conversation
     confirmations: list[dict[str, str]] = field(default_factory=list)
     misses: list[Solution] = field(default_factory=list)
+
+    @property
+    def identified(self) -> bool:
+        """Whether the actions already find and verify the user (no identity lookup put first)."""
+        return self.knows is not None
 
     def key(self) -> str:
         return repr([(a.tool, sorted(a.args.items(), key=str)) for a in self.actions]) + self.kind

@@ -130,7 +130,6 @@ def _review(probe: WorldProbe, me: Me, r: Reviewed) -> Plan:
         question=probe.rng.choice(REVIEW_TEMPLATES).format(greeting=GREETING_SLOT, name=me.name, request=request),
         near_miss=(miss[0], missed, None),
         tags=[r.action.name, "if_" + r.field],
-        identified=True,
         knows=me.knows,
     )
 

@@ -115,7 +115,6 @@ def _sweep(probe: WorldProbe, me: Me, kinds: list[Owned]) -> Plan | None:
         question=probe.rng.choice(SWEEP_TEMPLATES).format(greeting=GREETING_SLOT, name=me.name, requests=requests),
         near_miss=("leaves the last record undone", miss, None),
         tags=[chosen[0].action.name, *(g.action.name for g in chosen[1:])],
-        identified=True,
         knows=me.knows,
     )
 
@@ -191,7 +190,6 @@ def _triage(probe: WorldProbe, kind: Owned, me: Me) -> Plan | None:
                 ),
                 near_miss=("swaps the two changes", [*reads, *flipped], None),
                 tags=[first.name, second.name, "by_" + rank.field],
-                identified=True,
                 knows=me.knows,
             )
     return None

@@ -353,6 +353,7 @@ def _example_id(t: Trajectory) -> int:
 
 
 _IDENTITY = ("world", "world_version", "task_id", "trial", "seed", "agent")
+_OUTCOME = ("status", "termination", "reward", "partial_reward", "state_hash")  # how an episode ended
 
 
 def _identity(t: Trajectory) -> dict[str, Any]:
@@ -493,11 +494,7 @@ def _parquet_row(t: Trajectory) -> dict[str, Any]:
     return {
         "episode_id": t.episode_id,
         **_identity(t),
-        "status": t.status,
-        "termination": t.termination,
-        "reward": t.reward,
-        "partial_reward": t.partial_reward,
-        "state_hash": t.state_hash,
+        **{name: getattr(t, name) for name in _OUTCOME},
         "num_messages": len(t.messages),
         "num_tool_calls": len(t.calls),
         "prompt_tokens": t.usage.prompt_tokens,

@@ -356,6 +356,8 @@ def test_run_job_yields_each_rollout_then_the_summary(job_server: str) -> None:
         assert summary["done"] is True and summary["passed"] == 4
         with pytest.raises(InvalidRequest, match="a job's agent is oracle, noop"):
             list(client.run_job([GIFT], agent="my.module:Agent"))
+        with pytest.raises(TypeError, match="unexpected keyword arguments: timeout"):
+            list(client.run_job([GIFT], timeout=5))  # type: ignore[call-arg]
     with Client(job_server, "wrong", retry=FAST) as client, pytest.raises(Unauthorized):
         list(client.run_job([GIFT]))
 

@@ -15,8 +15,9 @@ from sqlmodel import Field, SQLModel
 
 from mcpsim.engine._episode import Episode
 from mcpsim.engine._templates import TemplateCache
-from mcpsim.world import ToolContext, World, WorldError, sql
+from mcpsim.world import ToolContext, WorldError, sql
 from mcpsim.world._seeding import SeedContext
+from tests.support.toyworld import bare_world
 
 
 @pytest.fixture
@@ -170,9 +171,7 @@ def test_query_is_read_only(episode):
 
 
 def test_a_database_of_another_world_is_refused(ledger, templates):
-    from mcpsim.world import World
-
-    other = World("other", title="o", description="o", metadata=ledger.metadata, policy="p", scales={"default": {}})
+    other = bare_world("other", ledger.metadata)
     with pytest.raises(ValueError, match="belongs to world 'ledger'"):
         Episode.restore(other, Episode.create(ledger, 1, "small", templates=templates).snapshot())
 
@@ -245,14 +244,7 @@ class GadgetView(BaseModel):
     price_cents: int
 
 
-plain_world = World(
-    "plainsql",
-    title="Plain SQL",
-    description="Tools on plain SQL, the ORM, or both (test world).",
-    metadata=PlainTable.metadata,
-    policy="None.",
-    scales={"default": {"n": 3}},
-)
+plain_world = bare_world("plainsql", PlainTable.metadata, {"default": {"n": 3}})  # tools on plain SQL, the ORM, or both
 
 
 @plain_world.seeder

@@ -21,26 +21,20 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+from mcpsim import tasks
 from mcpsim.grading._answers import alternatives, parse
-from mcpsim.tasks import (
-    CountFact,
-    DateFact,
-    DurationFact,
-    Fact,
-    IdFact,
-    MoneyFact,
-    NameFact,
-    NumberFact,
-    PhraseFact,
-    Task,
-    TimeFact,
-    load_task_file,
-    load_tasks,
-    state_fact,
-)
+from mcpsim.tasks import Fact, Task, load_task_file, load_tasks, state_fact
 
 WORLDS = ("retail", "airline", "bank", "workspace")
-TYPED = (MoneyFact, DateFact, TimeFact, DurationFact, IdFact, CountFact, NumberFact)
+TYPED = (
+    tasks.MoneyFact,
+    tasks.DateFact,
+    tasks.TimeFact,
+    tasks.DurationFact,
+    tasks.IdFact,
+    tasks.CountFact,
+    tasks.NumberFact,
+)
 Grader = Callable[[Task, str], bool]
 
 
@@ -100,24 +94,24 @@ def _time(minutes: int, form: int = 0) -> str:
 def render(fact: Fact, form: int = 0, shift: int = 0) -> str:
     """The fact's value in form `form`, moved `shift` steps away for a decoy (0: the true value)."""
     match fact:
-        case MoneyFact(money=money):
+        case tasks.MoneyFact(money=money):
             return _money(round(money + shift * (5 if money >= 20 else 1.25), 2), form)
-        case NumberFact(number=number):
+        case tasks.NumberFact(number=number):
             return f"{number + shift * 3:g}"
-        case CountFact(count=count, noun=noun):
+        case tasks.CountFact(count=count, noun=noun):
             n = count + shift
             return f"{n} {noun}{'' if n == 1 else 's'}" if noun else str(n)
-        case DateFact(date=day):
+        case tasks.DateFact(date=day):
             return _date(date.fromisoformat(day) + timedelta(days=shift), form)
-        case TimeFact(time=clock):
+        case tasks.TimeFact(time=clock):
             hour, minute = (int(p) for p in clock.split(":"))
             return _time(hour * 60 + minute + shift * 60, form)
-        case DurationFact(duration=duration, unit=unit):
+        case tasks.DurationFact(duration=duration, unit=unit):
             amount = duration + shift * (30 if unit == "minutes" else 1)
             if unit == "minutes" and form % 2 and amount % 60 == 0:
                 return f"{amount / 60:g} hours"
             return f"{amount:g} {unit}"
-        case IdFact(id=ident):
+        case tasks.IdFact(id=ident):
             if not shift:
                 return ident.lstrip("#") if form % 2 else ident
             last = ident[-1]
@@ -186,30 +180,30 @@ def _cap(text: str) -> str:
 
 
 def _said(task: Task, fact: Fact, form: int = 0) -> str:
-    if isinstance(fact, CountFact):
+    if isinstance(fact, tasks.CountFact):
         return f"There are {render(fact)}."
     if isinstance(fact, TYPED):
         return f"{_cap(subject_phrase(task, fact))} is {render(fact, form)}."
-    if isinstance(fact, NameFact):
+    if isinstance(fact, tasks.NameFact):
         return f"That is {fact.name}."
-    phrase = fact if isinstance(fact, str) else fact.phrase if isinstance(fact, PhraseFact) else fact.any[0]
+    phrase = fact if isinstance(fact, str) else fact.phrase if isinstance(fact, tasks.PhraseFact) else fact.any[0]
     return f"To be clear: {phrase}."
 
 
 def _labelled(task: Task, fact: Fact, colon: str = ":") -> str:
-    if isinstance(fact, TYPED) and not isinstance(fact, CountFact):
+    if isinstance(fact, TYPED) and not isinstance(fact, tasks.CountFact):
         return f"{_cap(subject_phrase(task, fact))}{colon} {render(fact, 1)}"
     return _said(task, fact).rstrip(".")
 
 
 def _cell(task: Task, fact: Fact) -> str:
-    if isinstance(fact, TYPED) and not isinstance(fact, CountFact):
+    if isinstance(fact, TYPED) and not isinstance(fact, tasks.CountFact):
         return f"{_cap(subject_phrase(task, fact))} | {render(fact)}"
     return f"Note | {_said(task, fact).rstrip('.')}"
 
 
 def _value_first(task: Task, fact: Fact) -> str:
-    if isinstance(fact, TYPED) and not isinstance(fact, CountFact):
+    if isinstance(fact, TYPED) and not isinstance(fact, tasks.CountFact):
         return f"{_cap(render(fact, 1))} is {subject_phrase(task, fact)}."
     return _said(task, fact)
 
@@ -260,7 +254,7 @@ def correct_answers(task: Task) -> Iterator[tuple[str, str]]:
     for i, fact in enumerate(facts):
         others = " ".join(_said(task, f) for j, f in enumerate(facts) if j != i)
         subject = _cap(subject_phrase(task, fact))
-        if isinstance(fact, MoneyFact) and fact.money >= 2:
+        if isinstance(fact, tasks.MoneyFact) and fact.money >= 2:
             a = round(fact.money * 0.6, 2)
             b = round(fact.money - a, 2)
             yield (
@@ -280,12 +274,12 @@ def correct_answers(task: Task) -> Iterator[tuple[str, str]]:
             )
             if re.search(r"refund|total|balance|cost|price|fee|charge|difference|paid|owe", subject, re.IGNORECASE):
                 yield "no currency marker", f"{subject} is {fact.money:.2f}. {others}"
-        elif isinstance(fact, TimeFact):
+        elif isinstance(fact, tasks.TimeFact):
             hour, minute = (int(p) for p in fact.time.split(":"))
             other = _time(hour * 60 + minute + 330, 1)
             yield "other time zone", f"{subject} is {_time(hour * 60 + minute, 1)} ET ({other} IST). {others}"
             yield "corrected", f"{subject} is not {render(fact, 1, 1)} but {render(fact, 1)}. {others}"
-        elif isinstance(fact, DateFact):
+        elif isinstance(fact, tasks.DateFact):
             yield "corrected", f"{subject} is {render(fact, 1)}, not {render(fact, 1, 1)}. {others}"
             yield (
                 "other record",
@@ -361,7 +355,7 @@ def wrong_answers(task: Task) -> Iterator[tuple[str, str]]:
             phrase = fact if isinstance(fact, str) else getattr(fact, "phrase", None) or getattr(fact, "name", None)
             phrase = phrase or fact.any[0]  # type: ignore[union-attr]
             rivals = [str(f) for f in task.forbidden if isinstance(f, str)] + [
-                f.phrase for f in task.forbidden if isinstance(f, PhraseFact)
+                f.phrase for f in task.forbidden if isinstance(f, tasks.PhraseFact)
             ]
             forms = iter(
                 [
@@ -412,9 +406,9 @@ def _swapped(task: Task) -> Iterator[tuple[str, str]]:
 # -- running ------------------------------------------------------------------------------------------
 
 
-def cases(world: str, tasks: list[Task]) -> list[Case]:
+def cases(world: str, of_world: list[Task]) -> list[Case]:
     found = []
-    for task in tasks:
+    for task in of_world:
         if not task.answer:
             continue
         found += [Case(world, task.id, True, cls, text) for cls, text in correct_answers(task)]
@@ -441,9 +435,9 @@ def run(
 ) -> dict[str, tuple[float, float, int, int]]:
     by_world: dict[str, tuple[float, float, int, int]] = {}
     everything: list[tuple[Case, bool]] = []
-    for world, tasks in worlds.items():
-        index = {t.id: t for t in tasks}
-        results = [(case, grader(index[case.task], case.answer)) for case in cases(world, tasks)]
+    for world, of_world in worlds.items():
+        index = {t.id: t for t in of_world}
+        results = [(case, grader(index[case.task], case.answer)) for case in cases(world, of_world)]
         everything += results
         by_world[world] = rates(results)
         if show:

@@ -460,37 +460,38 @@ def test_the_baselines_answers_fail_every_real_task_and_the_oracle_passes(world)
     assert swapped or world == "retail"  # the swap applies where two facts of one kind have subjects
 
 
-# Phrasings written after the grader, as a held-out check: (task, answer, states every fact).
-HELD_OUT = [
-    ("gift-card-balance", "Balance remaining on the gift card: $329.73. Let me know if you'd like to use it!", True),
-    ("delivery-date-and-carrier", "It arrived on 7 May 2026, delivered by UPS.", True),
-    ("book-one-way-economy", "Done - your one-way economy ticket cost $168.00 in total.", True),
+# Phrasings written after the grader, as a held-out check: (task, answer); these state every fact,
+HELD_OUT_STATED = [
+    ("gift-card-balance", "Balance remaining on the gift card: $329.73. Let me know if you'd like to use it!"),
+    ("delivery-date-and-carrier", "It arrived on 7 May 2026, delivered by UPS."),
+    ("book-one-way-economy", "Done - your one-way economy ticket cost $168.00 in total."),
     (
         "lookup-baggage-allowance",
         "With your status you can bring three checked bags at no charge. Two more would be $100 ($50 per bag).",
-        True,
     ),
-    ("new-payee-hold-free-date", "You'll be able to send money to the new payee without a hold starting May 18.", True),
-    ("lookup-first-slot-with-sofia", "The first time you're both free is Monday, May 18 at 4:30 PM your time.", True),
+    ("new-payee-hold-free-date", "You'll be able to send money to the new payee without a hold starting May 18."),
+    ("lookup-first-slot-with-sofia", "The first time you're both free is Monday, May 18 at 4:30 PM your time."),
+]
+# and these do not (a value hedged, taken back, corrected, asked or restated with another)
+HELD_OUT_WRONG = [
     (
         "cancel-pending-order",
         "Order #W0006911 is cancelled. You should get $39.98 back - though honestly it could end up being $45.98.",
-        False,
     ),
-    ("cancel-pending-order", "Order #W0006911 is cancelled. Refund amount: $39.98?? Or $45.98?? One of those.", False),
-    ("gift-card-balance", "Your gift card has $329.73 - wait, no, that's not right.", False),
-    ("book-one-way-economy", "You're booked. The fare: $168. The fare: $214.", False),
-    ("compensation-cancelled-flight-platinum", "I've issued a certificate worth $400. Correction: $200.", False),
-    ("lookup-next-trip", "Your next trip is reservation 2CVBG9, flight MRD1356, on May 25 or 26.", False),
-    ("new-payee-hold-free-date", "The hold should end on May 18, unless it's May 22.", False),
-    ("march-card-spending", "March spending: $708.65 (not sure, might be $788.65).", False),
+    ("cancel-pending-order", "Order #W0006911 is cancelled. Refund amount: $39.98?? Or $45.98?? One of those."),
+    ("gift-card-balance", "Your gift card has $329.73 - wait, no, that's not right."),
+    ("book-one-way-economy", "You're booked. The fare: $168. The fare: $214."),
+    ("compensation-cancelled-flight-platinum", "I've issued a certificate worth $400. Correction: $200."),
+    ("lookup-next-trip", "Your next trip is reservation 2CVBG9, flight MRD1356, on May 25 or 26."),
+    ("new-payee-hold-free-date", "The hold should end on May 18, unless it's May 22."),
+    ("march-card-spending", "March spending: $708.65 (not sure, might be $788.65)."),
     (
         "lookup-last-apac-review",
         "The last APAC review is on September 24 at 8:00 AM - that date is wrong, it's actually September 17.",
-        False,
     ),
-    ("lookup-train-booking", "Booking ref SKR-48213? Departure 07:30?", False),
+    ("lookup-train-booking", "Booking ref SKR-48213? Departure 07:30?"),
 ]
+HELD_OUT = [(t, a, True) for t, a in HELD_OUT_STATED] + [(t, a, False) for t, a in HELD_OUT_WRONG]
 
 
 @pytest.mark.parametrize(("task_id", "answer", "stated"), HELD_OUT, ids=[f"{t}:{s}" for t, _, s in HELD_OUT])
@@ -592,18 +593,18 @@ def test_a_run_of_digits_stays_an_id_and_a_card_number_is_no_phone():
 
 
 @pytest.mark.parametrize(
-    ("fact", "answer"),
+    ("money", "answer"),
     [
-        (MoneyFact(money=39.98), "Your refund is 39.98."),
-        (MoneyFact(money=39.98), "Refund: 39.98"),
-        (MoneyFact(money=1006), "The total comes to 1,006."),
-        (MoneyFact(money=25), "The fee is 25."),
-        (MoneyFact(money=4), "You owe 4 for the difference."),
-        (MoneyFact(money=39.98), "It costs 39.98$."),
+        (39.98, "Your refund is 39.98."),
+        (39.98, "Refund: 39.98"),
+        (1006, "The total comes to 1,006."),
+        (25, "The fee is 25."),
+        (4, "You owe 4 for the difference."),
+        (39.98, "It costs 39.98$."),
     ],
 )
-def test_an_amount_without_a_currency_marker_is_money_where_nothing_else_is_meant(fact, answer):
-    assert grade_answer([fact], [], answer)[0], answer
+def test_an_amount_without_a_currency_marker_is_money_where_nothing_else_is_meant(money, answer):
+    assert grade_answer([MoneyFact(money=money)], [], answer)[0], answer
 
 
 @pytest.mark.parametrize(

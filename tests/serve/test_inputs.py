@@ -25,6 +25,7 @@ from mcpsim.serve._mcp import build_server
 from mcpsim.tasks import load_tasks
 from mcpsim.trajectories._records import FunctionCall, Message, ToolCall, Trajectory
 from tests.conftest import MCP_INITIALIZE
+from tests.support.records import a_trajectory
 
 pytestmark = pytest.mark.anyio
 
@@ -325,13 +326,6 @@ async def test_an_in_process_run_with_a_lone_surrogate_finishes_and_writes_its_j
 
 
 def test_a_trajectory_with_a_lone_surrogate_still_serialises():
-    t = Trajectory(
-        world="w",
-        world_version="v",
-        agent="a",
-        status="error",
-        termination="agent_error",
-        error="boom \udcff",
-        messages=[Message(role="user", content="\ud800")],
-    )
+    messages = [Message(role="user", content="\ud800")]
+    t = a_trajectory(status="error", termination="agent_error", error="boom \udcff", messages=messages)
     assert json.loads(t.model_dump_json())["error"] == "boom \ufffd"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import BaseModel, Field
+from sqlalchemy import MetaData
 from sqlalchemy.orm import registry
 from sqlmodel import Field as Column
 from sqlmodel import SQLModel, select
@@ -31,6 +32,11 @@ class AccountView(BaseModel):
     id: str
     owner: str
     balance: float
+
+
+def bare_world(name: str, metadata: MetaData, scales: dict[str, dict[str, int]] | None = None) -> World:
+    """A test world of `metadata` without tools, named `name` throughout, at `scales` (None: `default`)."""
+    return World(name, title=name, description=name, metadata=metadata, policy="-", scales=scales or {"default": {}})
 
 
 world = World(

@@ -144,14 +144,22 @@ def test_change_the_gold_follows_the_changed_detail(generator, dialogue):
     assert TaskFeatures.of(task, generator.compiled.world).user_turns == 2
 
 
-def test_change_following_the_first_detail_fails(generator, dialogue):
-    task = dialogue["change"]
-    [first] = proposals(task)
-    [miss] = [m for m in task.near_misses if "first detail" in m.name]
-    assert miss.steps is not None and miss.steps[-1] == first
-    verdict, conversation = graded(generator, task, miss.steps)
+@pytest.mark.parametrize(("kind", "named"), [("change", "first detail"), ("decline", "said no")])
+def test_writing_what_the_user_did_not_confirm_fails(generator, dialogue, kind, named):
+    """The near miss that writes the proposal the user turned down (`change`: the first detail,
+    `decline`: after the no) fails the final state and the confirmation; the decline's also
+    fails when it writes without asking at all."""
+    task = dialogue[kind]
+    [proposed] = proposals(task)
+    [miss] = [m for m in task.near_misses if named in m.name]
+    assert miss.steps is not None and miss.steps[-1] == proposed
+    verdict, _ = graded(generator, task, miss.steps)
     assert not verdict.passed
     assert {c.type for c in verdict.checks if not c.passed} >= {"gold_state", "confirmed"}
+    if kind == "decline":
+        silent = [s for s in miss.steps if not isinstance(s, Say)]
+        verdict, _ = graded(generator, task, silent)
+        assert not verdict.passed
 
 
 # -- decline: the user says no to the write ---------------------------------------------------------
@@ -170,20 +178,6 @@ def test_decline_the_gold_writes_nothing_and_says_so(generator, dialogue):
     key = str(next(iter(declined.args.values())))
     assert key in oracle_answer(task)  # the answer names the record left as it is
     assert TaskFeatures.of(task, world).user_turns == 2
-
-
-def test_decline_writing_after_the_no_fails(generator, dialogue):
-    task = dialogue["decline"]
-    [declined] = proposals(task)
-    [miss] = [m for m in task.near_misses if "said no" in m.name]
-    assert miss.steps is not None and miss.steps[-1] == declined
-    verdict, _ = graded(generator, task, miss.steps)
-    assert not verdict.passed
-    assert {c.type for c in verdict.checks if not c.passed} >= {"gold_state", "confirmed"}
-    # and writing without asking at all fails too
-    silent = [s for s in miss.steps if not isinstance(s, Say)]
-    verdict, _ = graded(generator, task, silent)
-    assert not verdict.passed
 
 
 def test_dialogue_tasks_are_deterministic(generator):

@@ -14,6 +14,7 @@ from mcpsim.runner._llm import ModelError, token_turn
 from mcpsim.trajectories._export import ExportError, export
 from mcpsim.trajectories._records import FunctionCall, Message, TokenTurn, ToolCall, Trajectory, Usage
 from tests.support.fake_openai import FakeModel
+from tests.support.records import a_trajectory
 from tests.trajectories.test_tokens import SCRIPT, _run
 
 
@@ -32,14 +33,12 @@ def _episode(*turns: TokenTurn) -> Trajectory:
             messages.append(Message(role="assistant", tool_calls=[_call(n)]))
             messages.append(Message(role="tool", tool_call_id=f"call_{n}", content="{}"))
     assert [i for i, m in enumerate(messages) if m.role == "assistant"] == [t.message_index for t in turns]
-    return Trajectory(
+    return a_trajectory(
         episode_id="ep-1",
         world="retail",
         world_version="v1",
         task_id="t",
         agent="openai:m",
-        status="completed",
-        termination="answered",
         messages=messages,
         reward=1.0,
         usage=Usage(model_calls=len(turns), tokens=list(turns)),

@@ -14,7 +14,8 @@ from sqlmodel import SQLModel
 
 from mcpsim.engine import Episode
 from mcpsim.testing import WorldDriver
-from mcpsim.world import SeedContext, ToolContext, World, billing
+from mcpsim.world import SeedContext, ToolContext, billing
+from tests.support.toyworld import bare_world
 
 
 class KioskTable(SQLModel, registry=registry()):
@@ -30,14 +31,7 @@ class Found(BaseModel):
     ids: list[str]
 
 
-kiosk = World(
-    "kiosk",
-    title="Kiosk",
-    description="Priced lookups (test world).",
-    metadata=KioskTable.metadata,
-    policy="Stay within the budget.",
-    scales={"small": {}, "default": {}},
-)
+kiosk = bare_world("kiosk", KioskTable.metadata, {"small": {}, "default": {}})
 PRICES = billing.declare(kiosk, {"find": billing.Price(call=1, page=2, document=3)}, budget=10, currency="tokens")
 
 
@@ -80,13 +74,6 @@ def test_spend_is_episode_state_a_fork_keeps() -> None:
 def test_a_world_declares_prices_once_within_bounds() -> None:
     with pytest.raises(ValueError, match="prices declared twice"):
         billing.declare(kiosk, {}, budget=1)
-    other = World(
-        "kiosk2",
-        title="K",
-        description="d",
-        metadata=SQLModel.metadata,
-        policy="p",
-        scales={"small": {}, "default": {}},
-    )
+    other = bare_world("kiosk2", SQLModel.metadata)
     with pytest.raises(ValueError, match="a budget is between 0 and"):
         billing.declare(other, {}, budget=-1)

@@ -9,7 +9,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, TypeVar, cast
 
 import anyio
 import httpx
@@ -60,10 +60,27 @@ def _graded(result: AgentResult) -> tuple[str | None, list[dict[str, Any]] | Non
     raise TypeError(f"an agent returns its final answer (str or None) or (answer, messages), not {result!r:.100}")
 
 
-def _job(options: dict[str, Any]) -> tuple[p.Request, httpx.Timeout]:
-    """POST /jobs with `options` (those not None), and the wait for each line: a rollout's
-    `timeout` (the server's default 300 s) and a minute more."""
-    body = {k: v for k, v in options.items() if v is not None}
+class _JobOptions(TypedDict, total=False):
+    """`run_job`'s options beside its tasks (None or left out: the server's default)."""
+
+    world: str | None
+    split: str | None
+    trials: int  # 1
+    agent: str  # oracle
+    concurrency: int | None
+    max_steps: int | None
+    rollout_timeout: float | None  # seconds per rollout (the server's default: 300)
+
+
+def _job(tasks: list[str] | None, options: _JobOptions) -> tuple[p.Request, httpx.Timeout]:
+    """POST /jobs with `tasks` and `options` (those not None; `rollout_timeout` as `timeout`), and
+    the wait for each line: a rollout's timeout (the server's default 300 s) and a minute more."""
+    unknown = sorted(set(options) - set(_JobOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"run_job() got unexpected keyword arguments: {', '.join(unknown)}")
+    given: dict[str, Any] = {"tasks": tasks, "trials": 1, "agent": "oracle", **options}
+    given["timeout"] = given.pop("rollout_timeout", None)
+    body = {k: v for k, v in given.items() if v is not None}
     what = f"run a job of {body.get('agent', 'oracle')} on {body.get('world') or 'the default world'}"
     seconds = float(body.get("timeout", 300.0)) + 60.0
     return p.Request("POST", "/jobs", json=body, what=what), httpx.Timeout(seconds, connect=10.0)
@@ -328,26 +345,13 @@ class Client(_Core):
             for episode in group:
                 self.delete(episode, missing_ok=True)
 
-    def run_job(
-        self,
-        tasks: list[str] | None = None,
-        *,
-        world: str | None = None,
-        split: str | None = None,
-        trials: int = 1,
-        agent: str = "oracle",
-        concurrency: int | None = None,
-        max_steps: int | None = None,
-        rollout_timeout: float | None = None,
-    ) -> Iterator[dict[str, Any]]:
+    def run_job(self, tasks: list[str] | None = None, **options: Unpack[_JobOptions]) -> Iterator[dict[str, Any]]:
         """POST /jobs: the server runs `trials` rollouts of each of `tasks` (None: the `split`'s,
         else every task of `world`) with a built-in `agent` (oracle, noop, random, or openai:MODEL
         against the endpoint its operator configured); yields each rollout's result as it comes
         (task, trial, termination, reward, ...), the last one the summary (`"done": True`). Not
         retried once sent; `rollout_timeout`: seconds per rollout (the server's default 300)."""
-        options: dict[str, Any] = {"tasks": tasks, "world": world, "split": split, "trials": trials, "agent": agent}
-        options |= {"concurrency": concurrency, "max_steps": max_steps, "timeout": rollout_timeout}
-        request, wait = _job(options)
+        request, wait = _job(tasks, options)
         try:
             with self._http.stream("POST", request.path, json=request.json, timeout=wait) as response:
                 if response.status_code >= 400:
@@ -508,21 +512,10 @@ class AsyncClient(_Core):
         return [v for v in verdicts if v is not None]
 
     async def run_job(
-        self,
-        tasks: list[str] | None = None,
-        *,
-        world: str | None = None,
-        split: str | None = None,
-        trials: int = 1,
-        agent: str = "oracle",
-        concurrency: int | None = None,
-        max_steps: int | None = None,
-        rollout_timeout: float | None = None,
+        self, tasks: list[str] | None = None, **options: Unpack[_JobOptions]
     ) -> AsyncIterator[dict[str, Any]]:
         """As `Client.run_job`, iterated with `async for`."""
-        options: dict[str, Any] = {"tasks": tasks, "world": world, "split": split, "trials": trials, "agent": agent}
-        options |= {"concurrency": concurrency, "max_steps": max_steps, "timeout": rollout_timeout}
-        request, wait = _job(options)
+        request, wait = _job(tasks, options)
         try:
             async with self._http.stream("POST", request.path, json=request.json, timeout=wait) as response:
                 if response.status_code >= 400:

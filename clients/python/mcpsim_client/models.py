@@ -38,13 +38,14 @@ class EpisodeOptions(TypedDict, total=False):
 class EpisodeInfo:
     """An episode as the control plane describes it."""
 
+    # what it is, then how it was made
     id: str
     mcp_url: str  # the episode's own MCP endpoint (streamable HTTP): give it to the agent
     world: str
     world_version: str
+    task: str | None
     seed: int
     scale: str
-    task: str | None
     faults: str | None  # the fault profile's name
     calls: int  # every call so far: successful, refused and failed
     clock: str  # the virtual clock, ISO 8601
@@ -62,9 +63,9 @@ class EpisodeInfo:
             mcp_url=data["mcp_url"],
             world=data["world"],
             world_version=data.get("world_version", ""),
+            task=data.get("task"),
             seed=int(data.get("seed", 0)),
             scale=data.get("scale", "default"),
-            task=data.get("task"),
             faults=data.get("faults"),
             calls=int(data.get("calls", 0)),
             clock=str(data.get("clock", "")),

@@ -27,24 +27,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import cast
 
+from mcpsim import tasks
 from mcpsim.grading._answers._parsed import FUNCTION_WORDS, DateValue, Mention, Parsed, parse
 from mcpsim.grading._answers._phrases import phrase_words, word_forms
 from mcpsim.grading._answers._scanner import duration_value, phone_number
 from mcpsim.grading._answers._text import JOINERS, LOOKBACK_GAP, Word, canonical
-from mcpsim.tasks import (
-    AnyFact,
-    CountFact,
-    DateFact,
-    DurationFact,
-    Fact,
-    IdFact,
-    MoneyFact,
-    NameFact,
-    NumberFact,
-    PhraseFact,
-    TimeFact,
-    canonical_places,
-)
+from mcpsim.tasks import Fact, canonical_places
 
 
 @dataclass(frozen=True)
@@ -155,29 +143,29 @@ def _covers(parsed: Parsed, mention: Mention) -> bool:
 
 def alternatives(fact: Fact) -> tuple[Alternative, ...]:
     match fact:
-        case MoneyFact(money=money, tolerance=tolerance):
+        case tasks.MoneyFact(money=money, tolerance=tolerance):
             return (Alternative("money", money, tolerance),)
-        case NumberFact(number=number, tolerance=tolerance):  # untyped (legacy): money or a plain number
+        case tasks.NumberFact(number=number, tolerance=tolerance):  # untyped (legacy): money or a plain number
             return Alternative("money", number, tolerance), Alternative("number", number, tolerance)
-        case CountFact(count=count, noun=noun):
+        case tasks.CountFact(count=count, noun=noun):
             return (Alternative("number", float(count), 0.0, noun),)
-        case DateFact(date=day, year_optional=optional):
+        case tasks.DateFact(date=day, year_optional=optional):
             year, month, dom = (int(part) for part in day.split("-"))
             return (Alternative("date", (year, month, dom), year_optional=optional),)
-        case TimeFact(time=clock):
+        case tasks.TimeFact(time=clock):
             hour, minute = (int(part) for part in clock.split(":"))
             return (Alternative("time", hour * 60 + minute),)
-        case DurationFact(duration=duration, unit=unit):
+        case tasks.DurationFact(duration=duration, unit=unit):
             return (Alternative("duration", duration_value(duration, unit)),)
-        case IdFact(id=ident):
+        case tasks.IdFact(id=ident):
             phone = phone_number(ident)  # a phone number as an id: any way of writing it
             token = Alternative("id", ident.removeprefix("#").casefold())
             return (token, Alternative("phone", phone)) if phone else (token,)
-        case NameFact(name=name):
+        case tasks.NameFact(name=name):
             return (Alternative("name", " ".join(phrase_words(name))),)
-        case PhraseFact(phrase=phrase, synonyms=synonyms):
+        case tasks.PhraseFact(phrase=phrase, synonyms=synonyms):
             return tuple(phrase_alternative(p) for p in (phrase, *synonyms))
-        case AnyFact(any=phrases):
+        case tasks.AnyFact(any=phrases):
             return tuple(phrase_alternative(p) for p in phrases)
         case str():
             return (phrase_alternative(fact),)

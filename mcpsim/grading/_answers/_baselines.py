@@ -8,22 +8,11 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import cast
 
+from mcpsim import tasks
 from mcpsim.grading._answers._alternatives import alternatives
 from mcpsim.grading._answers._parsed import DateValue, parse
 from mcpsim.grading._answers._reference import fact_subjects
-from mcpsim.tasks import (
-    AnswerFacts,
-    CountFact,
-    DateFact,
-    DurationFact,
-    Fact,
-    IdFact,
-    MoneyFact,
-    NumberFact,
-    Task,
-    TimeFact,
-    state_fact,
-)
+from mcpsim.tasks import AnswerFacts, Fact, Task, state_fact
 
 
 def negate(fact: Fact) -> str:
@@ -57,20 +46,20 @@ def denied_after(facts: Sequence[Fact]) -> str:
 def decoy(fact: Fact, step: int) -> str | None:
     """A wrong value of the fact's kind, `step` steps from the true one (None for a phrase or a name)."""
     match fact:
-        case MoneyFact(money=money):
+        case tasks.MoneyFact(money=money):
             return f"${money + 5 * step:,.2f}"
-        case NumberFact(number=number):
+        case tasks.NumberFact(number=number):
             return f"{number + step:g}"
-        case CountFact(count=count, noun=noun):
+        case tasks.CountFact(count=count, noun=noun):
             return f"{count + step} {noun}s" if noun else str(count + step)
-        case DateFact(date=day):
+        case tasks.DateFact(date=day):
             return (date.fromisoformat(day) + timedelta(days=step)).isoformat()
-        case TimeFact(time=clock):
+        case tasks.TimeFact(time=clock):
             hour, minute = (int(part) for part in clock.split(":"))
             return f"{(hour + step) % 24:02d}:{minute:02d}"
-        case DurationFact(duration=duration, unit=unit):
+        case tasks.DurationFact(duration=duration, unit=unit):
             return f"{duration + step:g} {unit}"
-        case IdFact(id=ident):
+        case tasks.IdFact(id=ident):
             last = ident[-1]
             return ident[:-1] + (str((int(last) + step) % 10) if last.isdigit() else chr(ord("A") + step % 26))
     return None

@@ -391,24 +391,29 @@ def _same_values(recorded: Call, is_error: bool, structured: Any, text: str) -> 
     return " ".join(recorded.text.split()) == " ".join(text.split())
 
 
+FIDELITY_COUNTS = ("calls", "same_outcome", "same_shape", "same_values")  # what a replay counts
+
+
 @dataclass
 class FidelityReport:
-    calls: int = 0
-    same_outcome: int = 0
-    same_shape: int = 0
-    same_values: int = 0
+    """A replay's counts (`FIDELITY_COUNTS`: the calls, and how many of them gave the same
+    outcome, shape and values), in all and per tool, and the first calls whose values differed."""
+
+    totals: Counter[str] = field(default_factory=Counter)
     per_tool: dict[str, Counter[str]] = field(default_factory=dict)
     differences: list[dict[str, Any]] = field(default_factory=list)
 
-    def share(self, n: int) -> float:
-        return round(n / self.calls, 4) if self.calls else 0.0
+    def count(self, tool: str, *same: bool) -> None:
+        """One call of `tool`, and whether it gave the same outcome, shape and values."""
+        counts = dict(zip(FIDELITY_COUNTS, (1, *map(int, same)), strict=True))
+        self.totals.update(counts)
+        self.per_tool.setdefault(tool, Counter()).update(counts)
 
     def to_json(self) -> dict[str, Any]:
+        calls = self.totals["calls"]
         return {
-            "calls": self.calls,
-            "same_outcome": self.share(self.same_outcome),
-            "same_shape": self.share(self.same_shape),
-            "same_values": self.share(self.same_values),
+            "calls": calls,
+            **{key: round(self.totals[key] / calls, 4) if calls else 0.0 for key in FIDELITY_COUNTS[1:]},
             "per_tool": {t: dict(c) for t, c in sorted(self.per_tool.items())},
             "differences": self.differences[:20],
         }
@@ -434,14 +439,7 @@ async def fidelity(spec: TwinSpec, recording: Recording, seed: int = 0) -> Fidel
                 call.is_error, call.structured, call.text
             )
             values = outcome and _same_values(call, is_error, structured, text)
-            report.calls += 1
-            report.same_outcome += outcome
-            report.same_shape += same_shape
-            report.same_values += values
-            counts = report.per_tool.setdefault(call.tool, Counter())
-            counts.update(
-                {"calls": 1, "same_outcome": int(outcome), "same_shape": int(same_shape), "same_values": int(values)}
-            )
+            report.count(call.tool, outcome, same_shape, values)
             if not values:
                 report.differences.append(
                     {

@@ -124,8 +124,8 @@ async def test_fidelity_names_what_differs(recorded):
     wrong = search.model_copy(update={"operation": search.operation.model_copy(update={"query": None})})
     spec = spec.model_copy(update={"tools": [wrong if t.name == wrong.name else t for t in spec.tools]})
     report = await fidelity(spec.model_copy(update={"synthetic_rows": 2}), recording)
-    assert report.calls == 5 and report.same_outcome == 5
-    assert report.same_values < 5  # the synthetic notes show up in the search and the create
+    assert report.totals["calls"] == 5 and report.totals["same_outcome"] == 5
+    assert report.totals["same_values"] < 5  # the synthetic notes show up in the search and the create
     tools = {d["tool"] for d in report.differences}
     assert "notes_search_notes" in tools
 

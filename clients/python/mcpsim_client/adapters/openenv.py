@@ -91,9 +91,9 @@ class MCPSimEnvironment(Environment[MCPSimAction, MCPSimObservation, MCPSimState
         token: str | None,
         world: str,
         *,
-        tasks: list[str] | None = None,
         reward: Literal["strict", "partial"] = "strict",
         max_steps: int = 30,
+        tasks: list[str] | None = None,
         client: Client | None = None,
     ) -> None:
         super().__init__()
