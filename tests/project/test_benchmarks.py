@@ -16,7 +16,7 @@ pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "benchmarks" / "run.py"
-SECTIONS = ["targets", "creation", "toolcalls", "grading", "e2e", "memory", "profiles"]
+SECTIONS = ["targets", "creation", "toolcalls", "grading", "e2e", "memory", "profiles", "research"]
 
 
 @pytest.mark.slow
@@ -64,6 +64,14 @@ def test_quick_mode_writes_json_and_markdown(tmp_path: Path) -> None:
     assert all(r["errors"] == 0 and r["pass_at_1"] == 1.0 for r in issue["graded"]["runs"])
     idle = next(v for k, v in issue.items() if k.startswith("idle "))
     assert idle["parked"] > 0 and idle["same_hash"] == idle["sampled"] > 0
+    research = sections["research"]  # issue 33: the corpus, its reset and its tools' costs, as ratios
+    assert research["build"]["documents"] == research["corpus"][-1]["documents"] > 0
+    assert research["reset"]["research_over_deserialize_cpu"] is not None
+    calls = research["calls"]["variants"]
+    assert {"search", "search_newest", "open", "find_in_page", "get_document_info", "calculate"} <= set(calls)
+    for name, v in calls.items():
+        assert v["n"] > 0 and v["noop_calls"] is not None and "error" not in v, (name, v.get("error"))
+    assert research["summary"]["search_noop_calls"] > 0 and research["summary"]["search_over_read"] > 0
     assert {t["target"] for t in report["targets"]} >= {
         "episode creation < 1 ms median (default scale)",
         "grading < 5 ms median per task",
