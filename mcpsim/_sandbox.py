@@ -2,18 +2,18 @@
 memory limits (`resource.setrlimit`, set in the child) and a wall-clock limit (the parent kills
 it), and the caller does the work itself only once the child has done so within them. A spec that
 compiles forever, eats memory or holds the interpreter lock in a regular expression then costs a
-child process, not the caller. Three callers: `WorldHost` (serve-worlds) checks each world before
-it loads it, and answers that world's requests with the reason (`CompileRefused`) meanwhile; the
-CLI's `--world-spec` and `--worlds-dir` check each spec file (`mcpsim.catalogue`); `mcpsim gen
---describe` validates each model-written spec in the child and takes its report back
-(`mcpsim.acceptance`). Limits come from `CompileLimits` or, for the CLI, the environment
-(`CompileLimits.from_env`).
+child process, not the caller. The callers: `WorldHost` (serve-worlds) checks each world before it
+loads it, and answers that world's requests with the reason (`CompileRefused`) meanwhile; the
+CLI's `--world-spec` and `--worlds-dir`, `gen SPEC --serve` and `fidelity` check each spec file
+(`SpecFileCheck` in `mcpsim.catalogue`); `gen SPEC` validates a spec file in the child, and `gen
+--describe` each model-written spec, and take the report back (`mcpsim.acceptance`). Limits come
+from `CompileLimits` or, for the CLI, the environment (`CompileLimits.from_env`).
 
-The children are forked from a fork server (`multiprocessing`'s), a clean process that imported
-the loader's module once: a world's check costs a fork, and the threaded server never forks. The
-loader goes to the child pickled (`mcpsim.catalogue`'s spec-folder loader is a plain object), so
-it must be picklable. The child answers one message: {"ok": true, "result": <the loader's JSON value>} or
-{"error": "..."}."""
+A threaded caller (a server) has its children forked from a fork server (`multiprocessing`'s), a
+clean process that imported the loader's module once: a check costs a fork, and the threaded
+process never forks. A caller with one thread (the CLI) forks itself (`run_now`). The loader goes
+to the child pickled (a plain module-level object), so it must be picklable. The child answers
+one message: {"ok": true, "result": <the loader's JSON value>} or {"error": "..."}."""
 
 from __future__ import annotations
 
@@ -146,6 +146,7 @@ async def run(loader: Sandboxed, name: str, limits: CompileLimits, *, start: str
     try:
         await anyio.to_thread.run_sync(child.start)  # the first one starts the fork server: seconds
         sender.close()
+        deadline = anyio.current_time() + limits.wall_seconds
         # read the answer as it comes (one larger than the pipe's buffer would hold the child up),
         # then reap the child; the pipe is readable at the answer or when the child ends without one
         if not await anyio.to_thread.run_sync(receiver.poll, limits.wall_seconds):
@@ -154,7 +155,7 @@ async def run(loader: Sandboxed, name: str, limits: CompileLimits, *, start: str
             answer = receiver.recv_bytes(ANSWER_BYTES)
         except (EOFError, OSError):  # it ended without answering: killed at a limit, or crashed
             answer = b""
-        await anyio.to_thread.run_sync(child.join, limits.wall_seconds)
+        await anyio.to_thread.run_sync(child.join, max(deadline - anyio.current_time(), 0.1))
         if child.exitcode is None:
             raise CompileRefused(too_long)
     finally:
