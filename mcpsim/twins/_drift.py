@@ -37,6 +37,7 @@ class Listing:
     name: str
     version: str
     tools: list[dict[str, Any]]
+    instructions: str = ""  # a harvest result's `initialize` instructions, when the server gave some
 
 
 def twin_listing(spec: TwinSpec) -> Listing:
@@ -107,8 +108,13 @@ def read_listing(path: str | Path) -> Listing:
     info = data.get("server_info") or {}
     if not isinstance(info, dict):
         raise ListingError(f"{path}: server_info is not a JSON object")
+    initialize = data.get("initialize") or {}
+    instructions = initialize.get("instructions") if isinstance(initialize, dict) else None
     return Listing(
-        str(info.get("name", "")), str(info.get("version", "")), _checked_tools(data.get("tools"), str(path))
+        str(info.get("name", "")),
+        str(info.get("version", "")),
+        _checked_tools(data.get("tools"), str(path)),
+        instructions if isinstance(instructions, str) else "",
     )
 
 
