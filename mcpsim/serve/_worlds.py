@@ -45,6 +45,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
+from mcpsim._sandbox import CompileLimits, CompileRefused, check, picklable, warm_up
 from mcpsim.engine import TemplateCache
 from mcpsim.serve._access import HostOriginGuard, resolve_token, socket_base_url
 from mcpsim.serve._app import build_app
@@ -52,7 +53,6 @@ from mcpsim.serve._buffered import _captured, _read_body, _replay, _respond
 from mcpsim.serve._connections import protocol_for
 from mcpsim.serve._host import EpisodeManager
 from mcpsim.serve._offers import Describer, ToolOffers
-from mcpsim._sandbox import CompileLimits, CompileRefused, check, picklable, warm_up
 from mcpsim.serve._settings import ClientLimits
 from mcpsim.tasks import TaskSet
 from mcpsim.world import World

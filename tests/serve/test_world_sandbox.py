@@ -15,9 +15,9 @@ import httpx
 import pytest
 import yaml
 
+from mcpsim._sandbox import CompileLimits
 from mcpsim.catalogue._blueprints import blueprints, expand
 from mcpsim.serve._app import serve_in_thread
-from mcpsim._sandbox import CompileLimits
 from mcpsim.serve._worlds import WorldHost
 from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
 from tests.support.hostile_loader import HostileLoader
