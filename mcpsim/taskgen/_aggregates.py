@@ -1,4 +1,4 @@
-"""Tally tasks (`TALLY`): an aggregate over the user's records, answered as facts, and used to
+"""Tally tasks (`tally`): an aggregate over the user's records, answered as facts, and used to
 pick the record to act on: "how many open invoices do I have and what do they come to in
 total? Then pay the largest one." The user gives their name; the agent finds them, lists the
 records (every page), adds them up and acts on the one the ranking picks. A wrong total is the
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcpsim.taskgen._composed import Rank, another_record, ordered
-from mcpsim.taskgen._plan import Plan, PlanKind
+from mcpsim.taskgen._plan import Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import (
     Me,
@@ -85,15 +85,3 @@ def _tally(probe: WorldProbe, kind: Owned, me: Me, field: str) -> Plan | None:
                 knows=me.knows,
             )
     return None
-
-
-TALLY = PlanKind(
-    name="tally",
-    plans=tally_plans,
-    difficulty="medium",
-    wants="How many records there are and their total, and the change made on the one the request picks.",
-    instruction="question",
-    changes=True,
-    read_first=True,
-    reworded=True,
-)

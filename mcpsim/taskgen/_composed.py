@@ -1,4 +1,4 @@
-"""Composed tasks that name their target by a property (`PICK`, `BRANCH`): the user gives their
+"""Composed tasks that name their target by a property (`pick`, `branch`): the user gives their
 name, never an id; the agent finds them, lists their records and reads the one to act on.
 
 - `pick`: "cancel my pending order for the book with the highest price": the records of one
@@ -17,7 +17,7 @@ from typing import Any
 
 from mcpsim.specs import ActionSpec, id_arg
 from mcpsim.taskgen._paging import met
-from mcpsim.taskgen._plan import Ask, Plan, PlanKind
+from mcpsim.taskgen._plan import Ask, Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import (
     Me,
@@ -204,17 +204,6 @@ def _pick(probe: WorldProbe, kind: Owned, me: Me) -> Plan | None:
     )
 
 
-PICK = PlanKind(
-    name="pick",
-    plans=pick_plans,
-    difficulty="medium",
-    wants="The change made on the record the request describes.",
-    instruction="question",
-    changes=True,
-    read_first=True,
-)
-
-
 # -- branch ---------------------------------------------------------------------------------------
 
 
@@ -295,14 +284,3 @@ def another_record(
 
 def _on_it(probe: WorldProbe, action: ActionSpec) -> str:
     return verb(probe, action, "it")
-
-
-BRANCH = PlanKind(
-    name="branch",
-    plans=branch_plans,
-    difficulty="medium",
-    wants="The change the record's state calls for, on the record the request describes.",
-    instruction="question",
-    changes=True,
-    read_first=True,
-)

@@ -1,4 +1,4 @@
-"""Tasks that need a second user turn (`ASK`, `CHANGE`, `DECLINE`): the user's first message
+"""Tasks that need a second user turn (`ask`, `change`, `decline`): the user's first message
 holds only part of what the gold solution needs, and the scripted user
 (`mcpsim.tasks._asking`, under `user.knows["dialogue"]`) says the rest when asked, changes its
 mind, or turns a change down. Each starts from a pick (`_composed`): the user's records of one
@@ -23,7 +23,7 @@ from typing import Any
 from mcpsim.taskgen._composed import Picked, another_record, people, pick_one
 from mcpsim.taskgen._errands import ERRAND_TEMPLATES, errand_kinds, follow_ups, pick_job
 from mcpsim.taskgen._paging import met
-from mcpsim.taskgen._plan import Ask, Plan, PlanKind
+from mcpsim.taskgen._plan import Ask, Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import act, records, runs, verb
 from mcpsim.taskgen._wording import GREETING_SLOT
@@ -147,29 +147,3 @@ def decline_plans(probe: WorldProbe) -> Iterator[Plan]:
 
 def _check_first(probe: WorldProbe, p: Picked, request: str) -> str:
     return probe.rng.choice(CHECK_TEMPLATES).format(greeting=GREETING_SLOT, name=p.me.name, request=request)
-
-
-ASK = PlanKind(
-    name="ask",
-    plans=ask_plans,
-    difficulty="medium",
-    wants="The change made on the record the user describes when asked which one.",
-    instruction="question",
-    changes=True,
-)
-CHANGE = PlanKind(
-    name="change",
-    plans=change_plans,
-    difficulty="hard",
-    wants="The change made on the record the user names when asked to confirm, not the one first named.",
-    instruction="question",
-    changes=True,
-)
-DECLINE = PlanKind(
-    name="decline",
-    plans=decline_plans,
-    difficulty="medium",
-    wants="Nothing changed: asked to confirm, the user says no; the agent says which record it left as it is.",
-    instruction="question",
-    changes=False,
-)

@@ -1,4 +1,4 @@
-"""Errand tasks (`ERRAND`): two to four composed jobs for one user in one conversation: "First,
+"""Errand tasks (`errand`): two to four composed jobs for one user in one conversation: "First,
 pay my pending order for the book with the lowest price. Then cancel all my reserved stays.
 Finally, close all my open tickets." The first job names its target by a property: a pick
 (`_composed`: the top record by a ranking) or a review (`_reviews`: each record of a set read,
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from mcpsim.specs import ActionSpec
 from mcpsim.taskgen._composed import Picked, pick_one
 from mcpsim.taskgen._paging import met
-from mcpsim.taskgen._plan import Plan, PlanKind
+from mcpsim.taskgen._plan import Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._reviews import review_one
 from mcpsim.taskgen._sweeps import Group, groups_of
@@ -219,14 +219,3 @@ def _errand(probe: WorldProbe, kind: Owned, me: Me, kinds: list[Owned]) -> Plan 
         tags=[j.tag for j in jobs],
         knows=knows,
     )
-
-
-ERRAND = PlanKind(
-    name="errand",
-    plans=errand_plans,
-    difficulty="hard",
-    wants="Every job done, each on the records the request describes.",
-    instruction="question",
-    changes=True,
-    read_first=True,
-)

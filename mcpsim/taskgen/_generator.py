@@ -6,7 +6,7 @@ that the grader, `mcpsim check` and the runner take like hand-written ones.
 
 Each task is a plan found by calling the world's tools on a fresh episode of the seeded world
 (`_probe.WorldProbe`). The plan kinds take turns, in the order `TURNS` names them (the composed
-kinds hold most turns); each is a module holding one `_plan.PlanKind`.
+kinds hold most turns); each is a module holding its plans function and a row in `_kinds.PLAN_KINDS`.
 
 Composed kinds (`_targets` finds their targets): the user gives their name, never an id; the agent
 finds them by a search, verifies them, lists their records (every page) and reads the ids it acts
@@ -67,44 +67,15 @@ from mcpsim.audit import RATED, check_task
 from mcpsim.engine import TemplateCache
 from mcpsim.grading import Verifier
 from mcpsim.specs import CompiledWorld, id_arg
-from mcpsim.taskgen._aggregates import TALLY
 from mcpsim.taskgen._alternatives import alternatives, near_misses
-from mcpsim.taskgen._composed import BRANCH, PICK
-from mcpsim.taskgen._dialogues import ASK, CHANGE, DECLINE
-from mcpsim.taskgen._errands import ERRAND
-from mcpsim.taskgen._lookups import LOOKUP
+from mcpsim.taskgen._kinds import KINDS, PLAN_KINDS
 from mcpsim.taskgen._ownership import acts_for_another
-from mcpsim.taskgen._plan import Kind, Plan, PlanKind
+from mcpsim.taskgen._plan import Kind, Plan
 from mcpsim.taskgen._probe import WorldProbe
-from mcpsim.taskgen._recovery import RECOVERY
-from mcpsim.taskgen._refusals import REFUSAL
-from mcpsim.taskgen._reviews import REVIEW
 from mcpsim.taskgen._rubric import rubric
-from mcpsim.taskgen._sweeps import SWEEP, TRIAGE
 from mcpsim.taskgen._wording import instruction, user
-from mcpsim.taskgen._workflows import WORKFLOW
-from mcpsim.taskgen._writes import WRITE
 from mcpsim.tasks import CANARY_PREFIX, Action, Fact, Task, TaskFile, TaskSet
 
-# The plan kinds: a new kind is a module with its `PlanKind`, listed here and in `TURNS`.
-PLAN_KINDS: tuple[PlanKind, ...] = (
-    ERRAND,
-    REVIEW,
-    PICK,
-    SWEEP,
-    TRIAGE,
-    TALLY,
-    BRANCH,
-    WRITE,
-    LOOKUP,
-    REFUSAL,
-    WORKFLOW,
-    RECOVERY,
-    ASK,
-    CHANGE,
-    DECLINE,
-)
-KINDS: tuple[Kind, ...] = tuple(kind.name for kind in PLAN_KINDS)
 # The order the kinds' plans take turns in, over and over: the composed kinds (a target named by a
 # property, several records, a total, a branch: chained calls) hold most turns, the longest (errands,
 # sweeps) next when a kind runs out; the dialogue kinds (a detail told when asked, a change of mind,

@@ -1,4 +1,4 @@
-"""Lookup tasks (`LOOKUP`): a question about a record (a typed answer: money, date, count, name,
+"""Lookup tasks (`lookup`): a question about a record (a typed answer: money, date, count, name,
 id), or how many records of a kind match a filter; a wrong value is the near miss."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from mcpsim.specs import ActionSpec, id_arg
 from mcpsim.taskgen._facts import fact, rivals, stated
-from mcpsim.taskgen._plan import PLAN_ROUNDS, Plan, PlanKind
+from mcpsim.taskgen._plan import PLAN_ROUNDS, Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._wording import GREETING_SLOT, ME_SLOT, plural, singular
 from mcpsim.tasks import Action, CountFact, ToolCalled
@@ -160,14 +160,3 @@ def read_check(probe: WorldProbe, read: Action, what: str, keep: list[str] | Non
         args=args,
         noop_passes=False,
     )
-
-
-LOOKUP = PlanKind(
-    name="lookup",
-    plans=lookup_plans,
-    difficulty="easy",
-    wants="The answer to the question.",
-    instruction="question",
-    changes=False,
-    reworded=True,
-)

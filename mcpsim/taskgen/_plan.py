@@ -1,7 +1,7 @@
 """What every plan kind produces and declares: a `Plan` (a task's gold actions and what its
 rubric and wording are made from, with the `Ask`s it words) and a `PlanKind` (where a kind's
-plans come from and what its tasks are like). A kind of task is a module holding one `PlanKind`,
-listed in `_generator.PLAN_KINDS`."""
+plans come from and what its tasks are like). A kind of task is a module holding its plans
+function, with its row in `_kinds.PLAN_KINDS`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Recovery tasks (`RECOVERY`): a write the fault profile cuts short with the partial failure
+"""Recovery tasks (`recovery`): a write the fault profile cuts short with the partial failure
 the spec declares; the agent checks the record instead of writing twice, and gives its id.
 Writing again after the failure is the near miss."""
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from mcpsim.engine import FaultProfile, ScriptedFault
 from mcpsim.specs import id_arg
-from mcpsim.taskgen._plan import Plan, PlanKind
+from mcpsim.taskgen._plan import Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._wording import ask
 from mcpsim.tasks import Action, IdFact
@@ -54,13 +54,3 @@ def recovery_plans(probe: WorldProbe) -> Iterator[Plan]:
                 tags=[action.name, "partial_failure"],
             )
             break
-
-
-RECOVERY = PlanKind(
-    name="recovery",
-    plans=recovery_plans,
-    difficulty="hard",
-    wants="The change made once, and the new record's id.",
-    instruction="request",
-    changes=True,
-)

@@ -1,4 +1,4 @@
-"""Refusal tasks (`REFUSAL`): a write that a precondition or a state transition refuses. The
+"""Refusal tasks (`refusal`): a write that a precondition or a state transition refuses. The
 agent looks the blocking record up and says why (the answer names the record and the blocking
 value); trying the write and reporting it done is the near miss."""
 
@@ -13,7 +13,7 @@ from mcpsim.specs import Path as OperandPath
 from mcpsim.taskgen._facts import fact, relayed, rivals, same_word, target
 from mcpsim.taskgen._lookups import read_check
 from mcpsim.taskgen._ownership import foreign, owner_of
-from mcpsim.taskgen._plan import Ask, Plan, PlanKind
+from mcpsim.taskgen._plan import Ask, Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import verb
 from mcpsim.taskgen._wording import GREETING_SLOT, GREETINGS, ME_SLOT, WRITE_TEMPLATES, ask
@@ -278,14 +278,3 @@ def _alias_key(probe: WorldProbe, action: ActionSpec, alias: str, args: dict[str
         return args[f"{alias}_id"]
     row = probe.row(action.entity, args.get(id_arg(action.entity)))
     return row.get(f"{alias}_id") if row else None
-
-
-REFUSAL = PlanKind(
-    name="refusal",
-    plans=refusal_plans,
-    difficulty="medium",
-    wants="The change if it is allowed, else the reason it is not.",
-    instruction="question",
-    changes=False,
-    reworded=True,
-)

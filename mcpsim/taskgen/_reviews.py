@@ -1,4 +1,4 @@
-"""Review tasks (`REVIEW`): a set of the user's records gone through one by one, each read before
+"""Review tasks (`review`): a set of the user's records gone through one by one, each read before
 a change that only some of them get: "go through my reserved stays and cancel each one whose
 site's price is more than $40.00; leave the others as they are". The condition is on the record
 each one refers to, so the agent lists the set (every page), reads each referred record, and
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from mcpsim.specs import ActionSpec, id_arg
 from mcpsim.taskgen._composed import Rank, people, ranks
 from mcpsim.taskgen._paging import met
-from mcpsim.taskgen._plan import Ask, Plan, PlanKind
+from mcpsim.taskgen._plan import Ask, Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import Me, Owned, act, listing, records, runs, transitions, verb, words
 from mcpsim.taskgen._wording import GREETING_SLOT
@@ -132,14 +132,3 @@ def _review(probe: WorldProbe, me: Me, r: Reviewed) -> Plan:
         tags=[r.action.name, "if_" + r.field],
         knows=me.knows,
     )
-
-
-REVIEW = PlanKind(
-    name="review",
-    plans=review_plans,
-    difficulty="hard",
-    wants="Each record of the set read, and the change made on exactly those the condition picks.",
-    instruction="question",
-    changes=True,
-    read_first=True,
-)

@@ -1,4 +1,4 @@
-"""Sweep tasks (`SWEEP`): one job over several records, named by a property: "cancel all my
+"""Sweep tasks (`sweep`): one job over several records, named by a property: "cancel all my
 reserved stays, and settle all my open charges". The user gives their name; the agent finds
 them, lists each set of records (every page) and acts on each record it shows. The gold does one
 write per record; leaving the last one undone is the near miss. The users with the most records
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from mcpsim.specs import ActionSpec
 from mcpsim.taskgen._composed import Rank, ranks
 from mcpsim.taskgen._paging import met
-from mcpsim.taskgen._plan import Ask, Plan, PlanKind
+from mcpsim.taskgen._plan import Ask, Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._targets import (
     Me,
@@ -119,17 +119,6 @@ def _sweep(probe: WorldProbe, me: Me, kinds: list[Owned]) -> Plan | None:
     )
 
 
-SWEEP = PlanKind(
-    name="sweep",
-    plans=sweep_plans,
-    difficulty="hard",
-    wants="The change made on every record the request describes, and on no other.",
-    instruction="question",
-    changes=True,
-    read_first=True,
-)
-
-
 # -- triage: a sweep whose change depends on each record --------------------------------------------
 
 TRIAGE_TEMPLATES = (
@@ -204,14 +193,3 @@ def _condition(probe: WorldProbe, kind: Owned, rank: Rank, cut: object) -> str:
         shown = str(cut)[:10]
     word = "after" if rank.kind == "date" else "more than"
     return f"{owner}{rank.noun(probe)} is {word} {shown}"
-
-
-TRIAGE = PlanKind(
-    name="triage",
-    plans=triage_plans,
-    difficulty="hard",
-    wants="Each record changed as the request's condition decides.",
-    instruction="question",
-    changes=True,
-    read_first=True,
-)

@@ -1,4 +1,4 @@
-"""Workflow tasks (`WORKFLOW`): two writes, the second on a row the first wrote (or for the same
+"""Workflow tasks (`workflow`): two writes, the second on a row the first wrote (or for the same
 person); doing only the first is the near miss."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from mcpsim.engine import CallResult, Episode
 from mcpsim.specs import ActionSpec, id_arg
-from mcpsim.taskgen._plan import Plan, PlanKind
+from mcpsim.taskgen._plan import Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._wording import ask
 from mcpsim.tasks import Action
@@ -72,14 +72,3 @@ def _outcomes_anchored(
         for raw in probe.arguments.candidates(action, episode)[:SECOND_STEP_TRIES]:
             yield from probe.try_call(action, episode, raw | {key: new[0]})
     yield from probe.outcomes(action, episode, SECOND_STEP_TRIES)
-
-
-WORKFLOW = PlanKind(
-    name="workflow",
-    plans=workflow_plans,
-    difficulty="hard",
-    wants="Both changes made, in order.",
-    instruction="two requests",
-    changes=True,
-    read_first=True,
-)

@@ -1,4 +1,4 @@
-"""Write tasks (`WRITE`): one write that succeeds, asked for with its details; the same change
+"""Write tasks (`write`): one write that succeeds, asked for with its details; the same change
 on another record is the near miss."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from mcpsim.taskgen._plan import PLAN_ROUNDS, Plan, PlanKind
+from mcpsim.taskgen._plan import PLAN_ROUNDS, Plan
 from mcpsim.taskgen._probe import WorldProbe
 from mcpsim.taskgen._wording import ask
 from mcpsim.tasks import Action
@@ -37,14 +37,3 @@ def write_plans(probe: WorldProbe) -> Iterator[Plan]:
 
 def _differs(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return any(a.get(k) != v for k, v in b.items())
-
-
-WRITE = PlanKind(
-    name="write",
-    plans=write_plans,
-    difficulty="easy",
-    wants="The change made as asked.",
-    instruction="request",
-    changes=True,
-    read_first=True,
-)
