@@ -3,77 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import json
-import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    from mcpsim.engine import TemplateCache
-    from mcpsim.world import World
-
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcpsim" / "templates"
-
-
-def _world(name: str) -> World:
-    from mcpsim.world import UnknownWorld, load_world
-
-    try:
-        return load_world(name)
-    except UnknownWorld as exc:
-        raise click.BadParameter(str(exc), param_hint="WORLD") from None
-
-
-def _templates(cache_dir: str | None, no_cache: bool) -> TemplateCache:
-    from mcpsim.engine import TemplateCache
-
-    return TemplateCache(None if no_cache else Path(cache_dir) if cache_dir else DEFAULT_CACHE)
-
-
-def _first_sentence(text: str) -> str:
-    flat = " ".join(text.split())
-    end = flat.find(". ")
-    return flat if end < 0 else flat[: end + 1]
-
-
-def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
-
-
-def _print_table(
-    columns: list[str],
-    rows: list[list[str]],
-    *,
-    keep: tuple[str, ...] | list[str] | None = None,
-    numbers: tuple[str, ...] = (),
-) -> None:
-    """A table for people, on stdout, that reads the same at 80 columns and in a pipe: nothing is
-    cut to an ellipsis; the `numbers` columns (right-aligned) never wrap, the `keep` columns
-    (default: the first, a name or an id) keep up to 32 characters on a line (a longer one folds,
-    whole), the others share the rest and wrap (a long word folds). Cells are plain text, never
-    Rich markup. Every command printing one has `--json`, its machine-readable form."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    keep = columns[:1] if keep is None else keep
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for i, name in enumerate(columns):
-        if name in numbers:
-            widest = max([len(name), *(len(row[i]) for row in rows)])
-            table.add_column(name, no_wrap=True, min_width=widest, justify="right")
-        elif name in keep:  # a name or an id: whole on one line up to 32 characters, longer ones fold
-            widest = max([len(name), *(len(row[i]) for row in rows)])
-            table.add_column(name, overflow="fold", min_width=min(widest, 32))
-        else:
-            table.add_column(name, overflow="fold", ratio=1)
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    Console().print(table)
-
+from mcpsim.cli._lookup import DEFAULT_CACHE
 
 cache_options = [
     click.option(
@@ -182,41 +116,6 @@ def _apply(options: list[Any]) -> Any:
         return fn
 
     return decorate
-
-
-def _world_at_scale(name: str, scale: str) -> World:
-    w = _world(name)
-    try:
-        w.scale_params(scale)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--scale") from None
-    return w
-
-
-def _lookup_message(exc: LookupError) -> str:
-    """A lookup error's message as written (`str()` of a KeyError adds quotes around it)."""
-    return str(exc.args[0]) if exc.args else str(exc)
-
-
-def _tasks(world: str) -> Any:
-    from mcpsim.tasks import TaskFileError, load_tasks
-
-    _world(world)  # an unknown world: its name and the known ones
-    try:
-        return load_tasks(world)
-    except TaskFileError as exc:
-        raise click.ClickException(str(exc)) from None
-    except LookupError as exc:
-        raise click.BadParameter(_lookup_message(exc), param_hint="WORLD") from None
-
-
-def _profile(spec: str | None) -> Any:
-    from mcpsim.engine import FaultProfileError, load_profile
-
-    try:
-        return load_profile(spec)
-    except FaultProfileError as exc:
-        raise click.BadParameter(str(exc), param_hint="--faults") from None
 
 
 COMMANDS = {

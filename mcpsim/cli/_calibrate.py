@@ -11,8 +11,10 @@ import anyio
 import click
 
 from mcpsim import logs
-from mcpsim.cli._app import _apply, _print_table, _tasks, _templates, _world, main, spec_options
+from mcpsim.cli._app import _apply, main, spec_options
+from mcpsim.cli._lookup import find_tasks, find_world, open_templates
 from mcpsim.cli._measured import features_by_task
+from mcpsim.cli._output import print_table
 from mcpsim.cli._running import _check_agent, _execute, _select_tasks
 from mcpsim.grading import pass_hat_k
 from mcpsim.runner import RunConfig
@@ -33,7 +35,13 @@ def calibration(summary: Any, world: str, agent: str, trials: int, features: dic
             "pass_hat_k": round(pass_hat_k([(p, n)], [n])[n], 4) if n else 0.0,
             **({"features": features[stats.task_id].model_dump()} if stats.task_id in features else {}),
         }
-    return {"world": world, "world_version": _world(world).version, "agent": agent, "trials": trials, "tasks": tasks}
+    return {
+        "world": world,
+        "world_version": find_world(world).version,
+        "agent": agent,
+        "trials": trials,
+        "tasks": tasks,
+    }
 
 
 @main.command()
@@ -93,7 +101,7 @@ def calibrate(
     and pass^k per task (with its features and tier) to a JSON file that `mcpsim run --calibration
     FILE --max-pass-rate R` selects by. Exits 0 when the file is written."""
     logs.configure("WARNING")
-    selected = _select_tasks(_tasks(world), task_spec)
+    selected = _select_tasks(find_tasks(world), task_spec)
     if not selected:
         raise click.BadParameter(f"no task matches {task_spec!r}", param_hint="--tasks")
     _check_agent(agent_spec, base_url)
@@ -107,7 +115,7 @@ def calibrate(
         resume=resume,
         base_url=base_url,
         api_key_env=api_key_env,
-        templates=_templates(None, False),
+        templates=open_templates(None, False),
     )
     result = anyio.run(_execute, plan)
     data = calibration(result.summary, world, agent_spec, trials, features_by_task(world, selected))
@@ -127,7 +135,7 @@ def calibrate(
             ]
             for task_id, m in data["tasks"].items()
         ]
-        _print_table(
+        print_table(
             ["task", "tier", "trials", "pass@1", f"pass^{trials}"], rows, numbers=("trials", "pass@1", f"pass^{trials}")
         )
     click.echo(f"wrote {path}", err=True)

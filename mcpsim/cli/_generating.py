@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from mcpsim.cli._app import DEFAULT_CACHE, main, sandbox_check
+from mcpsim.cli._app import main, sandbox_check
+from mcpsim.cli._lookup import DEFAULT_CACHE
 
 DEFAULT_REPLIES = DEFAULT_CACHE.parent / "replies"  # --describe: the model's replies, by request hash
 TASKS = 10  # --tasks, but with --from-mcp

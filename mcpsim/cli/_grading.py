@@ -10,17 +10,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpsim import logs
-from mcpsim.cli._app import (
-    _apply,
-    _lookup_message,
-    _print_json,
-    _print_table,
-    _tasks,
-    _world,
-    log_options,
-    main,
-    spec_options,
-)
+from mcpsim.cli._app import _apply, log_options, main, spec_options
+from mcpsim.cli._lookup import find_tasks, find_world, lookup_message
+from mcpsim.cli._output import print_json, print_table
 from mcpsim.world import world_names
 
 if TYPE_CHECKING:
@@ -47,7 +39,7 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
     channel (agents only see MCP).
     """
     logs.configure("WARNING")  # generated tasks build templates: their log lines go to stderr, never into --json
-    every = _tasks(world).tasks
+    every = find_tasks(world).tasks
     selected = [t for t in every if (split is None or t.split == split) and (not tags or set(tags) & set(t.tags))]
     if every and not selected:  # a filter that keeps nothing is a mistake, not an empty answer
         _no_task_matches(world, every, split, tags)
@@ -55,10 +47,10 @@ def tasks(world: str, split: str | None, tags: tuple[str, ...], as_json: bool) -
         from mcpsim.cli._measured import features_by_task
 
         features = features_by_task(world, selected)
-        _print_json([t.model_dump(mode="json") | {"features": features[t.id].model_dump()} for t in selected])
+        print_json([t.model_dump(mode="json") | {"features": features[t.id].model_dump()} for t in selected])
         return
     rows = [[t.id, t.difficulty, t.split, str(len(t.gold)), str(len(t.rubric)), ", ".join(t.tags)] for t in selected]
-    _print_table(["task", "difficulty", "split", "gold", "checks", "tags"], rows, numbers=("gold", "checks"))
+    print_table(["task", "difficulty", "split", "gold", "checks", "tags"], rows, numbers=("gold", "checks"))
     click.echo(f"{len(selected)} tasks", err=True)
 
 
@@ -106,7 +98,7 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
     logs.configure("WARNING" if log_level.upper() == "INFO" else log_level, log_format)
     names = list(worlds) or loaded_worlds() or world_names()
     for name in names:
-        _world(name)
+        find_world(name)
     reports = []
     with Progress(console=Console(stderr=True), transient=True, disable=as_json) as progress:
         bar = progress.add_task("checking", total=len(names))
@@ -115,7 +107,7 @@ def check(worlds: tuple[str, ...], as_json: bool, log_level: str, log_format: st
             reports.append(check_world(name))
             progress.advance(bar)
     if as_json:
-        _print_json([r.model_dump(mode="json") for r in reports])
+        print_json([r.model_dump(mode="json") for r in reports])
     else:
         for r in reports:
             _print_check_report(r)
@@ -155,7 +147,7 @@ def _print_check_report(report: WorldReport) -> None:
         row("alternatives", alternatives.run, alternatives.behaved, "all")
         row("near misses", near_misses.run, near_misses.run - near_misses.behaved, "none")
         columns = ["run", "ran on", "passed", "must pass", "n/a", "verdict"]
-        _print_table(columns, rows, keep=("must pass", "verdict"), numbers=("ran on", "passed", "n/a"))
+        print_table(columns, rows, keep=("must pass", "verdict"), numbers=("ran on", "passed", "n/a"))
     for problem in report.problems:
         click.echo(f"  {problem}")
     for t in bad:
@@ -207,12 +199,12 @@ def verify(
     logs.configure("WARNING")
     if answer is not None and answer_file is not None:
         raise click.UsageError("give --answer or --answer-file, not both")
-    w = _world(world)
-    task_set = _tasks(world)
+    w = find_world(world)
+    task_set = find_tasks(world)
     try:
         task = task_set.get(task_id)
     except LookupError as exc:
-        raise click.BadParameter(_lookup_message(exc), param_hint="--task") from None
+        raise click.BadParameter(lookup_message(exc), param_hint="--task") from None
     try:
         episode = Episode.restore(w, snapshot.read_bytes())
     except Exception as exc:

@@ -8,18 +8,9 @@ import time
 import click
 
 from mcpsim import logs
-from mcpsim.cli._app import (
-    _apply,
-    _first_sentence,
-    _print_json,
-    _print_table,
-    _templates,
-    _world,
-    _world_at_scale,
-    main,
-    runtime_options,
-    spec_options,
-)
+from mcpsim.cli._app import _apply, main, runtime_options, spec_options
+from mcpsim.cli._lookup import find_world, open_templates, world_at_scale
+from mcpsim.cli._output import first_sentence, print_json, print_table
 from mcpsim.world import load_world, world_names
 
 
@@ -35,7 +26,7 @@ def worlds(as_json: bool) -> None:
         except Exception as exc:  # one broken plug-in must not hide the others
             broken[name] = f"{type(exc).__name__}: {exc}"
     if as_json:
-        _print_json(
+        print_json(
             [
                 {
                     "name": w.name,
@@ -56,7 +47,7 @@ def worlds(as_json: bool) -> None:
             for w in loaded
         ]
         rows += [[name, "", "", "", "", f"failed to load: {error}"] for name, error in broken.items()]
-        _print_table(["world", "tools", "tables", "scales", "version", "title"], rows, numbers=("tools", "tables"))
+        print_table(["world", "tools", "tables", "scales", "version", "title"], rows, numbers=("tools", "tables"))
     if broken:
         sys.exit(1)
 
@@ -67,17 +58,17 @@ def worlds(as_json: bool) -> None:
 @_apply(spec_options)
 def tools(world: str, as_json: bool) -> None:
     """List a world's tools: what they do, whether they write, their arguments."""
-    w = _world(world)
+    w = find_world(world)
     specs = [w.tools[n] for n in sorted(w.tools)]
     if as_json:
-        _print_json([s.describe() for s in specs])
+        print_json([s.describe() for s in specs])
         return
     rows = []
     for s in specs:
         kind = "read" if s.read_only else "write, destructive" if s.destructive else "write"
         args = ", ".join(p.name + ("" if p.default is p.empty else "?") for p in s.parameters)
-        rows.append([s.name, kind, args, _first_sentence(s.description)])
-    _print_table(["tool", "kind", "arguments", "description"], rows)
+        rows.append([s.name, kind, args, first_sentence(s.description)])
+    print_table(["tool", "kind", "arguments", "description"], rows)
 
 
 @main.command()
@@ -101,8 +92,8 @@ def build(
     from mcpsim.engine import Episode
 
     logs.configure(log_level, log_format)
-    w = _world_at_scale(world, scale)
-    templates = _templates(cache_dir, no_cache)
+    w = world_at_scale(world, scale)
+    templates = open_templates(cache_dir, no_cache)
     steps = logs.Progress(progress)
     steps.step(f"{w.name} {scale} seed {seed}: loading the template, or building it if it is not cached")
     started = time.perf_counter()
@@ -123,7 +114,7 @@ def build(
         "seconds": round(seconds, 3),
     }
     if as_json:
-        _print_json(info)
+        print_json(info)
     else:
         click.echo(f"{w.name} {scale} seed {seed}: {sum(counts.values())} rows")
         click.echo(f"state hash {info['state_hash']}")

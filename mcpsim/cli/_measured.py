@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from mcpsim.cli._app import _world
+from mcpsim.cli._lookup import find_world
 from mcpsim.tasks import TaskFeatures
 
 TIER_NAMES = ("easy", "medium", "hard")
@@ -22,7 +22,7 @@ TIER_NAMES = ("easy", "medium", "hard")
 
 def features_by_task(world: str, tasks: list[Any]) -> dict[str, TaskFeatures]:
     """Each task's measured features (its gold solution replayed once)."""
-    w = _world(world)
+    w = find_world(world)
     return {t.id: TaskFeatures.of(t, w) for t in tasks}
 
 

@@ -15,21 +15,10 @@ import click
 from rich.console import Console
 
 from mcpsim import logs
-from mcpsim.cli._app import (
-    _apply,
-    _lookup_message,
-    _print_json,
-    _profile,
-    _tasks,
-    _templates,
-    _world,
-    cache_options,
-    log_options,
-    main,
-    progress_option,
-    spec_options,
-)
+from mcpsim.cli._app import _apply, cache_options, log_options, main, progress_option, spec_options
+from mcpsim.cli._lookup import find_profile, find_tasks, find_world, lookup_message, open_templates
 from mcpsim.cli._measured import TIER_NAMES, select_measured
+from mcpsim.cli._output import print_json
 from mcpsim.cli._remote import check_served_run, check_served_world
 from mcpsim.cli._run_summary import _print_summary, _report_run
 from mcpsim.runner import Executor, RunConfig, Transport
@@ -43,7 +32,7 @@ def _select_tasks(task_set: Any, spec: str) -> list[Any]:
     try:
         return [task_set.get(i.strip()) for i in spec.split(",") if i.strip()]
     except LookupError as exc:
-        raise click.BadParameter(_lookup_message(exc), param_hint="--tasks") from None
+        raise click.BadParameter(lookup_message(exc), param_hint="--tasks") from None
 
 
 def _plan_option(flag: str, *decls: str, **kwargs: Any) -> Any:
@@ -225,7 +214,7 @@ def run(
     served = check_served_world(world, server_url, token) if server_url else None
     if served is not None:
         check_served_run(_check_agent(agent_spec, base_url), user_spec, tier, executor)
-    selected = _select_tasks(served if served is not None else _tasks(world), task_spec)
+    selected = _select_tasks(served if served is not None else find_tasks(world), task_spec)
     selected = select_measured(world, selected, tier, calibration_path, max_pass_rate, min_pass_rate)
     if not selected:
         bounds = " within --tier and the pass-rate bounds" if tier or calibration_path else ""
@@ -297,9 +286,9 @@ def _plan(selected: list[Any], options: dict[str, Any], served_tasks: bool = Fal
         served_tasks=served_tasks,
         user=options["user_spec"],
         extra_body=_json_object(options["extra_body"], "--extra-body"),
-        templates=_templates(cache_dir, no_cache),
+        templates=open_templates(cache_dir, no_cache),
         cache_dir=None if no_cache else cache_dir,
-        faults=_profile(options["faults_spec"]),
+        faults=find_profile(options["faults_spec"]),
         worker_setup=_spec_worlds_for_workers() if options["executor"] == "ray" else None,
     )
 
@@ -459,8 +448,8 @@ def demo(
     from mcpsim.runner import make_agent
 
     logs.configure("WARNING")
-    _world(world)
-    task_set = _tasks(world)
+    find_world(world)
+    task_set = find_tasks(world)
     picked: list[Any] = []
     for task in task_set.tasks:  # one task per leading tag first, for variety
         if len(picked) < task_count and task.tags[:1] not in [t.tags[:1] for t in picked]:
@@ -468,7 +457,7 @@ def demo(
     picked += [t for t in task_set.tasks if t not in picked][: task_count - len(picked)]
     if not picked:
         raise click.ClickException(f"world {world} has no tasks")
-    templates = _templates(cache_dir, no_cache)
+    templates = open_templates(cache_dir, no_cache)
     out = Path(out_dir)
     console = Console()
     steps = logs.Progress(progress)
@@ -500,7 +489,7 @@ def demo(
         if not as_json:
             _print_summary(result, out / agent)
     if as_json:
-        _print_json(summaries)
+        print_json(summaries)
         return
     console.print(
         "The oracle replays each task's gold actions and passes; the do-nothing agent fails every task "

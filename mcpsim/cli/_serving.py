@@ -10,18 +10,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpsim import logs
-from mcpsim.cli._app import (
+from mcpsim.cli._app import _apply, main, runtime_options, spec_options
+from mcpsim.cli._lookup import (
     DEFAULT_CACHE,
-    _apply,
-    _lookup_message,
-    _profile,
-    _tasks,
-    _templates,
-    _world,
-    _world_at_scale,
-    main,
-    runtime_options,
-    spec_options,
+    find_profile,
+    find_tasks,
+    find_world,
+    lookup_message,
+    open_templates,
+    world_at_scale,
 )
 from mcpsim.cli._options import port_option
 from mcpsim.serve import ClientLimits, ServeConfig
@@ -64,12 +61,12 @@ class _Stdio:
 
         logs.configure_structlog(self.log_level, self.log_format)
         self.progress.step(f"loading world {self.world}")
-        w = _world_at_scale(self.world, self.scale)
-        templates = _templates(self.cache_dir, self.no_cache)
+        w = world_at_scale(self.world, self.scale)
+        templates = open_templates(self.cache_dir, self.no_cache)
         templates.set_max_bytes(_size_option(self.template_cache_bytes, "--template-cache-bytes"))
         built = templates.builds
         self.progress.step("preparing the episode (a template not in the cache is built now, once)")
-        episode = self.episode = self._episode(w, templates, _profile(self.faults_spec))
+        episode = self.episode = self._episode(w, templates, find_profile(self.faults_spec))
         if templates.builds > built:
             self.progress.step("template built and cached" if templates.cache_dir else "template built")
         server = build_server(w, lambda _id: episode)
@@ -84,9 +81,9 @@ class _Stdio:
         task = None
         if self.task_id:
             try:
-                task = _tasks(w.name).get(self.task_id)
+                task = find_tasks(w.name).get(self.task_id)
             except LookupError as exc:
-                raise click.BadParameter(_lookup_message(exc), param_hint="--task") from None
+                raise click.BadParameter(lookup_message(exc), param_hint="--task") from None
 
         def fresh() -> Episode:
             if task is not None:
@@ -522,11 +519,11 @@ def _serve_over_http(world: str, params: dict[str, Any]) -> None:
     logs.configure(params["log_level"], params["log_format"])
     steps = logs.Progress(params["progress"])
     steps.step(f"loading world {world}")
-    w = _world_at_scale(world, params["scale"])
-    templates = _templates(params["cache_dir"], params["no_cache"])
+    w = world_at_scale(world, params["scale"])
+    templates = open_templates(params["cache_dir"], params["no_cache"])
     episode_budget = _size_option(params["max_episode_bytes"], "--max-episode-bytes")
     templates.set_max_bytes(_size_option(params["template_cache_bytes"], "--template-cache-bytes"))
-    _profile(params["faults_spec"])  # a clear error now, not in the first request
+    find_profile(params["faults_spec"])  # a clear error now, not in the first request
     from mcpsim.cli._serving_http import serve_http  # over HTTP only: stdio's start-up never imports it
 
     serve_http(w, templates, episode_budget, steps, params, _client_limits(params))
@@ -539,7 +536,7 @@ def _served(world: str | None, only: tuple[str, ...], use_http: bool) -> str:
         raise click.UsageError("--only chooses the worlds an HTTP server serves: add --http")
     for name in only:
         try:
-            _world(name)
+            find_world(name)
         except click.BadParameter as exc:
             raise click.BadParameter(exc.message, param_hint="--only") from None
     if world is not None:

@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from mcpsim import logs
-from mcpsim.cli._app import _apply, _templates, cache_options, log_options, main
+from mcpsim.cli._app import _apply, cache_options, log_options, main
+from mcpsim.cli._lookup import open_templates
 from mcpsim.cli._options import port_option
 from mcpsim.cli._serving import DEFAULTS, _setting, _size_option
 
@@ -98,7 +99,7 @@ def serve_worlds(
     if not names:
         raise click.BadParameter(f"{folder} holds no spec file (*.yaml, *.yml, *.json)", param_hint="DIR")
     access: dict[str, Any] = {"token": token, "no_auth": no_auth, "host": host, "max_loaded": max_worlds}
-    templates = _templates(cache_dir, no_cache)
+    templates = open_templates(cache_dir, no_cache)
     memory = _size_option(compile_memory, "--compile-memory") or 2 * 1024**3
     access["sandbox"] = {"cpu_seconds": compile_cpu_seconds, "memory_bytes": memory, "wall_seconds": compile_timeout}
     world_host = WorldHost(names, load, templates=templates, idle_seconds=world_idle, describe=load.world, **access)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import uvicorn
 
-from mcpsim.cli._app import _tasks
+from mcpsim.cli._lookup import find_tasks
 from mcpsim.engine import snapshot_key
 from mcpsim.serve import ClientLimits, ServeConfig, create_app, public_base_url
 
@@ -75,7 +75,7 @@ def serve_http(
     from mcpsim.catalogue import loaded_worlds
 
     for name in loaded_worlds():  # generate the tasks of spec worlds now, not in the first request
-        _tasks(name)
+        find_tasks(name)
     shown = public_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
     served = list(getattr(app.state, "worlds", [w.name]))
     _say(f"serving {w.name} on {shown}/mcp (control plane: {shown}/episodes); worlds served: {', '.join(served)}")

@@ -163,34 +163,21 @@ class FaultProfile(BaseModel):
         return round(random.Random(derive_seed(seed, "latency", self.name, tool, attempt)).uniform(lo, hi), 3)
 
 
+# The built-in profiles' rates for every tool: "flaky" faults about one call in five; "hostile" two
+# in three, slowly, and answers with edge-case data.
+_FLAKY = Rates(transient=0.05, rate_limit=0.02, timeout=0.01, partial=0.03, stale=0.05, paginate=0.05)
+_HOSTILE = Rates(transient=0.12, rate_limit=0.08, timeout=0.04, partial=0.08, stale=0.15, paginate=0.15, truncate=0.05)
+
 BUILTIN: dict[str, FaultProfile] = {
     "none": FaultProfile(name="none"),
     "flaky": FaultProfile(
         name="flaky",
-        rules=[
-            ToolRule(
-                tools="*",
-                rates=Rates(transient=0.05, rate_limit=0.02, timeout=0.01, partial=0.03, stale=0.05, paginate=0.05),
-            )
-        ],
+        rules=[ToolRule(tools="*", rates=_FLAKY)],
         latency_s=(0.05, 1.5),
     ),
     "hostile": FaultProfile(
         name="hostile",
-        rules=[
-            ToolRule(
-                tools="*",
-                rates=Rates(
-                    transient=0.12,
-                    rate_limit=0.08,
-                    timeout=0.04,
-                    partial=0.08,
-                    stale=0.15,
-                    paginate=0.15,
-                    truncate=0.05,
-                ),
-            )
-        ],
+        rules=[ToolRule(tools="*", rates=_HOSTILE)],
         latency_s=(0.2, 8.0),
         edge_data=True,
     ),

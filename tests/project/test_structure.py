@@ -215,6 +215,7 @@ def test_the_stdio_handshake_path_loads_little_beyond_the_sdk() -> None:
         "mcpsim._sizes",
         "mcpsim.cli",
         "mcpsim.cli._app",
+        "mcpsim.cli._lookup",
         "mcpsim.cli._options",
         "mcpsim.cli._serving",
         "mcpsim.logs",
