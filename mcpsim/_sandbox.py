@@ -26,9 +26,9 @@ import resource
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -125,18 +125,25 @@ async def check(loader: Sandboxed, name: str, limits: CompileLimits) -> None:
 
 def run_now(load: Callable[[str], Any], name: str, limits: CompileLimits) -> Any:
     """`run` for a caller without an event loop (the CLI): `load(name)`'s JSON value, computed in
-    a child within `limits`, or CompileRefused with the reason."""
-    # a process with one thread forks its child directly (milliseconds, nothing imported again);
-    # one with threads (a server, a test harness) goes through the fork server
+    a child within `limits`, or CompileRefused with the reason. The child is made in the calling
+    thread: a process with one thread forks itself (milliseconds, nothing imported again), one with
+    threads (a server, a test harness) goes through the fork server, since a fork keeps only the
+    forking thread and a lock another thread held stays held in the child forever."""
     start = "fork" if threading.active_count() == 1 else "forkserver"
-    return anyio.run(partial(run, picklable(load), name, limits, start=start))
+    return _run(picklable(load), name, limits, start)
 
 
-async def run(loader: Sandboxed, name: str, limits: CompileLimits, *, start: str = "forkserver") -> Any:
-    """Run the loader for `name` in a child within `limits` and return the JSON value it returned
-    (its result must be JSON: a world or other object is not; None is fine); CompileRefused with
-    the reason if it fails or goes past a limit. `start="fork"` forks the caller itself: only for
-    a caller with one thread."""
+async def run(loader: Sandboxed, name: str, limits: CompileLimits) -> Any:
+    """Run the loader for `name` in a child forked by the fork server, within `limits`, and return
+    the JSON value it returned (its result must be JSON: a world or other object is not; None is
+    fine); CompileRefused with the reason if it fails or goes past a limit. The event loop stays
+    free meanwhile; cancelled, the wait is abandoned and the child still killed at its wall limit."""
+    return await anyio.to_thread.run_sync(_run, loader, name, limits, "forkserver", abandon_on_cancel=True)
+
+
+def _run(loader: Sandboxed, name: str, limits: CompileLimits, start: str) -> Any:
+    """`run`'s work, blocking the calling thread: `start="fork"` forks the caller itself, so only a
+    caller with one thread may ask for it."""
     context = multiprocessing.get_context("fork") if start == "fork" else _forkserver(loader.module)
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(
@@ -144,24 +151,24 @@ async def run(loader: Sandboxed, name: str, limits: CompileLimits, *, start: str
     )
     too_long = f"loading it took longer than its wall-clock limit of {limits.wall_seconds:g} s"
     try:
-        await anyio.to_thread.run_sync(child.start)  # the first one starts the fork server: seconds
+        child.start()  # the first one through the fork server starts it: seconds
         sender.close()
-        deadline = anyio.current_time() + limits.wall_seconds
+        deadline = time.monotonic() + limits.wall_seconds
         # read the answer as it comes (one larger than the pipe's buffer would hold the child up),
         # then reap the child; the pipe is readable at the answer or when the child ends without one
-        if not await anyio.to_thread.run_sync(receiver.poll, limits.wall_seconds):
+        if not receiver.poll(limits.wall_seconds):
             raise CompileRefused(too_long)
         try:
             answer = receiver.recv_bytes(ANSWER_BYTES)
         except (EOFError, OSError):  # it ended without answering: killed at a limit, or crashed
             answer = b""
-        await anyio.to_thread.run_sync(child.join, max(deadline - anyio.current_time(), 0.1))
+        child.join(max(deadline - time.monotonic(), 0.1))
         if child.exitcode is None:
             raise CompileRefused(too_long)
     finally:
         if child.is_alive():
             child.kill()
-            await anyio.to_thread.run_sync(child.join, 10)
+            child.join(10)
         receiver.close()
     return _judge(answer, child.exitcode, limits)
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,6 +56,32 @@ def test_the_check_runs_in_a_child_and_returns_its_json_answer(tmp_path):
         run_now(SpecFileCheck(), str(unseedable(tmp_path)), CompileLimits())
     with pytest.raises(CompileRefused, match="wall-clock limit of 0.001 s"):
         run_now(SpecFileCheck(), str(LIBRARY), CompileLimits(wall_seconds=0.001))
+
+
+class ForkingThread:
+    """A loader answering with the name its child's thread inherited from the thread that forked it."""
+
+    def __call__(self, name: str) -> str:
+        return threading.current_thread().name
+
+
+FORK_FROM_ONE_THREAD = """
+import threading
+from mcpsim._sandbox import CompileLimits, run_now
+from tests.catalogue.test_spec_sandbox import ForkingThread
+print(threading.active_count(), run_now(ForkingThread(), "x", CompileLimits(wall_seconds=120)))
+"""
+
+
+def test_a_process_with_one_thread_forks_its_child_from_that_thread():
+    """A fork keeps only the thread that made it, and any lock another thread held stays held in
+    the child forever; so the child is forked by the caller's own thread, never by a worker thread
+    while the caller's thread runs on. Run in a fresh process: pytest's may have threads of its own."""
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_FROM_ONE_THREAD], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "MainThread"]
 
 
 def test_a_world_spec_that_cannot_be_seeded_is_refused_before_it_is_registered(tmp_path):
