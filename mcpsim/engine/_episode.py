@@ -325,6 +325,10 @@ class Episode:
         those of the calls numbered `call_seq` to `through`."""
         return self._db.apply(store.read_changes, call_seq, through)
 
+    def changes_by_role(self) -> list[tuple[store.Change, str | None]]:
+        """The change log, each entry with the task role whose call made it (None: no role's)."""
+        return self._db.apply(store.read_changes_by_role)
+
     def net_changes(self) -> store.NetChanges:
         """Net row changes, with the ids the episode's calls drew (which grading renames)."""
         with self._open():

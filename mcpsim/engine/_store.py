@@ -463,6 +463,15 @@ def read_changes(conn: sqlite3.Connection, call_seq: int | None = None, through:
     ]
 
 
+def read_changes_by_role(conn: sqlite3.Connection) -> list[tuple[Change, str | None]]:
+    """The change log in order, each entry with the task role whose call made it (the metadata's
+    `roles`: a team episode's role endpoints label their calls; None for any other call)."""
+    roles = meta_value(conn, "roles")
+    made = conn.execute(f"SELECT seq, call_seq FROM {CALLS} WHERE call_seq IS NOT NULL") if roles else []
+    by_call = {call_seq: roles[seq] for seq, call_seq in made if seq in roles}
+    return [(change, by_call.get(change.call_seq)) for change in read_changes(conn)]
+
+
 def dump_table(conn: sqlite3.Connection, table: Table, limit: int | None = None) -> list[dict[str, Any]]:
     order = ", ".join(f'"{c}"' for c in _pk_columns(table))
     sql = f'SELECT * FROM "{table.name}" ORDER BY {order}' + (f" LIMIT {int(limit)}" if limit is not None else "")

@@ -73,8 +73,7 @@ class _Acted:
 
     def __init__(self, ctx: GradingContext, roles: dict[int, str]) -> None:
         self.ctx, self.roles = ctx, roles
-        by_call = {c.call_seq: roles[c.seq] for c in ctx.transcript if c.call_seq is not None and c.seq in roles}
-        self.changes = [(c, by_call.get(c.call_seq)) for c in ctx.episode.changes() if c.op != "fault"]
+        self.changes = [(c, role) for c, role in ctx.episode.changes_by_role() if c.op != "fault"]
 
     def callers(self, which: Any, committed: bool = False) -> set[str]:
         return {

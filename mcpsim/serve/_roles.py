@@ -150,8 +150,6 @@ def role_agents(manager: EpisodeManager, episode: Episode, mcp_url: str) -> dict
 def attributed_changes(episode: Episode) -> list[dict[str, Any]]:
     """The change log as `GET /episodes/{id}/changes` answers it: each entry with the `role` whose
     call made it, for the calls made through a role endpoint."""
-    roles = episode.meta().roles
-    if not roles:
+    if not episode.meta().roles:
         return [c._asdict() for c in episode.changes()]
-    by_call = {r.call_seq: roles[r.seq] for r in episode.transcript() if r.call_seq is not None and r.seq in roles}
-    return [{**c._asdict(), "role": by_call.get(c.call_seq)} for c in episode.changes()]
+    return [{**c._asdict(), "role": role} for c, role in episode.changes_by_role()]

@@ -164,3 +164,51 @@ async def test_a_forked_or_restored_team_episode_gets_role_endpoints_of_its_own(
     assert on_copy["passed"] is True, on_copy["checks"]
     assert on_source["passed"] is False  # the agent's part was played on the copy only
     assert {(c["table"], c["role"]) for c in changes} >= {("tickets", "approver"), ("payments", "agent")}
+
+
+async def test_concurrent_forks_of_a_team_episode_each_get_endpoints_of_their_own(live, retail):
+    """Three forks made at once of one team episode: every fork's role endpoints are distinct from
+    the source's and each other's, and a role's part played on one fork changes that fork only."""
+    task = retail.tasks.get(TASK)
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        ep = await _create(http)
+        await _play(ep["agents"]["approver"]["mcp_url"], task.roles["approver"].gold)
+        made: list[httpx.Response] = []
+
+        async def fork() -> None:
+            made.append(await http.post(f"/episodes/{ep['id']}/fork"))
+
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as forks:
+                for _ in range(3):
+                    forks.start_soon(fork)
+        assert all(r.status_code == 201 for r in made), [r.text for r in made]
+        copies = [r.json() for r in made]
+        urls = [a["mcp_url"] for c in [ep, *copies] for a in c["agents"].values()]
+        assert len(set(urls)) == len(urls) == 8 and len({c["id"] for c in copies}) == 3
+        await _play(copies[1]["agents"]["agent"]["mcp_url"], task.roles["agent"].gold)
+        passed = [
+            (await http.post(f"/episodes/{c['id']}/verify", json={"answer": "Done."})).json()["passed"]
+            for c in [ep, *copies]
+        ]
+    assert passed == [False, False, True, False]
+
+
+async def test_a_restored_team_episode_of_a_task_this_server_lacks_has_no_role_endpoints(live, serve_http, retail):
+    """A snapshot of a team episode restored on a server without its task: the episode is restored
+    (its calls keep their roles) but no role endpoint is made, since no task says which tools each
+    role has."""
+    task = retail.tasks.get(TASK)
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        ep = await _create(http)
+        await _play(ep["agents"]["approver"]["mcp_url"], task.roles["approver"].gold)
+        snapshot = (await http.get(f"/episodes/{ep['id']}/snapshot")).content
+    other = serve_http([retail.world])  # the world, none of its tasks
+    async with httpx.AsyncClient(base_url=other.url) as http:
+        made = await http.post(
+            "/episodes/restore", content=snapshot, headers={"Content-Type": "application/vnd.sqlite3"}
+        )
+        assert made.status_code == 201, made.text
+        assert "agents" not in made.json()
+        changes = (await http.get(f"/episodes/{made.json()['id']}/changes")).json()["changes"]
+    assert changes and {c["role"] for c in changes} == {"approver"}
