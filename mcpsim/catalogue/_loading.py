@@ -94,7 +94,7 @@ def _task_file(path: Path, world: str) -> TaskFile:
     return written
 
 
-def _compiled(path: str | Path) -> tuple[World, Callable[[], TaskSet]]:
+def compiled_file(path: str | Path) -> tuple[World, Callable[[], TaskSet]]:
     """A spec file's world, compiled, and its tasks as a deferred call."""
     task_file = task_file_of(path)
     if is_twin_file(path):
@@ -116,7 +116,7 @@ class SpecFileCheck:
 
     def __call__(self, path: str) -> dict[str, str]:
         try:
-            world, _ = _compiled(path)
+            world, _ = compiled_file(path)
         except SpecError as exc:
             return {"error": str(exc)}
         Episode.create(world, TASK_SEED, next(iter(world.scales)), templates=TemplateCache(None)).close()
@@ -135,7 +135,7 @@ def register_spec(path: str | Path, *, sandbox: CompileLimits | None = None) -> 
             raise SpecError(f"{path}: refused in its sandbox: {exc}") from None
         if isinstance(said, dict) and "error" in said:
             raise SpecError(str(said["error"]))
-    world, tasks = _compiled(path)
+    world, tasks = compiled_file(path)
     try:
         register_world(world)
     except ValueError as exc:

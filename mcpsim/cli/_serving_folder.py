@@ -78,8 +78,9 @@ def serve_worlds(
     log_level: str,
     log_format: str,
 ) -> None:
-    """Serve every world spec in DIR (such as `mcpsim gen --catalog`'s OUT/worlds) over HTTP, each
-    loaded on its first request and evicted when idle: POST /w/NAME/episodes creates an episode of
+    """Serve every world spec in DIR (such as `mcpsim gen --catalog`'s OUT/worlds) and every twin
+    spec (such as `python -m mcpsim.twins build`'s DIR/worlds, each under its world's name) over
+    HTTP, each loaded on its first request, with its task file's tasks, and evicted when idle: POST /w/NAME/episodes creates an episode of
     world NAME and returns its MCP URL; GET /worlds lists the worlds and the loaded ones. With
     "tools": {"only": [...], "distractors": N, "seed": S} in the request, the episode's agent is
     shown those of the world's tools plus N tools of other worlds, in an order fixed by S.

@@ -1,0 +1,105 @@
+"""The committed twin catalogue served like the world catalogue (issue 32, item 4): `mcpsim
+serve-worlds` over `python -m mcpsim.twins build`'s DIR/worlds (a uvicorn subprocess, real HTTP,
+the MCP SDK's client) serves each accepted twin under its world's name, lists its tools with the
+real server's schemas, and grades a task from the task file written beside it; a folder naming
+one world twice is refused before anything is served."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+import yaml
+from mcp import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+from mcpsim.catalogue import spec_world_loader
+from mcpsim.specs import SpecError
+from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
+
+pytestmark = pytest.mark.system
+
+CATALOGUE = Path(__file__).resolve().parents[2] / "benchmarks/harvest/twins/worlds"
+MEMORY = CATALOGUE / "npm-modelcontextprotocol-server-memory.twin.json"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:
+    folder = tmp_path_factory.mktemp("twins")
+    for path in CATALOGUE.iterdir():
+        shutil.copy(path, folder / path.name)
+    token, port = secrets.token_hex(16), free_port()
+    log = folder.parent / "server.log"
+    argv = [sys.executable, "-m", "mcpsim", "serve-worlds", str(folder), "--port", str(port), "--token", token]
+    with log.open("wb") as err:
+        proc = subprocess.Popen([*argv, "--no-cache"], env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_until_healthy(url, proc, log)
+            yield url, {"Authorization": f"Bearer {token}"}
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+
+
+def test_each_accepted_twin_is_served_under_its_world_name(served):
+    url, auth = served
+    listed = httpx.get(f"{url}/worlds", headers=auth).json()
+    names = sorted(json.loads(p.read_text())["name"] for p in CATALOGUE.glob("*.twin.json"))
+    assert listed["worlds"] == names and len(names) == 3, listed
+    assert listed["loaded"] == []
+
+
+async def _listed_then_gold(mcp_url: str, gold: list[dict]) -> dict[str, dict]:
+    async with (
+        create_mcp_http_client() as http,
+        Client(streamable_http_client(mcp_url, http_client=http), mode="legacy") as client,
+    ):
+        schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+        for step in gold:
+            done = await client.call_tool(step["tool"], step.get("args") or {})
+            assert not done.is_error, done
+        return schemas
+
+
+def test_a_twin_episode_lists_the_real_schemas_and_grades_its_task_file(served):
+    url, auth = served
+    twin = json.loads(MEMORY.read_text())
+    written = yaml.safe_load(MEMORY.with_name("npm-modelcontextprotocol-server-memory.twin.tasks.yaml").read_text())
+    task = written["tasks"][0]
+    world = twin["name"]
+    created = httpx.post(f"{url}/w/{world}/episodes", json={"world": world, "task": task["id"]}, headers=auth)
+    assert created.status_code == 201, created.text
+    schemas = anyio.run(_listed_then_gold, created.json()["mcp_url"], task["gold"])
+    assert schemas == {t["name"]: t["input_schema"] for t in twin["tools"]}  # as the real server listed them
+    episode = created.json()["id"]
+    verdict = httpx.post(f"{url}/w/{world}/episodes/{episode}/verify", json={"answer": ""}, headers=auth)
+    assert verdict.status_code == 200, verdict.text
+    assert verdict.json()["passed"] is True, verdict.json()
+    empty = httpx.post(f"{url}/w/{world}/episodes", json={"world": world, "task": task["id"]}, headers=auth)
+    nothing = httpx.post(f"{url}/w/{world}/episodes/{empty.json()['id']}/verify", json={"answer": ""}, headers=auth)
+    assert nothing.json()["passed"] is False  # doing nothing does not pass
+
+
+def test_two_files_naming_one_world_are_refused(tmp_path):
+    shutil.copy(MEMORY, tmp_path / MEMORY.name)
+    shutil.copy(MEMORY, tmp_path / "copy.twin.json")
+    with pytest.raises(SpecError, match="both hold world 'memory_server'"):
+        spec_world_loader(tmp_path)
+
+
+def test_a_twin_file_that_does_not_read_keeps_its_file_name_and_says_why_when_loaded(tmp_path):
+    broken = tmp_path / "broken.twin.json"
+    broken.write_text(json.dumps({"kind": "twin", "name": "Not A Name", "tools": "nope"}))
+    names, load = spec_world_loader(tmp_path)
+    assert names == ["broken.twin"]
+    with pytest.raises(SpecError, match="not a twin spec"):
+        load("broken.twin")
