@@ -282,6 +282,13 @@ LIMITS = [
 limit_options = [_limit_setting(flag, field, help_text) for flag, field, help_text in LIMITS]
 
 
+per_episode_option = _size_setting(
+    "--max-bytes-per-episode",
+    "One episode's database (0: no limit); a tool call writing past it is rolled back and the agent reads why",
+    parsed=True,
+)
+
+
 def _client_limits(params: dict[str, Any]) -> dict[str, Any]:
     """The ClientLimits fields as the options give them (0: no limit, None)."""
     return {field: params[_field(flag)] or None for flag, field, _ in LIMITS}
@@ -348,11 +355,7 @@ def _client_limits(params: dict[str, Any]) -> dict[str, Any]:
     "Memory the live episodes' databases may hold together (page count x page size; e.g. 512MiB, "
     "8GB; 0: no limit); past it, creating, forking or restoring gets 503 with the reason",
 )
-@_size_setting(
-    "--max-bytes-per-episode",
-    "One episode's database (0: no limit); a tool call writing past it is rolled back and the agent reads why",
-    parsed=True,
-)
+@per_episode_option
 @_size_setting(
     "--template-cache-bytes",
     "Memory for built templates (one per world, seed, scale and task); past it the least recently "

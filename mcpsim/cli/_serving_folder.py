@@ -11,7 +11,7 @@ from mcpsim import logs
 from mcpsim.cli._app import _apply, cache_options, log_options, main
 from mcpsim.cli._lookup import open_templates
 from mcpsim.cli._options import port_option
-from mcpsim.cli._serving import DEFAULTS, _setting, _size_option
+from mcpsim.cli._serving import DEFAULTS, _client_limits, _setting, _size_option, limit_options, per_episode_option
 
 
 def _compile_option(name: str, default: object, text: str, **kwargs: Any) -> Any:
@@ -61,7 +61,8 @@ def _compile_option(name: str, default: object, text: str, **kwargs: Any) -> Any
     "Seconds loading one world may take in its sandbox process before it is killed",
     type=click.FloatRange(min=0.1),
 )
-@_apply(cache_options + log_options)
+@per_episode_option
+@_apply(cache_options + log_options + limit_options)
 def serve_worlds(
     folder: str,
     host: str,
@@ -77,21 +78,26 @@ def serve_worlds(
     no_cache: bool,
     log_level: str,
     log_format: str,
+    max_bytes_per_episode: int | None,
+    **client_limits: Any,  # the connection and session limits `serve --http` takes (`LIMITS`)
 ) -> None:
     """Serve every world spec in DIR (such as `mcpsim gen --catalog`'s OUT/worlds) and every twin
     spec (such as `python -m mcpsim.twins build`'s DIR/worlds, each under its world's name) over
-    HTTP, each loaded on its first request, with its task file's tasks, and evicted when idle: POST /w/NAME/episodes creates an episode of
-    world NAME and returns its MCP URL; GET /worlds lists the worlds and the loaded ones. With
-    "tools": {"only": [...], "distractors": N, "seed": S} in the request, the episode's agent is
-    shown those of the world's tools plus N tools of other worlds, in an order fixed by S.
+    HTTP, each loaded on its first request with its task file's tasks, and evicted when idle: POST
+    /w/NAME/episodes creates an episode of world NAME and returns its MCP URL; GET /worlds lists the
+    worlds and the loaded ones. With "tools": {"only": [...], "distractors": N, "seed": S} in the
+    request, the episode's agent is shown those of the world's tools plus N tools of other worlds,
+    in an order fixed by S.
 
     Each world is loaded in a sandbox process first (--compile-cpu-seconds, --compile-memory,
     --compile-timeout): a spec that fails or goes past a limit answers its own requests with the
-    reason (422), and never holds up the other worlds or /health."""
+    reason (422), and never holds up the other worlds or /health. Every episode is capped at
+    --max-bytes-per-episode, and every connection and client held to the limits `serve --http`
+    takes (docs/security.md)."""
     import uvicorn
 
     from mcpsim.catalogue import spec_world_loader
-    from mcpsim.serve import WorldHost
+    from mcpsim.serve import ClientLimits, WorldHost
 
     logs.configure(log_level, log_format)
     if token is not None and no_auth:
@@ -103,6 +109,8 @@ def serve_worlds(
     templates = open_templates(cache_dir, no_cache)
     memory = _size_option(compile_memory, "--compile-memory") or 2 * 1024**3
     access["sandbox"] = {"cpu_seconds": compile_cpu_seconds, "memory_bytes": memory, "wall_seconds": compile_timeout}
+    access["app_options"] = {"client_limits": ClientLimits(**_client_limits(client_limits))}
+    access["episode_limits"] = {"max_bytes_per_episode": max_bytes_per_episode}
     world_host = WorldHost(names, load, templates=templates, idle_seconds=world_idle, describe=load.world, **access)
     print(f"mcpsim: {len(names)} worlds from {folder}, at most {max_worlds} loaded", file=sys.stderr, flush=True)
     protocol = world_host.app.state.http_protocol  # its connections' deadlines (docs/security.md)

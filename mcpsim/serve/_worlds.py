@@ -101,6 +101,7 @@ class WorldHost:
         clock: Callable[[], float] = time.monotonic,
         describe: Describer | None = None,
         sandbox: CompileLimits | dict[str, Any] | None = None,
+        episode_limits: dict[str, Any] | None = None,
     ) -> None:
         if max_loaded < 1:
             raise ValueError("max_loaded must be at least 1")
@@ -117,6 +118,7 @@ class WorldHost:
         self.idle_seconds = idle_seconds
         self.reap_interval = reap_interval
         self.app_options = app_options or {}
+        self.episode_limits = episode_limits or {}  # each world's EpisodeManager's (max_bytes_per_episode...)
         self.clock = clock
         self.describe = describe
         self.tool_offers = ToolOffers(self.names, describe, self._authorized, max_loaded, vet=self._vetted)
@@ -264,7 +266,9 @@ class WorldHost:
         return entry
 
     def _world_app(self, world: World, tasks: TaskSet, public_url: str) -> Starlette:
-        manager = EpisodeManager(self.templates, worlds=lambda _name: world, tasks=lambda _name: tasks)
+        manager = EpisodeManager(
+            self.templates, worlds=lambda _name: world, tasks=lambda _name: tasks, **self.episode_limits
+        )
         return build_app(
             [world],
             manager,
