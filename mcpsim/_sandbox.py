@@ -5,7 +5,8 @@ compiles forever, eats memory or holds the interpreter lock in a regular express
 child process, not the caller. The callers: `WorldHost` (serve-worlds) checks each world before it
 loads it, and answers that world's requests with the reason (`CompileRefused`) meanwhile; the
 CLI's `--world-spec` and `--worlds-dir`, `gen SPEC --serve` and `fidelity` check each spec file
-(`SpecFileCheck` in `mcpsim.catalogue`); `gen SPEC` validates a spec file in the child, and `gen
+(`SpecFileCheck` in `mcpsim.catalogue`), and generate a spec world's tasks on first use
+(`SpecTaskGeneration`); `gen SPEC` validates a spec file in the child, and `gen
 --describe` each model-written spec, and take the report back (`mcpsim.acceptance`). Limits come
 from `CompileLimits` or, for the CLI, the environment (`CompileLimits.from_env`).
 
@@ -36,7 +37,7 @@ import anyio
 
 from mcpsim._sizes import format_size, parse_size
 
-ANSWER_BYTES = 1024 * 1024  # the most of the child's answer read (a validation report fits)
+ANSWER_BYTES = 8 * 1024 * 1024  # the most of the child's answer read (a report, or 200 generated tasks)
 ERROR_CHARS = 2000  # a refusal's reason, clipped
 
 

@@ -24,11 +24,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
 from mcpsim._sandbox import CompileLimits, CompileRefused, run_now
 from mcpsim.engine import Episode, TemplateCache
 from mcpsim.specs import CompiledWorld, SpecError, compile_spec, load_spec
 from mcpsim.taskgen import generate_tasks, task_set
-from mcpsim.tasks import TaskFile, TaskFileError, TaskSet, load_task_file, register_tasks, task_registrations
+from mcpsim.tasks import Task, TaskFile, TaskFileError, TaskSet, load_task_file, register_tasks, task_registrations
 from mcpsim.twins import TwinSpec, compile_twin, generate_twin_tasks, is_twin_file, load_twin, twin_task_set
 from mcpsim.world import World, load_world, register_world, world_registrations
 
@@ -62,28 +64,34 @@ def task_file_of(path: str | Path) -> Path | None:
     return beside if path.parent.name == "worlds" and beside.is_file() else None
 
 
-def spec_tasks(compiled: CompiledWorld, task_file: Path | None = None) -> TaskSet:
-    """A spec world's tasks: its task file's, or `generated_tasks` generated ones; then the ones
-    the spec declares. Safe to call from a thread that runs an event loop (the generation then
-    runs in a worker thread: the audit it runs starts an event loop of its own)."""
+def spec_tasks(
+    compiled: CompiledWorld, task_file: Path | None = None, generate: Callable[[], list[Task]] | None = None
+) -> TaskSet:
+    """A spec world's tasks: its task file's, or `generated_tasks` generated ones (by `generate`
+    if given: in the sandbox, `_generated_in_sandbox`); then the ones the spec declares. Safe to
+    call from a thread that runs an event loop (the generation then runs in a worker thread: the
+    audit it runs starts an event loop of its own)."""
     spec = compiled.spec
     if task_file is not None:
         written = _task_file(task_file, spec.name)
         tasks = task_set(compiled, spec.tasks)
         return TaskSet(world=spec.name, files=[written, *(tasks.files if spec.tasks else [])])
     count = spec.generated_tasks
-    generated = _off_the_loop(lambda: generate_tasks(compiled, count=count, seed=TASK_SEED)) if count else []
+    make = generate or (lambda: generate_tasks(compiled, count=count, seed=TASK_SEED))
+    generated = _off_the_loop(make) if count else []
     return task_set(compiled, [*generated, *spec.tasks])
 
 
-def twin_tasks(spec: TwinSpec, task_file: Path | None = None) -> TaskSet:
+def twin_tasks(
+    spec: TwinSpec, task_file: Path | None = None, generate: Callable[[], list[Task]] | None = None
+) -> TaskSet:
     """A twin's tasks: its task file's (as `mcpsim gen --from-mcp --tasks N` writes it), else
     `TWIN_TASKS` generated at seed 0 (the same in every process). Safe to call from a thread that
     runs an event loop, like `spec_tasks`."""
     if task_file is not None:
         written = _task_file(task_file, spec.name)
         return TaskSet(world=spec.name, files=[written])
-    generated = _off_the_loop(lambda: generate_twin_tasks(spec, count=TWIN_TASKS, seed=TASK_SEED))
+    generated = _off_the_loop(generate or (lambda: generate_twin_tasks(spec, count=TWIN_TASKS, seed=TASK_SEED)))
     return twin_task_set(spec, generated)
 
 
@@ -94,17 +102,49 @@ def _task_file(path: Path, world: str) -> TaskFile:
     return written
 
 
-def compiled_file(path: str | Path) -> tuple[World, Callable[[], TaskSet]]:
-    """A spec file's world, compiled, and its tasks as a deferred call."""
+def compiled_file(path: str | Path, sandbox: CompileLimits | None = None) -> tuple[World, Callable[[], TaskSet]]:
+    """A spec file's world, compiled, and its tasks as a deferred call (generated in the sandbox,
+    within `sandbox`, when given and the file has no task file)."""
     task_file = task_file_of(path)
+    generate = partial(_generated_in_sandbox, path, sandbox) if sandbox is not None and task_file is None else None
     if is_twin_file(path):
-        try:
-            twin = load_twin(path)
-        except ValueError as exc:  # past its bound, or not a twin spec (the message names the file)
-            raise SpecError(str(exc)) from None
-        return compile_twin(twin), partial(twin_tasks, twin, task_file)
+        twin = _twin(path)
+        return compile_twin(twin), partial(twin_tasks, twin, task_file, generate)
     compiled = compile_spec(load_spec(path))
-    return compiled.world, partial(spec_tasks, compiled, task_file)
+    return compiled.world, partial(spec_tasks, compiled, task_file, generate)
+
+
+def _twin(path: str | Path) -> TwinSpec:
+    try:
+        return load_twin(path)
+    except ValueError as exc:  # past its bound, or not a twin spec (the message names the file)
+        raise SpecError(str(exc)) from None
+
+
+class SpecTaskGeneration:
+    """What the sandbox runs to generate a spec file's tasks when it has no task file: the tasks
+    `spec_tasks` (or `twin_tasks`) would generate here, as JSON. The generator runs the world's
+    tools many times over (its audit), so it is the costliest work an untrusted spec asks for."""
+
+    def __call__(self, path: str) -> list[dict[str, Any]]:
+        if is_twin_file(path):
+            made = generate_twin_tasks(_twin(path), count=TWIN_TASKS, seed=TASK_SEED)
+        else:
+            compiled = compile_spec(load_spec(path))
+            count = compiled.spec.generated_tasks
+            made = generate_tasks(compiled, count=count, seed=TASK_SEED) if count else []
+        return [task.model_dump(mode="json") for task in made]
+
+
+def _generated_in_sandbox(path: str | Path, limits: CompileLimits) -> list[Task]:
+    """`SpecTaskGeneration` in the sandbox, its tasks read back (a TaskFileError if it fails)."""
+    try:
+        said = run_now(SpecTaskGeneration(), str(path), limits)
+        return [Task.model_validate(data) for data in said or []]
+    except CompileRefused as exc:
+        raise TaskFileError(f"{path}: generating its tasks was refused in its sandbox: {exc}") from None
+    except (ValidationError, TypeError) as exc:
+        raise TaskFileError(f"{path}: the tasks its sandbox generated do not read back: {exc}") from None
 
 
 class SpecFileCheck:
@@ -135,7 +175,7 @@ def register_spec(path: str | Path, *, sandbox: CompileLimits | None = None) -> 
             raise SpecError(f"{path}: refused in its sandbox: {exc}") from None
         if isinstance(said, dict) and "error" in said:
             raise SpecError(str(said["error"]))
-    world, tasks = compiled_file(path)
+    world, tasks = compiled_file(path, sandbox)
     try:
         register_world(world)
     except ValueError as exc:

@@ -139,3 +139,29 @@ def test_a_twin_spec_goes_through_the_sandbox_in_gen_and_fidelity(tmp_path):
         slow = invoke(args, MCPSIM_COMPILE_TIMEOUT="0.001")
         assert slow.exit_code == 1, slow.output
         assert f"{twin}: refused in its sandbox: loading it took longer than" in slow.output, slow.output
+
+
+def test_generated_tasks_are_made_in_the_sandbox_and_read_back_unchanged(tmp_path):
+    """A spec without a task file has its tasks generated on first use: under the CLI that runs in
+    the sandbox (the generator's audit runs the world's tools many times over), and the tasks read
+    back equal the ones generated in the process."""
+    from mcpsim.catalogue._loading import spec_tasks
+    from mcpsim.specs import compile_spec, load_spec
+    from mcpsim.tasks import Task
+
+    # about 14 CPU-seconds in the child: limits far above it, so a loaded machine cannot fail this part
+    roomy = {"MCPSIM_COMPILE_CPU_SECONDS": "600", "MCPSIM_COMPILE_TIMEOUT": "1800"}
+    listed = invoke(["tasks", "--json", "--world-spec", str(LIBRARY), "library"], **roomy)
+    assert listed.exit_code == 0, listed.output
+    here = [t for f in spec_tasks(compile_spec(load_spec(LIBRARY))).files for t in f.tasks]
+    printed = [
+        {k: v for k, v in t.items() if k != "features"} for t in json.loads(listed.stdout)
+    ]  # features: the CLI's
+    assert [Task.model_validate(t) for t in printed] == here and len(here) == 10
+    many = tmp_path / "library_many.yaml"  # compiles and seeds in well under a second; 200 tasks take far longer
+    text = LIBRARY.read_text().replace("name: library\n", "name: library_many\n", 1)
+    many.write_text(text + "\ngenerated_tasks: 200\n")
+    capped = invoke(["tasks", "--world-spec", str(many), "library_many"], MCPSIM_COMPILE_CPU_SECONDS="1")
+    assert capped.exit_code == 1, capped.output
+    assert f"{many}: generating its tasks was refused in its sandbox" in capped.output
+    assert "CPU-time limit of 1 s" in capped.output
