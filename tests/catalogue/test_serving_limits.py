@@ -6,11 +6,8 @@ closed after --header-timeout (here from its environment variable), and connecti
 
 from __future__ import annotations
 
-import secrets
 import shutil
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
+from tests.support.commands import serving_worlds
 
 pytestmark = pytest.mark.system
 
@@ -34,20 +31,9 @@ def served(tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:
     shutil.copy(LIBRARY, folder / "library.yaml")
     tasks = "world: library\ncanary: MCPSIM-CANARY-00000000000000000000\ntasks: []\n"
     (folder / "library.tasks.yaml").write_text(tasks)  # no task: nothing to generate
-    token, port = secrets.token_hex(16), free_port()
-    argv = [sys.executable, "-m", "mcpsim", "serve-worlds", str(folder), "--port", str(port), "--token", token]
-    argv += ["--no-cache", "--max-bytes-per-episode", "4KiB", "--connections-per-address", "3"]
-    log = folder.parent / "server.log"
-    with log.open("wb") as err:
-        env = {**CLEAN_ENV, "MCPSIM_HEADER_TIMEOUT": "1"}
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_until_healthy(url, proc, log)
-            yield url, {"Authorization": f"Bearer {token}"}
-        finally:
-            proc.terminate()
-            proc.wait(timeout=60)
+    options = ["--no-cache", "--max-bytes-per-episode", "4KiB", "--connections-per-address", "3"]
+    with serving_worlds(folder, *options, env={"MCPSIM_HEADER_TIMEOUT": "1"}) as (url, token):
+        yield url, {"Authorization": f"Bearer {token}"}
 
 
 async def _register_until_refused(mcp_url: str) -> tuple[int, str]:

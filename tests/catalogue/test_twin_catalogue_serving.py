@@ -7,10 +7,7 @@ one world twice is refused before anything is served."""
 from __future__ import annotations
 
 import json
-import secrets
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +20,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 
 from mcpsim.catalogue import spec_world_loader
 from mcpsim.specs import SpecError
-from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
+from tests.support.commands import serving_worlds
 
 pytestmark = pytest.mark.system
 
@@ -36,18 +33,8 @@ def served(tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:
     folder = tmp_path_factory.mktemp("twins")
     for path in CATALOGUE.iterdir():
         shutil.copy(path, folder / path.name)
-    token, port = secrets.token_hex(16), free_port()
-    log = folder.parent / "server.log"
-    argv = [sys.executable, "-m", "mcpsim", "serve-worlds", str(folder), "--port", str(port), "--token", token]
-    with log.open("wb") as err:
-        proc = subprocess.Popen([*argv, "--no-cache"], env=CLEAN_ENV, stdout=subprocess.DEVNULL, stderr=err)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_until_healthy(url, proc, log)
-            yield url, {"Authorization": f"Bearer {token}"}
-        finally:
-            proc.terminate()
-            proc.wait(timeout=60)
+    with serving_worlds(folder, "--no-cache") as (url, token):
+        yield url, {"Authorization": f"Bearer {token}"}
 
 
 def test_each_accepted_twin_is_served_under_its_world_name(served):

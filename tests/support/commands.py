@@ -3,7 +3,11 @@ child process (`mcpsim_argv`)."""
 
 from __future__ import annotations
 
+import secrets
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -49,3 +53,23 @@ def serve_http_config(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dic
     assert isinstance(result.exception, Stop), result.output
     [config] = seen
     return config
+
+
+@contextmanager
+def serving_worlds(folder: Path, *options: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, str]]:
+    """`mcpsim serve-worlds FOLDER OPTIONS` as a child process on a free loopback port with a fresh
+    token (its stderr beside FOLDER, in `FOLDER.server.log`): yields its URL and the token, and stops it."""
+    from tests.conftest import CLEAN_ENV, free_port, wait_until_healthy
+
+    token, port = secrets.token_hex(16), free_port()
+    argv = mcpsim_argv("serve-worlds", str(folder), "--port", str(port), "--token", token, *options)
+    log = folder.with_name(f"{folder.name}.server.log")
+    with log.open("wb") as err:
+        proc = subprocess.Popen(argv, env={**CLEAN_ENV, **(env or {})}, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_until_healthy(url, proc, log)
+            yield url, token
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
