@@ -48,16 +48,16 @@ class SpecFolderLoader:
     def __call__(self, name: str) -> tuple[World, TaskSet]:
         """The world with its tasks: its task file's, else generated as `--worlds-dir` does
         (`mcpsim.catalogue._loading`)."""
-        world, tasks = self._compiled(name)
+        world, tasks = self._load_file(name)
         return world, tasks()
 
     def world(self, name: str) -> World:
         """The world alone, for its tools (distractors): no tasks read or generated."""
-        return self._compiled(name)[0]
+        return self._load_file(name)[0]
 
-    def _compiled(self, name: str) -> tuple[World, Callable[[], TaskSet]]:
+    def _load_file(self, name: str) -> tuple[World, Callable[[], TaskSet]]:
         path = self.paths[name]
         world, tasks = compiled_file(path)
         if world.name != name:
-            raise SpecError(f"{path}: the spec's name is {world.name!r}, not its file's {name!r}")
+            raise SpecError(f"{path}: the spec's name is {world.name!r}, not the name it is served under, {name!r}")
         return world, tasks

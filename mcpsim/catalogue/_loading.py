@@ -140,9 +140,15 @@ def _generated_in_sandbox(path: str | Path, limits: CompileLimits) -> list[Task]
     """`SpecTaskGeneration` in the sandbox, its tasks read back (a TaskFileError if it fails)."""
     try:
         said = run_now(SpecTaskGeneration(), str(path), limits)
-        return [Task.model_validate(data) for data in said or []]
     except CompileRefused as exc:
-        raise TaskFileError(f"{path}: generating its tasks was refused in its sandbox: {exc}") from None
+        raise TaskFileError(
+            f"{path}: generating its tasks was refused in its sandbox: {exc} (the MCPSIM_COMPILE_CPU_SECONDS, "
+            "MCPSIM_COMPILE_MEMORY and MCPSIM_COMPILE_TIMEOUT limits; or write its tasks to a task file)"
+        ) from None
+    if not isinstance(said, list):
+        raise TaskFileError(f"{path}: its sandbox sent back no list of tasks")
+    try:
+        return [Task.model_validate(data) for data in said]
     except (ValidationError, TypeError) as exc:
         raise TaskFileError(f"{path}: the tasks its sandbox generated do not read back: {exc}") from None
 

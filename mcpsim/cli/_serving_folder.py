@@ -83,11 +83,11 @@ def serve_worlds(
 ) -> None:
     """Serve every world spec in DIR (such as `mcpsim gen --catalog`'s OUT/worlds) and every twin
     spec (such as `python -m mcpsim.twins build`'s DIR/worlds, each under its world's name) over
-    HTTP, each loaded on its first request with its task file's tasks, and evicted when idle: POST
-    /w/NAME/episodes creates an episode of world NAME and returns its MCP URL; GET /worlds lists the
-    worlds and the loaded ones. With "tools": {"only": [...], "distractors": N, "seed": S} in the
-    request, the episode's agent is shown those of the world's tools plus N tools of other worlds,
-    in an order fixed by S.
+    HTTP, each loaded on its first request with its task file's tasks (else generated ones), and
+    evicted when idle: POST /w/NAME/episodes creates an episode of world NAME and returns its MCP
+    URL; GET /worlds lists the worlds and the loaded ones. With "tools": {"only": [...],
+    "distractors": N, "seed": S} in the request, the episode's agent is shown those of the world's
+    tools plus N tools of other worlds, in an order fixed by S.
 
     Each world is loaded in a sandbox process first (--compile-cpu-seconds, --compile-memory,
     --compile-timeout): a spec that fails or goes past a limit answers its own requests with the
@@ -97,12 +97,16 @@ def serve_worlds(
     import uvicorn
 
     from mcpsim.catalogue import spec_world_loader
+    from mcpsim.specs import SpecError
     from mcpsim.serve import ClientLimits, WorldHost
 
     logs.configure(log_level, log_format)
     if token is not None and no_auth:
         raise click.UsageError("--token and --no-auth exclude each other")
-    names, load = spec_world_loader(folder)
+    try:
+        names, load = spec_world_loader(folder)
+    except SpecError as exc:  # two files naming one world
+        raise click.BadParameter(str(exc), param_hint="DIR") from None
     if not names:
         raise click.BadParameter(f"{folder} holds no spec file (*.yaml, *.yml, *.json)", param_hint="DIR")
     access: dict[str, Any] = {"token": token, "no_auth": no_auth, "host": host, "max_loaded": max_worlds}
