@@ -97,8 +97,8 @@ def serve_worlds(
     import uvicorn
 
     from mcpsim.catalogue import spec_world_loader
-    from mcpsim.specs import SpecError
     from mcpsim.serve import ClientLimits, WorldHost
+    from mcpsim.specs import SpecError
 
     logs.configure(log_level, log_format)
     if token is not None and no_auth:
