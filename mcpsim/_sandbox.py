@@ -47,8 +47,9 @@ class CompileRefused(RuntimeError):
 
 @dataclass(frozen=True)
 class CompileLimits:
-    """What loading one world in the sandbox may take: CPU seconds and bytes of address space (in
-    the child, by `resource.setrlimit`), and seconds of wall clock (then the child is killed)."""
+    """What loading one world in the sandbox may take: CPU seconds and bytes of address space
+    beyond what the child starts with (in the child, by `resource.setrlimit`), and seconds of wall
+    clock (then the child is killed)."""
 
     cpu_seconds: int = 60
     memory_bytes: int = 2 * 1024**3
@@ -192,7 +193,11 @@ def _judge(answer: bytes, code: int | None, limits: CompileLimits) -> Any:
 def _child(answer: Connection, loader: bytes, name: str, cpu_seconds: int, memory_bytes: int) -> None:
     """The child: its limits first, then the loader, run; its outcome as one JSON message."""
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    # what the loading may add to the address space the child starts with: a child forked from a
+    # large process (a test runner that loaded Ray, a server) inherits its mappings, and an absolute
+    # limit below them would fail every allocation
+    limit = _address_space() + memory_bytes
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.stdout = sys.stderr  # whatever the loader prints stays out of the server's output
     try:
         result = pickle.loads(loader)(name)
@@ -208,6 +213,15 @@ def _child(answer: Connection, loader: bytes, name: str, cpu_seconds: int, memor
         message = json.dumps({"error": f"its answer is larger than {format_size(ANSWER_BYTES)}"}).encode()
     answer.send_bytes(message)
     answer.close()
+
+
+def _address_space() -> int:
+    """This process's address space in bytes (Linux: /proc/self/statm), 0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _json_value(result: Any) -> Any:

@@ -54,7 +54,9 @@ def _compile_option(name: str, default: object, text: str, **kwargs: Any) -> Any
 @_compile_option(
     "cpu-seconds", 60, "CPU seconds loading one world may take in its sandbox process", type=click.IntRange(min=1)
 )
-@_compile_option("memory", "2GiB", "Memory (address space) of a world's sandbox process", metavar="SIZE")
+@_compile_option(
+    "memory", "2GiB", "Memory (address space) loading a world may add in its sandbox process", metavar="SIZE"
+)
 @_compile_option(
     "timeout",
     120.0,

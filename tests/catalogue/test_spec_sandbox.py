@@ -84,6 +84,24 @@ def test_a_process_with_one_thread_forks_its_child_from_that_thread():
     assert done.stdout.split() == ["1", "MainThread"]
 
 
+LARGE_PARENT = """
+import mmap
+reserved = mmap.mmap(-1, 3 * 1024**3)  # 3 GiB of address space, never touched
+from mcpsim._sandbox import CompileLimits, run_now
+from mcpsim.catalogue._loading import SpecFileCheck
+print(run_now(SpecFileCheck(), "examples/specs/library.yaml", CompileLimits(wall_seconds=300))["world"])
+"""
+
+
+def test_a_parent_with_a_large_address_space_still_loads_specs_in_its_sandbox():
+    """The memory limit is what the loading may add to the address space its child starts with: a
+    child forked from a process past 2 GiB of mappings (a test runner that loaded Ray) still loads
+    a spec, where an absolute 2 GiB limit failed every allocation."""
+    done = subprocess.run([sys.executable, "-c", LARGE_PARENT], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "library", done.stdout
+
+
 def test_a_world_spec_that_cannot_be_seeded_is_refused_before_it_is_registered(tmp_path):
     bad = unseedable(tmp_path)
     done = invoke(["worlds", "--world-spec", str(bad)])
