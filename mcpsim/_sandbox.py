@@ -194,7 +194,7 @@ def _child(answer: Connection, loader: bytes, name: str, cpu_seconds: int, memor
     """The child: its limits first, then the loader, run; its outcome as one JSON message."""
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     # what the loading may add to the address space the child starts with: a child forked from a
-    # large process (a test runner that loaded Ray, a server) inherits its mappings, and an absolute
+    # large process (a test runner, a server) inherits its mappings, and an absolute 2 GiB
     # limit below them would fail every allocation
     limit = _address_space() + memory_bytes
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

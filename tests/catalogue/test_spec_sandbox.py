@@ -95,7 +95,7 @@ print(run_now(SpecFileCheck(), "examples/specs/library.yaml", CompileLimits(wall
 
 def test_a_parent_with_a_large_address_space_still_loads_specs_in_its_sandbox():
     """The memory limit is what the loading may add to the address space its child starts with: a
-    child forked from a process past 2 GiB of mappings (a test runner that loaded Ray) still loads
+    child forked from a process past 2 GiB of mappings (a long-running test worker) still loads
     a spec, where an absolute 2 GiB limit failed every allocation."""
     done = subprocess.run([sys.executable, "-c", LARGE_PARENT], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
