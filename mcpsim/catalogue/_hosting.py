@@ -11,7 +11,7 @@ from pathlib import Path
 from mcpsim.catalogue._loading import compiled_file, spec_files
 from mcpsim.specs import SpecError
 from mcpsim.tasks import TaskSet
-from mcpsim.twins import is_twin_file, load_twin
+from mcpsim.twins import load_twin
 from mcpsim.world import World
 
 
@@ -33,10 +33,10 @@ def served_name(path: Path) -> str:
     """The name a spec file's world is served under: a twin file's `name` (read within the twin's
     size bound), else the file's stem. A twin file that does not read keeps its stem, and loading
     it then says what is wrong with it."""
-    if is_twin_file(path):
+    if path.suffix == ".json":
         try:
             return load_twin(path).name
-        except ValueError:
+        except ValueError:  # a world spec in JSON, or a twin file that does not read
             pass
     return path.stem
 
